@@ -1,0 +1,1 @@
+"""Agents: one module per role. Importing a module registers its agents."""

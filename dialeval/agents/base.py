@@ -1,0 +1,256 @@
+"""The pattern every agent follows: render a template, call the model, parse honestly.
+
+An agent module defines a pydantic output schema, pure ``build_messages``/``parse``
+helpers where useful, and registers a node builder with :func:`register_agent`. Inside
+the node, :func:`ask` does the call: cache, corrective retries, truncation detection,
+accounting, and an explicit ``unparsed`` outcome when nothing fits the schema.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Generic, Literal, TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel
+
+from dialeval.config import EvalContext
+from dialeval.models import ModelClient, get_client
+from dialeval.parsing import ParseFailure, parse_answer, schema_hint
+from dialeval.templates import Template, load_template
+from dialeval.usage import CallRecord, record
+
+T = TypeVar("T", bound=BaseModel)
+Status = Literal["ok", "unparsed", "truncated", "error"]
+
+
+class AgentCall(BaseModel):
+    """What one agent call produced, kept in results so nothing is silently lost."""
+
+    agent: str
+    status: Status
+    value: dict[str, Any] | None = None
+    raw: str = ""
+    attempts: int = 0
+    reason: str | None = None
+    cached: bool = False
+
+
+@dataclass
+class Answer(Generic[T]):
+    """A parsed value (``None`` unless status is ``ok``) and the record of the call."""
+
+    value: T | None
+    call: AgentCall
+    messages: list[BaseMessage] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+@dataclass
+class AgentContext:
+    """Everything an agent needs from the run: its model client, template and retries."""
+
+    role: str
+    client: ModelClient
+    template: Template
+    parse_retries: int
+    cache_path: str | None
+    options: dict[str, Any]
+
+    @classmethod
+    def for_role(cls, context: EvalContext, role: str, default_template: str) -> AgentContext:
+        return cls(
+            role=role,
+            client=get_client(context.model_for(role)),
+            template=load_template(context.templates.get(role, default_template)),
+            parse_retries=context.parse_retries,
+            cache_path=context.cache_path,
+            options=context.options,
+        )
+
+
+def _correction(reason: str, schema: type[BaseModel]) -> str:
+    return (
+        f"I could not read your answer ({reason}). Reply again with only a JSON object "
+        f"of this shape and nothing else: {schema_hint(schema)}"
+    )
+
+
+def placeholder_for(schema: type[BaseModel]) -> BaseModel:
+    """A schema-valid stand-in answer for dry runs: smallest values, empty lists."""
+    values: dict[str, Any] = {}
+    for name, f in schema.model_fields.items():
+        if not f.is_required():
+            continue
+        values[name] = _placeholder_value(f.annotation, f.metadata)
+    return schema.model_validate(values)
+
+
+def _placeholder_value(annotation: Any, metadata: list[Any]) -> Any:
+    import typing
+
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is Literal:
+        return args[0]
+    if origin in (list, tuple, set):
+        return []
+    if origin is dict:
+        return {}
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return _placeholder_value(next(a for a in args if a is not type(None)), metadata)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return placeholder_for(annotation)
+    if annotation is bool:
+        return False
+    if annotation in (int, float):
+        low = next((getattr(m, "ge", None) or getattr(m, "gt", None) for m in metadata if hasattr(m, "ge") or hasattr(m, "gt")), 0)
+        return annotation(low or 0)
+    if annotation is str:
+        return "dry-run"
+    return None
+
+
+async def ask(
+    ctx: AgentContext,
+    agent: str,
+    messages: list[BaseMessage],
+    schema: type[T],
+    *,
+    validate: Callable[[T], str | None] | None = None,
+    placeholder: Callable[[], T] | None = None,
+) -> Answer[T]:
+    """Call the model and parse its answer into ``schema``, retrying with corrections.
+
+    ``validate`` checks meaning beyond the schema (e.g. one verdict per fact) and returns
+    a reason when the answer does not fit. A ``length`` finish is never parsed as whole.
+    The returned ``messages`` include the final answer, for multi-turn agents.
+    """
+    conversation = list(messages)
+    started = time.perf_counter()
+    totals = {"input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0}
+    estimated = False
+    reason = "no answer"
+    status: Status = "unparsed"
+    raw = ""
+    value: T | None = None
+    cached_all = True
+    attempt = 0
+    for attempt in range(1, ctx.parse_retries + 2):
+        dummy = None
+        if ctx.client.is_dry_run:
+            dummy = (placeholder() if placeholder else placeholder_for(schema)).model_dump_json()
+        try:
+            gen = await ctx.client.generate(conversation, schema=schema, placeholder=dummy, cache_path=ctx.cache_path)
+        except Exception as err:  # the backend gave up after its own retries
+            status, reason, raw = "error", f"{type(err).__name__}: {err}", ""
+            cached_all = False
+            break
+        estimated = estimated or gen.estimated
+        totals["input_tokens"] += gen.input_tokens
+        totals["output_tokens"] += gen.output_tokens
+        totals["cost"] += gen.cost
+        totals["cached" if gen.cached else "requests"] += 0 if gen.estimated else 1
+        cached_all = cached_all and gen.cached
+        raw = gen.text
+        if gen.truncated:
+            status, reason = "truncated", "the answer hit the token limit"
+            conversation += [AIMessage(raw), HumanMessage("Your answer was cut off. Answer again, shorter, with only the JSON.")]
+            continue
+        try:
+            value = parse_answer(raw, schema)
+            problem = validate(value) if validate else None
+            if problem:
+                raise ParseFailure(problem)
+            status, reason = "ok", None
+            conversation.append(AIMessage(raw))
+            break
+        except ParseFailure as failure:
+            value = None
+            status, reason = "unparsed", failure.reason
+            conversation += [AIMessage(raw), HumanMessage(_correction(failure.reason, schema))]
+    call = AgentCall(
+        agent=agent,
+        status=status,
+        value=value.model_dump() if value is not None else None,
+        raw=raw,
+        attempts=attempt,
+        reason=reason,
+        cached=cached_all and status != "error",
+    )
+    record(
+        CallRecord(
+            agent=agent,
+            model=ctx.client.label,
+            status=status,
+            input_tokens=totals["input_tokens"],
+            output_tokens=totals["output_tokens"],
+            cost=totals["cost"],
+            requests=totals["requests"],
+            cached=totals["cached"],
+            estimated=estimated,
+        )
+    )
+    _ = started
+    return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
+
+
+# ---------------------------------------------------------------- registry
+
+NodeFn = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    name: str
+    role: str
+    benchmark: str
+    build: Callable[[], NodeFn]
+    summary: str
+
+
+AGENTS: dict[str, AgentEntry] = {}
+
+
+def register_agent(name: str, *, role: str, benchmark: str) -> Callable[[Callable[[], NodeFn]], Callable[[], NodeFn]]:
+    """Register a node builder under ``name`` so a config can pick it for ``role``."""
+
+    def wrap(build: Callable[[], NodeFn]) -> Callable[[], NodeFn]:
+        if name in AGENTS:
+            raise ValueError(f"agent {name!r} is registered twice")
+        doc = (build.__doc__ or "").strip().splitlines()
+        AGENTS[name] = AgentEntry(name, role, benchmark, build, doc[0] if doc else "")
+        return build
+
+    return wrap
+
+
+def resolve_agent(role: str, default: str, context: EvalContext) -> AgentEntry:
+    """The agent chosen for ``role`` in the run context, else ``default``."""
+    name = context.agents.get(role, default)
+    entry = AGENTS.get(name)
+    if entry is None:
+        choices = sorted(n for n, e in AGENTS.items() if e.role == AGENTS[default].role) if default in AGENTS else []
+        raise KeyError(f"no agent named {name!r} for role {role!r}; registered: {choices}")
+    return entry
+
+
+def agent_node(role: str, default: str) -> NodeFn:
+    """A graph node that runs whichever agent the context selects for ``role``."""
+    built: dict[str, NodeFn] = {}
+
+    async def node(state: Any, runtime: Any) -> dict[str, Any]:
+        context = runtime.context if runtime is not None and runtime.context is not None else EvalContext()
+        if isinstance(context, dict):
+            context = EvalContext.model_validate(context)
+        entry = resolve_agent(role, default, context)
+        if entry.name not in built:
+            built[entry.name] = entry.build()
+        return await built[entry.name](state, context)
+
+    node.__name__ = f"{role}_node"
+    return node

@@ -1,0 +1,82 @@
+"""The benchmark registry: each protocol registers its loader, graph and aggregator once.
+
+The runner, the CLI (`dialeval list`) and the Python API read this registry; a
+benchmark module is imported only when it is asked for, so `dialeval --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+
+class Item(Protocol):
+    """One unit of evaluation (a sample, a dialogue); ``id`` is unique within a dataset."""
+
+    id: str
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """How the runner evaluates one protocol.
+
+    - ``load(path, options)`` reads the data file(s) into items, failing with file/record/field.
+    - ``graph()`` returns the compiled LangGraph over ONE item.
+    - ``to_input(item, options)`` builds the graph input; ``to_record(item, state)`` turns
+      the final state into the JSON line kept in ``results.jsonl``.
+    - ``aggregate(records, options)`` computes corpus metrics (pure, no model calls).
+    - ``score_dimensions(records)`` lists the scores per judged dimension, for the
+      judge-reliability section of the report.
+    - ``tables(metrics)`` renders the paper-style Markdown tables.
+    """
+
+    name: str
+    title: str
+    paper: str
+    load: Callable[[Path, dict[str, Any]], list[Any]]
+    graph: Callable[[], Any]
+    to_input: Callable[[Any, dict[str, Any]], dict[str, Any]]
+    to_record: Callable[[Any, dict[str, Any]], dict[str, Any]]
+    aggregate: Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, Any]]
+    score_dimensions: Callable[[list[dict[str, Any]]], dict[str, list[float]]]
+    tables: Callable[[dict[str, Any]], str]
+    roles: dict[str, str] = field(default_factory=dict)  # role -> default agent name
+    after_run: Callable[[Path, list[dict[str, Any]], dict[str, Any]], None] | None = None
+
+
+# name -> module that registers it (imported lazily)
+KNOWN: dict[str, str] = {
+    "kgds": "dialeval.protocols.kgds",
+    "vdact": "dialeval.protocols.vdact",
+    "mmrc": "dialeval.protocols.mmrc",
+    "answers": "dialeval.protocols.answers",
+}
+
+_REGISTRY: dict[str, Benchmark] = {}
+
+
+def register_benchmark(benchmark: Benchmark) -> Benchmark:
+    _REGISTRY[benchmark.name] = benchmark
+    return benchmark
+
+
+def get_benchmark(name: str) -> Benchmark:
+    if name not in _REGISTRY:
+        module = KNOWN.get(name)
+        if module is None:
+            raise KeyError(f"unknown benchmark {name!r}; available: {', '.join(available())}")
+        importlib.import_module(module)
+    return _REGISTRY[name]
+
+
+def available() -> list[str]:
+    names = set(KNOWN) | set(_REGISTRY)
+    out = []
+    for name in sorted(names):
+        module = KNOWN.get(name)
+        if module is None or importlib.util.find_spec(module) is not None:
+            out.append(name)
+    return out

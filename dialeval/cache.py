@@ -1,0 +1,72 @@
+"""A SQLite cache of model responses shared by all runs.
+
+Keyed by backend, model, messages and generation parameters, so a repeated call never
+reaches the model. One connection per process and path; writes are committed at once
+so an interrupted run keeps everything it paid for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created REAL DEFAULT (julianday('now'))
+)
+"""
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Thread-safe get/put of JSON payloads by key."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(_SCHEMA)
+        self._conn.commit()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, model: str, payload: dict[str, Any]) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses (key, model, payload) VALUES (?, ?, ?)",
+                (key, model, json.dumps(payload, ensure_ascii=False)),
+            )
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+
+_OPEN: dict[str, ResponseCache] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_cache(path: str | Path) -> ResponseCache:
+    """The process-wide cache object for ``path`` (opened on first use)."""
+    resolved = str(Path(path).expanduser().resolve())
+    with _OPEN_LOCK:
+        if resolved not in _OPEN:
+            _OPEN[resolved] = ResponseCache(resolved)
+        return _OPEN[resolved]

@@ -1,0 +1,151 @@
+"""Run configuration: YAML -> pydantic, with errors that name the offending field.
+
+Precedence is simple: command line over config file over defaults. The environment
+holds secrets only (API keys are read by name, never stored).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+DEFAULT_CACHE = "runs/.cache/responses.sqlite"
+
+
+class ConfigError(ValueError):
+    """A config file or value is invalid; the message names file and field."""
+
+
+class ModelSettings(BaseModel):
+    """One model: a spec string (``openai:gpt-4o-mini``, ``smollm2``, ...) and its options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the key (never the key)"
+    )
+    temperature: float = 0.0
+    max_tokens: int = Field(default=512, gt=0)
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    requests_per_second: float | None = Field(default=None, gt=0)
+    structured_output: bool = Field(
+        default=True, description="ask API backends for native JSON-schema output where supported"
+    )
+    batch_size: int = Field(default=8, gt=0, description="local models: prompts generated together")
+    price_as: str | None = Field(
+        default=None, description="price table entry used for cost (dry-run: the model to estimate)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"spec": value} if isinstance(value, str) else value
+
+    @field_validator("spec")
+    @classmethod
+    def _known_backend(cls, spec: str) -> str:
+        from dialeval.models import parse_spec
+
+        parse_spec(spec)
+        return spec
+
+
+class EvalContext(BaseModel):
+    """What a graph needs besides its input: models per role, agent and template choices.
+
+    This is the LangGraph context schema of every benchmark graph, so LangGraph Studio
+    can change any of it per run.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    default_model: ModelSettings = Field(default_factory=lambda: ModelSettings(spec="smollm2"))
+    models: dict[str, ModelSettings] = Field(default_factory=dict, description="role -> model")
+    agents: dict[str, str] = Field(default_factory=dict, description="role -> registered agent name")
+    templates: dict[str, str] = Field(default_factory=dict, description="role -> template name or file")
+    parse_retries: int = Field(default=2, ge=0, description="corrective retries before 'unparsed'")
+    cache_path: str | None = Field(default=DEFAULT_CACHE, description="SQLite response cache; null disables")
+    options: dict[str, Any] = Field(default_factory=dict, description="benchmark-specific options")
+
+    def model_for(self, role: str) -> ModelSettings:
+        return self.models.get(role, self.default_model)
+
+
+class RunConfig(BaseModel):
+    """A whole run: benchmark, data, the graph context, and how to execute it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str | None = None
+    data: str | None = None
+    model: ModelSettings | None = Field(default=None, description="default model for every role")
+    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    agents: dict[str, str] = Field(default_factory=dict)
+    templates: dict[str, str] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+    parse_retries: int = Field(default=2, ge=0)
+    concurrency: int = Field(default=4, gt=0, description="items and model requests in flight")
+    limit: int | None = Field(default=None, gt=0)
+    output_dir: str = "runs"
+    run_id: str | None = None
+    cache_path: str | None = DEFAULT_CACHE
+
+    def context(self) -> EvalContext:
+        return EvalContext(
+            default_model=self.model or ModelSettings(spec=default_model_spec()),
+            models=self.models,
+            agents=self.agents,
+            templates=self.templates,
+            parse_retries=self.parse_retries,
+            cache_path=self.cache_path,
+            options=self.options,
+        )
+
+
+def default_model_spec() -> str:
+    """The bundled offline model; API models are always an explicit choice."""
+    return "smollm2"
+
+
+def _describe(err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        lines.append(f"field '{where}': {e['msg']}")
+    return "; ".join(lines)
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
+    """Read a YAML run config (if given) and apply non-``None`` overrides on top."""
+    data: dict[str, Any] = {}
+    source = "command line"
+    if path is not None:
+        source = str(path)
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {path}") from None
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping of fields")
+        data = loaded or {}
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(f"{source}: {_describe(err)}") from None
+    except ValueError as err:  # spec errors raised inside validators
+        raise ConfigError(f"{source}: {err}") from None

@@ -1,0 +1,68 @@
+"""Reading data files so that bad input stops with file, record and field named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class DataError(ValueError):
+    """A data file that cannot be used; the message says where and why."""
+
+    def __init__(self, file: str | Path, message: str, record: str | int | None = None, field: str | None = None):
+        where = str(file)
+        if record is not None:
+            where += f", record {record}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+        self.file, self.record, self.field = str(file), record, field
+
+
+def read_records(path: str | Path) -> list[Any]:
+    """Records of a JSON array/object file or a JSONL file (one JSON value a line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "file not found")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise DataError(path, f"line {number} is not valid JSON ({err.msg})", record=f"line {number}") from None
+        return records
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(path, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
+    return data if isinstance(data, list) else [data]
+
+
+def validate_record(model: type[M], raw: Any, file: str | Path, record: str | int) -> M:
+    """``model.model_validate(raw)`` with the first problem reported as file/record/field."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise DataError(file, first["msg"], record=record, field=field or None) from None
+
+
+def validate_all(model: type[M], raws: Iterable[Any], file: str | Path, id_field: str | None = None) -> list[M]:
+    """Validate every record; records are named by ``id_field`` when present, else index."""
+    out = []
+    for index, raw in enumerate(raws):
+        name: str | int = index
+        if id_field and isinstance(raw, dict) and id_field in raw:
+            name = f"{index} ({id_field}={raw[id_field]!r})"
+        out.append(validate_record(model, raw, file, name))
+    return out

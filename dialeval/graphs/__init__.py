@@ -1,0 +1,1 @@
+"""One LangGraph StateGraph per benchmark protocol, over one item."""

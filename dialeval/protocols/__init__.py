@@ -1,0 +1,1 @@
+"""One module per benchmark: binds its data loader, graph and metrics for the runner."""

@@ -1,0 +1,169 @@
+"""Metrics files and the Markdown report of a run, judge reliability included.
+
+Every report says, per agent, how many calls were made and what share came back
+unparsed, truncated or failed, and, per scored dimension, the score histogram with a
+flag when scores bunch on one value (the score-concentration bias MDSEval reports).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from dialeval.benchmarks import Benchmark, get_benchmark
+from dialeval.metrics.scores import concentration, histogram
+from dialeval.usage import summarize_calls
+
+CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
+
+
+def agent_reliability(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per agent: calls, requests, cache hits, and shares of unparsed/truncated/error."""
+    by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        for call in row.get("usage", []):
+            by_agent[call["agent"]].append(call)
+    out = {}
+    for agent, calls in sorted(by_agent.items()):
+        n = len(calls)
+        statuses = defaultdict(int)
+        for c in calls:
+            statuses[c["status"]] += 1
+        out[agent] = {
+            **summarize_calls(calls),
+            "unparsed": statuses["unparsed"],
+            "truncated": statuses["truncated"],
+            "error": statuses["error"],
+            "unparsed_share": statuses["unparsed"] / n,
+            "truncated_share": statuses["truncated"] / n,
+            "error_share": statuses["error"] / n,
+            "models": sorted({c["model"] for c in calls}),
+        }
+    return out
+
+
+def score_reliability(bench: Benchmark, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for dimension, values in bench.score_dimensions(records).items():
+        top, share = concentration(values)
+        out[dimension] = {
+            "n": len(values),
+            "histogram": histogram(values),
+            "most_common": top,
+            "most_common_share": share,
+            "concentrated": bool(values) and share >= CONCENTRATION_FLAG,
+        }
+    return out
+
+
+def finish_run(run_dir: Path, bench: Benchmark, rows: list[dict[str, Any]], resolved: dict[str, Any]) -> dict[str, Any]:
+    """Aggregate, then write ``metrics.json``, ``usage.json`` and ``report.md``."""
+    records = [r["result"] for r in rows if r["status"] == "ok"]
+    options = resolved.get("options", {})
+    metrics = bench.aggregate(records, options) if records else {}
+    calls = [c for r in rows for c in r.get("usage", [])]
+    dry_run = any(c.get("estimated") for c in calls)
+    usage = {"total": summarize_calls(calls), "per_agent": agent_reliability(rows)}
+    run_info = {
+        "benchmark": bench.name,
+        "items": len(rows),
+        "finished": len(records),
+        "failed": sum(1 for r in rows if r["status"] != "ok"),
+        "dry_run": dry_run,
+        "usage": usage["total"],
+        "scores": score_reliability(bench, records),
+    }
+    metrics = {**metrics, "run": run_info}
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str))
+    (run_dir / "usage.json").write_text(json.dumps(usage, indent=2))
+    (run_dir / "report.md").write_text(render_report(bench, metrics, usage, rows, resolved))
+    if bench.after_run is not None and records:
+        bench.after_run(run_dir, records, metrics)
+    return metrics
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def render_report(
+    bench: Benchmark, metrics: dict[str, Any], usage: dict[str, Any], rows: list[dict[str, Any]], resolved: dict[str, Any]
+) -> str:
+    run = metrics["run"]
+    ctx = resolved.get("context", {})
+    lines = [f"# {bench.title}", ""]
+    if run["dry_run"]:
+        lines += [
+            "> **Dry run.** No model was called: scores below are placeholders, token counts",
+            "> and costs are estimates of what a real run would send.",
+            "",
+        ]
+    lines += [
+        f"- benchmark: `{bench.name}` ({bench.paper})",
+        f"- data: `{resolved.get('data')}`",
+        f"- default model: `{ctx.get('default_model', {}).get('spec')}`"
+        + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),
+        f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed",
+        "",
+        "## Results",
+        "",
+        bench.tables(metrics) if run["finished"] else "_No item finished._",
+        "",
+        "## Cost",
+        "",
+        "| calls | requests sent | cache hits | input tokens | output tokens | cost (USD) |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    t = usage["total"]
+    lines.append(
+        f"| {t['calls']} | {t['requests']} | {t['cached']} | {t['input_tokens']} | {t['output_tokens']} | {t['cost_usd']:.4f} |"
+    )
+    lines += ["", "## Judge reliability", "", "| agent | model | calls | unparsed | truncated | errors |", "|---|---|---:|---:|---:|---:|"]
+    for agent, a in usage["per_agent"].items():
+        lines.append(
+            f"| {agent} | {', '.join(a['models'])} | {a['calls']} | {a['unparsed']} ({_pct(a['unparsed_share'])}) "
+            f"| {a['truncated']} ({_pct(a['truncated_share'])}) | {a['error']} ({_pct(a['error_share'])}) |"
+        )
+    scores = run["scores"]
+    if scores:
+        lines += ["", "| dimension | n | histogram | most common | flag |", "|---|---:|---|---|---|"]
+        for dim, s in scores.items():
+            hist = ", ".join(f"{k}: {v}" for k, v in s["histogram"].items()) or "-"
+            flag = f"scores bunch on {s['most_common']} ({_pct(s['most_common_share'])})" if s["concentrated"] else ""
+            lines.append(f"| {dim} | {s['n']} | {hist} | {s['most_common'] or '-'} | {flag} |")
+    unparsed = [
+        (r["id"], c)
+        for r in rows
+        if r["status"] == "ok"
+        for c in r["result"].get("calls", [])
+        if c.get("status") in ("unparsed", "truncated", "error")
+    ]
+    if unparsed:
+        lines += ["", f"### Answers that could not be used ({len(unparsed)})", ""]
+        for item_id, c in unparsed[:10]:
+            raw = (c.get("raw") or "").replace("\n", " ")[:200]
+            lines.append(f"- `{item_id}` {c['agent']}: **{c['status']}** ({c.get('reason')}): `{raw}`")
+        if len(unparsed) > 10:
+            lines.append(f"- ... {len(unparsed) - 10} more in results.jsonl")
+    failures = [r for r in rows if r["status"] != "ok"]
+    if failures:
+        lines += ["", f"## Failed items ({len(failures)})", ""]
+        for r in failures[:20]:
+            lines.append(f"- `{r['id']}`: {r.get('error')}")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(run_dir: str | Path) -> dict[str, Any]:
+    """Recompute metrics and the report of an existing run folder from its files."""
+    from dialeval.runner import read_results
+
+    run_dir = Path(run_dir)
+    config_path = run_dir / "config.json"
+    if not config_path.exists():
+        raise FileNotFoundError(f"{run_dir} is not a run folder (no config.json)")
+    resolved = json.loads(config_path.read_text())
+    bench = get_benchmark(resolved["benchmark"])
+    rows = list(read_results(run_dir).values())
+    return finish_run(run_dir, bench, rows, resolved)

@@ -1,0 +1,75 @@
+"""Prompt templates as files: ``<<system>>`` / ``<<user>>`` sections with ``$variables``.
+
+``$name`` placeholders (``string.Template``) leave JSON braces in prompts alone. A
+reference is either a packaged template (``kgds/fact_verifier``) or a path to a user
+file; a path that does not exist is an error, never prompt text.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+_SECTION = re.compile(r"^<<(system|user)>>\s*$", re.MULTILINE)
+
+
+class TemplateError(ValueError):
+    """A template is missing, malformed, or was rendered without a variable it needs."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A parsed prompt template; ``source`` names the file it came from."""
+
+    source: str
+    sections: tuple[tuple[str, str], ...]
+
+    @property
+    def variables(self) -> set[str]:
+        names: set[str] = set()
+        for _, body in self.sections:
+            for match in string.Template.pattern.finditer(body):
+                name = match.group("named") or match.group("braced")
+                if name:
+                    names.add(name)
+        return names
+
+    def render(self, **values: object) -> list[BaseMessage]:
+        """Fill every ``$variable``; a missing one is a :class:`TemplateError`."""
+        missing = self.variables - values.keys()
+        if missing:
+            raise TemplateError(f"template {self.source} needs {sorted(missing)}")
+        messages: list[BaseMessage] = []
+        for role, body in self.sections:
+            text = string.Template(body).substitute({k: str(v) for k, v in values.items()}).strip()
+            messages.append(SystemMessage(text) if role == "system" else HumanMessage(text))
+        return messages
+
+
+def parse_template(text: str, source: str) -> Template:
+    parts = _SECTION.split(text)
+    if len(parts) < 3:
+        raise TemplateError(f"template {source} has no <<system>> or <<user>> section")
+    sections = tuple((parts[i], parts[i + 1].strip("\n")) for i in range(1, len(parts), 2))
+    if sections[-1][0] != "user":
+        raise TemplateError(f"template {source} must end with a <<user>> section")
+    return Template(source=source, sections=sections)
+
+
+@lru_cache(maxsize=256)
+def load_template(ref: str) -> Template:
+    """Load a packaged template by name (``kgds/summarizer``) or a user file by path."""
+    looks_like_path = ref.endswith(".txt") or "/" in ref and Path(ref).suffix
+    packaged = resources.files("dialeval.prompts").joinpath(*f"{ref}.txt".split("/"))
+    if not looks_like_path and packaged.is_file():
+        return parse_template(packaged.read_text(encoding="utf-8"), f"dialeval/prompts/{ref}.txt")
+    path = Path(ref).expanduser()
+    if path.is_file():
+        return parse_template(path.read_text(encoding="utf-8"), str(path))
+    raise TemplateError(f"prompt template not found: {ref!r} (neither a packaged template nor a file)")

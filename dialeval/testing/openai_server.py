@@ -1,0 +1,148 @@
+"""A small OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` from a Python function, can wait a fixed
+latency, and can fail the first requests with chosen HTTP statuses (429, 500) to
+exercise retries. Every request body is kept, in arrival order.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+Respond = Callable[[dict[str, Any]], "str | tuple[str, str]"]
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the last user message of a request body."""
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            return content or ""
+    return ""
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """All message text of a request body joined, for routing answers by prompt."""
+    parts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, list):
+            parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+        else:
+            parts.append(content or "")
+    return "\n".join(parts)
+
+
+class OpenAIStub:
+    """``with OpenAIStub(respond=fn) as server:`` then point a model at ``server.base_url``."""
+
+    def __init__(
+        self,
+        respond: Respond | None = None,
+        *,
+        latency: float = 0.0,
+        failures: list[int] | None = None,
+        port: int = 0,
+    ):
+        self.respond = respond or (lambda body: '{"ok": true}')
+        self.latency = latency
+        self.failures = list(failures or [])
+        self.requests: list[dict[str, Any]] = []
+        self.statuses: list[int] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server.daemon_threads = True
+        self._server.request_queue_size = 256
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def completions(self) -> list[dict[str, Any]]:
+        """Bodies of requests that were answered with 200."""
+        return [b for b, s in zip(self.requests, self.statuses) if s == 200]
+
+    def __enter__(self) -> OpenAIStub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with stub._lock:
+                    status = stub.failures.pop(0) if stub.failures else 200
+                    stub.requests.append(body)
+                    stub.statuses.append(status)
+                if status != 200:
+                    self._send(
+                        status,
+                        {"error": {"message": f"stub failure {status}", "type": "stub", "code": status}},
+                        {"retry-after-ms": "10", "retry-after": "0"},
+                    )
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": "only chat completions"}})
+                    return
+                if stub.latency:
+                    time.sleep(stub.latency)
+                reply = stub.respond(body)
+                text, finish = reply if isinstance(reply, tuple) else (reply, "stop")
+                prompt_tokens = max(1, len(prompt_of(body)) // 4)
+                completion_tokens = max(1, len(text) // 4)
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(stub.requests)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "stub"),
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+                        ],
+                        "usage": {
+                            "prompt_tokens": prompt_tokens,
+                            "completion_tokens": completion_tokens,
+                            "total_tokens": prompt_tokens + completion_tokens,
+                        },
+                    },
+                )
+
+        return Handler

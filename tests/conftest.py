@@ -1,0 +1,26 @@
+"""Shared fixtures: where the shared benchmark data lives, and test isolation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(os.environ.get("DIALEVAL_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data``; tests that need it skip cleanly when it is absent."""
+    path = SHARED / "data"
+    if not path.is_dir():
+        pytest.skip("../shared/data is not available")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
