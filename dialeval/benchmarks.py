@@ -31,6 +31,7 @@ class Benchmark:
     - ``score_dimensions(records)`` lists the scores per judged dimension, for the
       judge-reliability section of the report.
     - ``tables(metrics)`` renders the paper-style Markdown tables.
+    - ``after_run(run_dir, records, metrics)`` may write extra artifacts (plots).
     """
 
     name: str
@@ -45,6 +46,8 @@ class Benchmark:
     tables: Callable[[dict[str, Any]], str]
     roles: dict[str, str] = field(default_factory=dict)  # role -> default agent name
     after_run: Callable[[Path, list[dict[str, Any]], dict[str, Any]], None] | None = None
+    # `dialeval metrics <name> --predictions FILE...`: model-free metrics, returns Markdown
+    metrics_only: Callable[[list[Path], dict[str, Any]], str] | None = None
 
 
 # name -> module that registers it (imported lazily)
