@@ -72,6 +72,7 @@ class EvalContext(BaseModel):
     parse_retries: int = Field(default=2, ge=0, description="corrective retries before 'unparsed'")
     cache_path: str | None = Field(default=DEFAULT_CACHE, description="SQLite response cache; null disables")
     options: dict[str, Any] = Field(default_factory=dict, description="benchmark-specific options")
+    run_dir: str | None = Field(default=None, description="the run folder, set by the runner (stores such as notes live under it)")
 
     def model_for(self, role: str) -> ModelSettings:
         return self.models.get(role, self.default_model)

@@ -158,6 +158,25 @@ def _text_of(message: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _truncated_message(err: Exception) -> Any:
+    """The OpenAI SDK raises on a cut-off structured answer; keep it as a ``length`` finish."""
+    completion = getattr(err, "completion", None)
+    if type(err).__name__ != "LengthFinishReasonError" or completion is None:
+        return None
+    from langchain_core.messages import AIMessage
+
+    usage = getattr(completion, "usage", None)
+    return AIMessage(
+        completion.choices[0].message.content or "",
+        response_metadata={"finish_reason": "length"},
+        usage_metadata={
+            "input_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+            "output_tokens": getattr(usage, "completion_tokens", 0) or 0,
+            "total_tokens": getattr(usage, "total_tokens", 0) or 0,
+        },
+    )
+
+
 class ModelClient:
     """Cache, limits and accounting around one chat model; built once per settings."""
 
@@ -241,11 +260,16 @@ class ModelClient:
             n_out = count_tokens(text)
             return Generation(text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out), estimated=True)
         slots = request_slots.get()
-        if slots is not None:
-            async with slots:
+        try:
+            if slots is not None:
+                async with slots:
+                    message = await self._bound(schema).ainvoke(messages)
+            else:
                 message = await self._bound(schema).ainvoke(messages)
-        else:
-            message = await self._bound(schema).ainvoke(messages)
+        except Exception as err:
+            message = _truncated_message(err)
+            if message is None:
+                raise
         text = _text_of(message)
         usage = getattr(message, "usage_metadata", None) or {}
         n_in = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)

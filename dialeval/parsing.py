@@ -150,9 +150,7 @@ def parse_answer(text: str, schema: type[T]) -> T:
                 (m.start() for m in _KEY_VALUE.finditer(text) if _canon(m.group("key").split()[-1]) in {_canon(k) for k in pairs}),
                 default=len(text),
             )
-            prose = text[:first_key].strip()
-            if prose:
-                pairs[missing_text[0]] = prose
+            pairs[missing_text[0]] = text[:first_key].strip()
         try:
             return _validate(pairs, schema)
         except ParseFailure as failure:

@@ -158,7 +158,7 @@ async def run_async(
 
     done = read_results(run_dir)
     todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
-    context = config.context()
+    context = config.context().model_copy(update={"run_dir": str(run_dir)})
     graph = bench.graph() if todo else None
 
     slots = asyncio.Semaphore(config.concurrency)

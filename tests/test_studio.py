@@ -1,0 +1,85 @@
+"""LangGraph Studio: `langgraph dev` serves every benchmark graph, with model choices as context."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def studio_server():
+    cli = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
+    if cli is None:
+        pytest.skip("langgraph-cli is not installed")
+    port = _free_port()
+    env = {**os.environ, "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"}
+    proc = subprocess.Popen(
+        [cli, "dev", "--no-browser", "--no-reload", "--allow-blocking", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    import urllib.request
+
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/ok", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("langgraph dev did not start within 90 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_langgraph_json_lists_every_registered_benchmark():
+    from dialeval.benchmarks import KNOWN
+
+    graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+    present = {name for name, module in KNOWN.items() if (ROOT / (module.replace(".", "/") + ".py")).exists()}
+    assert present <= set(graphs)
+    for target in graphs.values():
+        path, _, attr = target.partition(":")
+        assert (ROOT / path).exists() and attr == "build_graph"
+
+
+async def test_a_graph_runs_in_the_studio_server_with_dry_run_model(studio_server):
+    from langgraph_sdk import get_client
+
+    client = get_client(url=studio_server)
+    assistants = await client.assistants.search()
+    assert {"answers"} <= {a["graph_id"] for a in assistants}
+    result = await client.runs.wait(
+        None,
+        "answers",
+        input={"item": {"question": "Capital of France?", "reference": "Paris", "answer": "Paris", "context": ""}},
+        context={"default_model": {"spec": "dry-run"}, "cache_path": None},
+    )
+    grade = result["grade"]
+    assert grade["agent"] == "answer_judge"
+    assert grade["status"] == "ok", grade["reason"]
+    assert grade["value"]["score"] == 1  # the dry-run placeholder: the smallest valid score
