@@ -38,6 +38,7 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across crashes, no fsync per put
         self._conn.execute(_SCHEMA)
         self._conn.commit()
 

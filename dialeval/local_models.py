@@ -28,6 +28,7 @@ import importlib.util
 import os
 import threading
 import weakref
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,7 @@ class LocalEngine:
     _lock: threading.Lock = field(default_factory=threading.Lock)  # one generation at a time
     _executor_lock: threading.Lock = field(default_factory=threading.Lock)
     _executor: ThreadPoolExecutor | None = None
+    batch_sizes: deque[int] = field(default_factory=lambda: deque(maxlen=1000))  # recent, for tests and benchmarks
 
     @property
     def executor(self) -> ThreadPoolExecutor:
@@ -156,6 +158,7 @@ class LocalEngine:
         return results  # type: ignore[return-value]
 
     def _generate_batch(self, prompts: list[str], max_new_tokens: int, temperature: float) -> list[Output]:
+        self.batch_sizes.append(len(prompts))
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         enc = enc.to(self.model.device)
         sampling: dict[str, Any] = (

@@ -14,6 +14,7 @@ import contextvars
 import json
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,9 @@ def build_chat_model(settings: ModelSettings) -> BaseChatModel:
             key = "not-needed"  # local servers usually ignore the key
         if key:
             kwargs["api_key"] = key
+        # our own pool: langchain-openai shares one process-wide async pool, which breaks
+        # as soon as a second event loop (a second evaluate() call) uses it
+        kwargs["http_async_client"] = _async_http(settings)
         return ChatOpenAI(**kwargs, **common)
     if backend == "anthropic":
         from langchain_anthropic import ChatAnthropic
@@ -96,7 +100,14 @@ def build_chat_model(settings: ModelSettings) -> BaseChatModel:
             kwargs["base_url"] = settings.base_url
         if settings.api_key_env and os.environ.get(settings.api_key_env):
             kwargs["api_key"] = os.environ[settings.api_key_env]
-        return ChatAnthropic(**kwargs, **common)
+        model = ChatAnthropic(**kwargs, **common)
+        import anthropic
+
+        # same reason as above: give this model its own pool instead of the shared one
+        model.__dict__["_async_client"] = anthropic.AsyncClient(
+            **model._client_params, http_client=anthropic.DefaultAsyncHttpxClient(timeout=settings.timeout)
+        )
+        return model
     if backend in ("hf", "smollm2"):
         from dialeval.local_models import LocalChatModel
 
@@ -110,6 +121,14 @@ def build_chat_model(settings: ModelSettings) -> BaseChatModel:
     from dialeval.testing.dry_run import DryRunChatModel
 
     return DryRunChatModel()
+
+
+def _async_http(settings: ModelSettings) -> Any:
+    import httpx
+
+    return httpx.AsyncClient(
+        timeout=settings.timeout, limits=httpx.Limits(max_connections=256, max_keepalive_connections=64)
+    )
 
 
 @dataclass
@@ -184,6 +203,7 @@ class ModelClient:
         self.settings = settings
         self.backend, self.name = parse_spec(settings.spec)
         self._model = chat_model
+        self._per_loop: weakref.WeakKeyDictionary[Any, BaseChatModel] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         price_name = settings.price_as or (self.name if self.backend in ("openai", "anthropic", "dry-run") else None)
         self.price = price_of(price_name) if self.backend != "hf" else None
@@ -195,10 +215,24 @@ class ModelClient:
 
     @property
     def model(self) -> BaseChatModel:
+        """The chat model; API clients are built per event loop, since their HTTP pools
+        belong to the loop that opened them (two ``evaluate()`` calls = two loops)."""
         with self._lock:
-            if self._model is None:
+            if self._model is not None:
+                return self._model
+            if self.backend not in ("openai", "anthropic", "openai-compatible"):
                 self._model = build_chat_model(self.settings)
-            return self._model
+                return self._model
+            try:
+                loop: Any = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            model = self._per_loop.get(loop) if loop is not None else None
+            if model is None:
+                model = build_chat_model(self.settings)
+                if loop is not None:
+                    self._per_loop[loop] = model
+            return model
 
     def _cost(self, input_tokens: int, output_tokens: int) -> float:
         if not self.price:

@@ -107,9 +107,47 @@ def turn_content(text: str, images: list[ImageRef], first_number: int, blocks: b
     return parts
 
 
-def with_content(message: HumanMessage, extra_images: list[ImageRef], first_number: int, blocks: bool) -> HumanMessage:
-    """``message`` with images attached after its text (rendered templates are text only)."""
-    return HumanMessage(turn_content(str(message.content), extra_images, first_number, blocks))
+def user_input(text: str, images: list[ImageRef], first_number: int, blocks: bool) -> str:
+    """A turn as template text: image lines inline (text backends) or a pointer to the blocks."""
+    if blocks:
+        if not images:
+            return text
+        numbers = ", ".join(f"[image {first_number + i}]" for i in range(len(images)))
+        return f"{text}\n(pictures attached below: {numbers})".strip()
+    return str(turn_content(text, images, first_number, blocks=False))
+
+
+def attach_images(messages: list[BaseMessage], images: list[ImageRef], first_number: int, blocks: bool) -> list[BaseMessage]:
+    """Put image blocks after the text of the last (user) message of a rendered template."""
+    if not blocks or not images:
+        return messages
+    last = messages[-1]
+    return [*messages[:-1], HumanMessage(turn_content(str(last.content), images, first_number, blocks=True))]
+
+
+def with_history(rendered: list[BaseMessage], earlier: list[BaseMessage]) -> list[BaseMessage]:
+    """A rendered template with the conversation inserted before its final user message."""
+    return [*rendered[:-1], *earlier, rendered[-1]]
+
+
+def agent_context(context: EvalContext, model_role: str, template_role: str, default_template: str) -> AgentContext:
+    """Like ``AgentContext.for_role`` but with the template chosen by its own key.
+
+    The responder has two templates (turn replies, evaluation questions) and the judge
+    one per ability; ``templates: {judge_ie: my.txt}`` overrides just one of them while
+    ``models: {judge: ...}`` still picks the model of all six.
+    """
+    from dialeval.models import get_client
+    from dialeval.templates import load_template
+
+    return AgentContext(
+        role=model_role,
+        client=get_client(context.model_for(model_role)),
+        template=load_template(context.templates.get(template_role, default_template)),
+        parse_retries=context.parse_retries,
+        cache_path=context.cache_path,
+        options=context.options,
+    )
 
 
 def history(conv: Conversation, replies: dict[int, str], upto: int, blocks: bool) -> list[BaseMessage]:
@@ -122,9 +160,9 @@ def history(conv: Conversation, replies: dict[int, str], upto: int, blocks: bool
     return out
 
 
-def reply_texts(conv: Conversation, replies: list[dict[str, Any]]) -> dict[int, str]:
-    """Assistant text per turn index: live replies from the state, else the recorded ones."""
-    out = {i: t.assistant for i, t in enumerate(conv.turns) if t.assistant is not None}
+def reply_texts(conv: Conversation, replies: list[dict[str, Any]], recorded: bool) -> dict[int, str]:
+    """Assistant text per turn index: live replies from the state, plus recorded ones if used."""
+    out = {i: t.assistant for i, t in enumerate(conv.turns) if t.assistant is not None} if recorded else {}
     for reply in replies:
         out[reply["turn"] - 1] = reply["text"]
     return out

@@ -212,7 +212,7 @@ def load_human_scores(path: str | Path) -> dict[tuple[str | None, str], list[int
     out: dict[tuple[str | None, str], list[int]] = {}
     for index, raw in enumerate(read_records(path)):
         if isinstance(raw, dict) and "score" in raw and "scores" not in raw:
-            raw = {**raw, "scores": raw.pop("score")}
+            raw = {**{k: v for k, v in raw.items() if k != "score"}, "scores": raw["score"]}
         score = validate_record(HumanScore, raw, path, f"{index} (id={raw.get('id')!r})" if isinstance(raw, dict) else index)
         key = (score.system, score.id)
         if key in out:

@@ -89,6 +89,7 @@ class OpenAIStub:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms stalls
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass

@@ -1,0 +1,74 @@
+"""NOTE-TAKING (model A): after each user turn, the updated JSON note; never a reply.
+
+The note-taker sees only the new user turn and the current note (read from the store),
+as in the paper's Algorithm 1, and returns the whole updated note. The store keeps one
+document per key, so a changed fact overwrites the outdated one. An answer that is not
+a JSON object after the retries leaves the stored note as it was (and is counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from dialeval.agents.base import ask, register_agent
+from dialeval.agents.mmrc_common import (
+    MmrcOptions,
+    accepts_images,
+    agent_context,
+    attach_images,
+    conversation_of,
+    dumps,
+    open_store,
+    user_input,
+)
+from dialeval.config import EvalContext
+
+TEMPLATE = "mmrc/notetaker"
+
+
+class Note(BaseModel):
+    """Any JSON object: the note's keys are the note-taker's choice."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+@register_agent("mmrc.notetaker", role="notetaker", benchmark="mmrc")
+def notetaker():
+    """Rewrites the conversation's JSON note after each user turn (NOTE-TAKING on only)."""
+
+    async def take_note(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
+        options = MmrcOptions.of(context)
+        if "on" not in options.conditions:
+            return {}
+        conv = conversation_of(state)
+        index = state.get("turn", 0)
+        turn = conv.turns[index]
+        store = open_store(context)
+        if index == 0:  # a resumed or repeated item starts from an empty note
+            await asyncio.to_thread(store.clear, conv.id)
+        current = await asyncio.to_thread(store.note, conv.id)
+        ctx = agent_context(context, "notetaker", "notetaker", TEMPLATE)
+        blocks = accepts_images(ctx, options.images)
+        first = conv.image_offsets()[index] + 1
+        messages = ctx.template.render(
+            note=dumps(current) if current else "{}",
+            turn=index + 1,
+            user_input=user_input(turn.user, turn.images, first, blocks) or "(pictures only)",
+        )
+        messages = attach_images(messages, turn.images, first, blocks)
+        answer = await ask(
+            ctx,
+            "mmrc.notetaker",
+            messages,
+            Note,
+            placeholder=lambda: Note.model_validate({**current, f"turn_{index + 1}": turn.user[:80] or "pictures"}),
+        )
+        change = None
+        if answer.call.status == "ok" and answer.call.value is not None:
+            change = (await asyncio.to_thread(store.update, conv.id, answer.call.value, index + 1)).as_dict()
+        return {"note_updates": [{"turn": index + 1, "change": change, "call": answer.call.model_dump()}]}
+
+    return take_note

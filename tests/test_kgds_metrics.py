@@ -1,0 +1,162 @@
+"""KGDS metrics: the paper's formulas, their edge cases, and the gold-as-system checks."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dialeval.data.kgds import load_kgds
+from dialeval.metrics.kgds import (
+    aggregate_scores,
+    bsp_scores,
+    cao_recall,
+    error_proportions,
+    f1_score,
+    kbsaf_scores,
+    overall_gm,
+    sample_scores,
+    score_summary,
+    win_rate,
+)
+
+
+def test_bsp_scores_follow_appendix_c():
+    # Figure 1 of the paper: 7 supporting paragraphs, 5 retrieved of which 4 supporting
+    supporting = {8, 9, 13, 14, 15, 16, 17}
+    prf = bsp_scores([9, 10, 13, 14, 17], supporting, nonsupporting={1, 2, 10, 11})
+    assert prf.recall == pytest.approx(4 / 7)
+    assert prf.precision == pytest.approx(4 / 5)
+    assert prf.f1 == pytest.approx(2 * (4 / 5) * (4 / 7) / (4 / 5 + 4 / 7))
+
+
+def test_bsp_ignores_indices_outside_the_sample():
+    prf = bsp_scores([1, 99], supporting={1}, nonsupporting={2})
+    assert (prf.recall, prf.precision, prf.f1) == (1.0, 1.0, 1.0)
+
+
+def test_empty_ebs_scores_zero_not_undefined():
+    prf = bsp_scores([], supporting={1, 2}, nonsupporting={3})
+    assert (prf.recall, prf.precision, prf.f1) == (0.0, 0.0, 0.0)
+
+
+def test_no_gold_supporting_paragraph_is_undefined():
+    assert bsp_scores([1], supporting=set(), nonsupporting={1}) is None
+
+
+def test_kbsaf_precision_counts_knowable_nonsupporting_facts():
+    prf = kbsaf_scores([True, True, False, False], [True, False, False])
+    assert prf.recall == pytest.approx(0.5)
+    assert prf.precision == pytest.approx(2 / 3)
+
+
+def test_kbsaf_with_no_knowable_fact_is_zero():
+    prf = kbsaf_scores([False, False], [False])
+    assert (prf.recall, prf.precision, prf.f1) == (0.0, 0.0, 0.0)
+
+
+def test_kbsaf_without_key_facts_is_undefined():
+    assert kbsaf_scores([], [True]) is None
+
+
+def test_f1_of_zeros_is_zero():
+    assert f1_score(0.0, 0.0) == 0.0
+
+
+def test_cao_recall_and_geometric_mean():
+    assert cao_recall([True, False, True, True]) == 0.75
+    assert cao_recall([]) is None
+    assert overall_gm(0.64, 0.25) == pytest.approx(0.4)
+    assert overall_gm(None, 0.5) is None
+    assert overall_gm(0.0, 0.5) == 0.0
+
+
+def test_error_proportions():
+    props = error_proportions(["IRU", "IRU", "IRIC", "OM"])
+    assert props == {"OM": 0.25, "IRIC": 0.25, "IRU": 0.5, "OSD": 0.0, "OFI": 0.0}
+    assert error_proportions([]) is None
+
+
+def test_unreadable_verdicts_skip_the_part_and_say_why():
+    out = score_summary(
+        "abs",
+        background=None,
+        supporting={1},
+        nonsupporting=set(),
+        fact_verdicts=[("key", True), ("key", None)],
+        opinion_verdicts=[True, None],
+        error_types=[None],
+    )
+    assert out["background"] is None and out["cao_recall"] is None and out["op_gm"] is None
+    assert "1 fact verdicts unreadable" in out["skipped"]["background"]
+    assert "1 opinion verdicts unreadable" in out["skipped"]["opinion"]
+    assert out["errors"] == {"classified": 0, "unclassified": 1}
+
+
+def test_macro_average_and_change_after_reflection():
+    def one(f1: float, cao: float) -> dict:
+        return score_summary(
+            "ebs",
+            background=[1] if f1 else [],
+            supporting={1},
+            nonsupporting={2},
+            fact_verdicts=None,
+            opinion_verdicts=[True] * int(cao * 4) + [False] * (4 - int(cao * 4)),
+            error_types=["IRU"] * (4 - int(cao * 4)),
+        )
+
+    per_sample = [
+        {"ebs": {"0": one(1.0, 0.5), "1": one(1.0, 0.75)}},
+        {"ebs": {"0": one(0.0, 0.25), "1": one(1.0, 0.25)}},
+    ]
+    table = aggregate_scores(per_sample)["ebs"]
+    assert table["rounds"]["0"]["f1"] == {"mean": 0.5, "n": 2, "skipped": 0}
+    assert table["rounds"]["0"]["cao_recall"]["mean"] == pytest.approx(0.375)
+    assert table["change"]["f1"] == pytest.approx(0.5)
+    assert table["change"]["cao_recall"] == pytest.approx(0.125)
+    assert table["rounds"]["1"]["errors"]["macro"]["IRU"] == 1.0
+
+
+def test_win_rate_skips_unreadable_judgements():
+    assert win_rate(["gold", "gold", "system", None]) == {
+        "gold_win_rate": pytest.approx(2 / 3),
+        "judged": 3,
+        "gold_wins": 2,
+        "unreadable": 1,
+    }
+
+
+def test_gold_bsp_as_system_ebs_scores_one_on_every_real_sample(shared_data):
+    samples = load_kgds(shared_data / "kgds" / "KGDS.json")
+    assert len(samples) == 100
+    for sample in samples:
+        gold = [p.paragraph_index for p in sample.BSP]
+        prf = bsp_scores(gold, sample.supporting, sample.nonsupporting)
+        assert (prf.recall, prf.precision, prf.f1) == (1.0, 1.0, 1.0), sample.id
+
+
+def test_kbsaf_on_real_facts_with_ideal_and_permissive_verifiers(shared_data):
+    for sample in load_kgds(shared_data / "kgds" / "KGDS.json"):
+        facts = sample.scored_facts()
+        key = sum(f.kind == "key" for f in facts)
+        checks = [{"pattern": "abs", "round": 0, "kinds": [f.kind for f in facts]}]
+        summaries = [{"pattern": "abs", "round": 0, "status": "given", "background": "text", "opinion": None}]
+
+        def kbsaf(verdict) -> dict:
+            checks[0]["knowable"] = [verdict(f) for f in facts]
+            scores = sample_scores(
+                supporting=sample.supporting,
+                nonsupporting=sample.nonsupporting,
+                n_opinions=len(sample.CAO),
+                summaries=summaries,
+                fact_checks=checks,
+                opinion_checks=[],
+                error_checks=[],
+            )
+            return scores["abs"]["0"]["background"]
+
+        ideal = kbsaf(lambda f: f.kind == "key")
+        assert ideal["recall"] == 1.0 and ideal["precision"] == 1.0
+        permissive = kbsaf(lambda f: True)
+        assert permissive["precision"] == pytest.approx(key / len(facts))
+        assert math.isclose(permissive["recall"], 1.0)

@@ -1,0 +1,55 @@
+"""The `vdact` benchmark from the command line: dry-run estimates and model-free metrics."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dialeval.benchmarks import get_benchmark
+from dialeval.cli import main
+
+DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "vdact_demo"
+PREDICTIONS = DEMO / "predictions" / "demo-bot.json"
+
+
+def test_dry_run_prints_the_score_and_the_whole_file_estimate(tmp_path, capsys):
+    code = main(["run", "vdact", "--data", str(PREDICTIONS), "--limit", "1", "--model", "dry-run:gpt-4o-mini",
+                 "--output-dir", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "| demo-bot | 1 | 10 | 10 | 0 | 2.00 | 50.00 |" in out
+    row = next(line for line in out.splitlines() if line.startswith("| demo-bot | 1 | 10.0 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    per_dialogue_in, file_dialogues, file_in = float(cells[3]), int(cells[5]), float(cells[7])
+    assert file_dialogues == 3
+    assert file_in == round(per_dialogue_in * 3)
+    assert float(cells[9]) > 0  # priced as gpt-4o-mini
+
+
+def test_metrics_only_prints_one_row_per_system(tmp_path):
+    other = tmp_path / "copy-bot.json"
+    other.write_text(PREDICTIONS.read_text())
+    table = get_benchmark("vdact").metrics_only([PREDICTIONS, other], {})
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[0].startswith("| system | turns | BLEU | ROUGE-L | METEOR | BERTScore |")
+    assert [r.split("|")[1].strip() for r in rows[1:]] == ["demo-bot", "copy-bot"]
+    assert "BERTScore unavailable: no local model given" in table
+
+
+def test_metrics_only_correlates_classic_metrics_with_humans():
+    table = get_benchmark("vdact").metrics_only([PREDICTIONS], {"human_scores": str(DEMO / "human_scores.jsonl")})
+    row = next(line for line in table.splitlines() if line.startswith("| demo-bot | 12 | 1 |"))
+    assert re.search(r"\| -?0\.\d{4} \| -?0\.\d{4} \|", row)
+
+
+def test_classic_metrics_over_the_ten_released_systems(shared_data):
+    files = sorted((shared_data / "vdact" / "predictions").glob("*.json"))
+    assert len(files) == 10
+    table = get_benchmark("vdact").metrics_only(files, {})
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| test-")}
+    assert len(rows) == 10
+    cells = [c.strip() for c in rows["test-videollama2-8f"].strip("|").split("|")]
+    bleu, rouge = float(cells[2]), float(cells[3])
+    # the paper's Table 5 gives BLEU 6.96 and ROUGE 28.86 for frozen VideoLLaMA2 (8 frames)
+    assert abs(bleu - 6.96) < 1.0 and abs(rouge - 28.86) < 1.0
+    assert "test-videollava-7b-8f: 19 repeated turn id(s)" in table
