@@ -206,7 +206,7 @@ class ModelClient:
         self._per_loop: weakref.WeakKeyDictionary[Any, BaseChatModel] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         price_name = settings.price_as or (self.name if self.backend in ("openai", "anthropic", "dry-run") else None)
-        self.price = price_of(price_name) if self.backend != "hf" else None
+        self.price = settings.price or (price_of(price_name) if self.backend != "hf" else None)
         self.is_dry_run = self.backend == "dry-run"
 
     @property

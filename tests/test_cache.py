@@ -44,3 +44,13 @@ async def test_no_cache_path_means_every_call_is_sent():
     await client.generate([HumanMessage("hello")], cache_path=None)
     await client.generate([HumanMessage("hello")], cache_path=None)
     assert len(model.prompts) == 2
+
+
+async def test_costs_follow_the_price_table_unless_overridden():
+    model = ScriptedChatModel(respond=lambda m: "answer")  # reports 10 input, 5 output tokens
+    listed = ModelClient(ModelSettings(spec="openai:gpt-4o-mini"), model)
+    custom = ModelClient(ModelSettings(spec="openai:gpt-4o-mini", price=(1000.0, 2000.0)), model)
+    local = ModelClient(ModelSettings(spec="openai-compatible:llama", base_url="http://x"), model)
+    assert (await listed.generate([HumanMessage("a")])).cost == (10 * 0.15 + 5 * 0.60) / 1e6
+    assert (await custom.generate([HumanMessage("a")])).cost == (10 * 1000 + 5 * 2000) / 1e6
+    assert (await local.generate([HumanMessage("a")])).cost == 0.0

@@ -8,7 +8,6 @@ accounting, and an explicit ``unparsed`` outcome when nothing fits the schema.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Generic, Literal, TypeVar
 
@@ -131,7 +130,6 @@ async def ask(
     The returned ``messages`` include the final answer, for multi-turn agents.
     """
     conversation = list(messages)
-    started = time.perf_counter()
     totals = {"input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0}
     estimated = False
     reason = "no answer"
@@ -195,7 +193,6 @@ async def ask(
             estimated=estimated,
         )
     )
-    _ = started
     return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
 
 
