@@ -3,6 +3,7 @@
 Also prints the model load time and the latency of one call with a ~300-token prompt
 and 64 new tokens. Run: ``.venv/bin/python benchmarks/local_batching.py [--spec smollm2]``.
 Greedy decoding; every prompt asks for a long answer so most rows run to the token limit.
+``OMP_NUM_THREADS=1`` compares one torch thread with the default (all cores).
 """
 
 from __future__ import annotations

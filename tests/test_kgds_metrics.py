@@ -160,3 +160,16 @@ def test_kbsaf_on_real_facts_with_ideal_and_permissive_verifiers(shared_data):
         permissive = kbsaf(lambda f: True)
         assert permissive["precision"] == pytest.approx(key / len(facts))
         assert math.isclose(permissive["recall"], 1.0)
+
+
+def test_model_free_bsp_scoring_of_a_predictions_file(tmp_path):
+    from pathlib import Path
+
+    from dialeval.protocols.kgds import metrics_only
+
+    fixture = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"sample": 0, "pattern": "ebs", "background": [1, 3]}\n{"sample": 0, "pattern": "ebs", "background": [1, 2], "round": 1}\n')
+    table = metrics_only([preds], {"data": str(fixture)})
+    assert f"| {preds} | 0 | 50.00 | 50.00 | 50.00 | 1 |" in table
+    assert f"| {preds} | 1 | 100.00 | 100.00 | 100.00 | 1 |" in table

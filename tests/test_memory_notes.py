@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+import pytest
 from chromadb.api.types import EmbeddingFunction
 
 from dialeval.memory import MemorySettings, NoteStore, flatten, open_note_store, unflatten
@@ -125,6 +126,7 @@ def test_embedded_store_lives_under_the_run_folder_and_survives_reopening(tmp_pa
     forget_stores()
 
 
+@pytest.mark.slow
 def test_minilm_embeddings_find_the_fact_closest_in_meaning(tmp_path):
     store = open_note_store(MemorySettings(path=str(tmp_path / "minilm")))
     store.update(

@@ -53,3 +53,14 @@ def test_classic_metrics_over_the_ten_released_systems(shared_data):
     # the paper's Table 5 gives BLEU 6.96 and ROUGE 28.86 for frozen VideoLLaMA2 (8 frames)
     assert abs(bleu - 6.96) < 1.0 and abs(rouge - 28.86) < 1.0
     assert "test-videollava-7b-8f: 19 repeated turn id(s)" in table
+
+
+def test_dry_run_of_a_released_file_estimates_all_450_dialogues(shared_data, tmp_path, capsys):
+    data = shared_data / "vdact" / "predictions" / "test-videollama2-8f.json"
+    code = main(["run", "vdact", "--data", str(data), "--limit", "3", "--model", "dry-run",
+                 "--output-dir", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "| test-videollama2-8f | 3 | 30 | 30 | 0 | 2.00 | 50.00 |" in out
+    row = next(line for line in out.splitlines() if line.startswith("| test-videollama2-8f | 3 | 10.0 |"))
+    assert "| 450 | 4500 |" in row

@@ -103,7 +103,8 @@ def summary_entry(pattern: str, round_: int, answer: Any | None, *, status: str 
         entry["messages"] = dump_messages(answer.messages)
         if answer.value is not None:
             value = answer.value
-            entry["background"] = getattr(value, "background_paragraphs", None) if pattern == "ebs" else getattr(value, "background_summary", None)
+            field = "background_paragraphs" if pattern == "ebs" else "background_summary"
+            entry["background"] = getattr(value, field)
             entry["opinion"] = value.opinion_summary
             entry["reflection"] = getattr(value, "reflection", None)
     if status is not None:

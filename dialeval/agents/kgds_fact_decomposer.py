@@ -70,7 +70,8 @@ def fact_decomposer():
                 continue
             kind = "key" if index in gold else "nonsupporting"
             for position, text in enumerate(answer.value.facts):
-                facts.append({"paragraph": index, "position": position, "kind": kind, "text": text, "fact_id": f"{index}.{position}"})
+                fact = {"paragraph": index, "position": position, "kind": kind, "text": text}
+                facts.append({**fact, "fact_id": f"{index}.{position}"})
         return {"facts": facts, "fact_gaps": gaps, "decompositions": calls}
 
     return node

@@ -68,7 +68,8 @@ def feedback_judge():
             if summary["pattern"] != "ebs" or summary["round"] != 0:
                 continue
             if not needs_judgement(summary, gold):
-                reason = "same as gold" if summary.get("status") == "ok" and set(summary["background"] or []) == gold else "not judged"
+                same = summary.get("status") == "ok" and set(summary["background"] or []) == gold
+                reason = "same as gold" if same else "not judged"
                 out.append({"round": 0, "winner": None, "skipped": reason})
                 continue
             template = template_for(context, "feedback_judge", TEMPLATE)

@@ -25,7 +25,7 @@ DRY_RUN_RATIONALE = (
 class TurnRating(BaseModel):
     """A 1-3 verdict (incorrect, partially correct, correct) with its reasoning first."""
 
-    rationale: str = Field(min_length=1)
+    rationale: str = Field(min_length=1)  # required: later turns of a session carry it
     rating: int = Field(ge=1, le=3)
 
 

@@ -192,10 +192,12 @@ def load_predictions(path: str | Path, samples: list[KgdsSample]) -> dict[str, l
     for number, raw in enumerate(raws):
         pred = validate_record(Prediction, raw, path, number)
         if pred.sample >= len(samples):
-            raise DataError(path, f"sample {pred.sample} is not in the data ({len(samples)} samples)", record=number, field="sample")
+            message = f"sample {pred.sample} is not in the data ({len(samples)} samples)"
+            raise DataError(path, message, record=number, field="sample")
         key = (pred.sample, pred.pattern, pred.round)
         if key in seen:
-            raise DataError(path, f"a second prediction for sample {pred.sample}, pattern {pred.pattern}, round {pred.round}", record=number)
+            message = f"a second prediction for sample {pred.sample}, pattern {pred.pattern}, round {pred.round}"
+            raise DataError(path, message, record=number)
         seen.add(key)
         out.setdefault(str(pred.sample), []).append(pred)
     return out

@@ -215,7 +215,12 @@ def win_rate(winners: Sequence[str | None]) -> dict[str, Any]:
     """Gold win rate of the EBS feedback judgement; unreadable judgements are skipped."""
     read = [w for w in winners if w is not None]
     gold = sum(1 for w in read if w == "gold")
-    return {"gold_win_rate": gold / len(read) if read else None, "judged": len(read), "gold_wins": gold, "unreadable": len(winners) - len(read)}
+    return {
+        "gold_win_rate": gold / len(read) if read else None,
+        "judged": len(read),
+        "gold_wins": gold,
+        "unreadable": len(winners) - len(read),
+    }
 
 
 def sample_scores(

