@@ -94,7 +94,7 @@ class RunConfig(BaseModel):
     templates: dict[str, str] = Field(default_factory=dict)
     options: dict[str, Any] = Field(default_factory=dict)
     parse_retries: int = Field(default=2, ge=0)
-    concurrency: int = Field(default=4, gt=0, description="items and model requests in flight")
+    concurrency: int = Field(default=8, gt=0, description="items and model requests in flight")
     limit: int | None = Field(default=None, gt=0)
     output_dir: str = "runs"
     run_id: str | None = None

@@ -71,8 +71,12 @@ async def test_a_graph_runs_in_the_studio_server_with_dry_run_model(studio_serve
     from langgraph_sdk import get_client
 
     client = get_client(url=studio_server)
-    assistants = await client.assistants.search()
-    assert {"answers"} <= {a["graph_id"] for a in assistants}
+    assistants = await client.assistants.search(limit=50)
+    graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+    assert set(graphs) <= {a["graph_id"] for a in assistants}  # every graph imports and is served
+    for graph_id in graphs:
+        schemas = await client.assistants.get_schemas(next(a["assistant_id"] for a in assistants if a["graph_id"] == graph_id))
+        assert "default_model" in json.dumps(schemas.get("context_schema") or schemas.get("config_schema"))
     result = await client.runs.wait(
         None,
         "answers",
