@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 
 demo: setup
-	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --config configs/kgds-demo.yaml
+	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml
 
 test: setup
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q

@@ -18,6 +18,10 @@ loop never blocks.
 - Text only: an image block becomes ``[image: <caption>]`` when the block carries a
   caption (``caption``, ``alt_text`` or ``text``, at the top of the block, inside its
   ``image_url`` dict or its ``metadata``), else ``[image omitted]``.
+- A trailing AI message is a prefill: generation continues it, and the answer text
+  starts with it. dialeval starts JSON answers this way for local models; such an
+  answer ends where its JSON object closes (like an API's JSON mode), so a small model
+  that keeps talking after a complete object is not cut off mid-ramble.
 - ``temperature == 0`` decodes greedily, otherwise samples. ``finish_reason`` is
   ``"length"`` when the answer hit ``max_new_tokens`` without an end-of-turn token, else
   ``"stop"``; ``stop`` strings cut the decoded text afterwards.
@@ -82,6 +86,13 @@ def content_text(content: str | list[Any]) -> str:
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
 
+def split_prefill(messages: Sequence[BaseMessage]) -> tuple[Sequence[BaseMessage], str]:
+    """A trailing AI message is the start of the answer to continue (a "prefill")."""
+    if messages and messages[-1].type == "ai":
+        return messages[:-1], content_text(messages[-1].content)
+    return messages, ""
+
+
 def chat_turns(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     """LangChain messages -> ``[{"role", "content"}]`` for a tokenizer's chat template."""
     turns = []
@@ -139,8 +150,15 @@ class LocalEngine:
         # Base models without a template: a plain transcript ending where the answer goes.
         return "".join(f"{t['role']}: {t['content']}\n" for t in turns) + "assistant:"
 
-    def generate(self, prompts: list[str], *, max_new_tokens: int, temperature: float) -> list[Output | Exception]:
-        """Generate ``prompts`` together; a prompt too long for the model fails alone."""
+    def generate(
+        self, prompts: list[str], *, max_new_tokens: int, temperature: float, json_open: list[bool] | None = None
+    ) -> list[Output | Exception]:
+        """Generate ``prompts`` together; a prompt too long for the model fails alone.
+
+        ``json_open[i]`` says prompt i ends inside a JSON object it started (a prefill):
+        that answer ends where the object closes, as in the JSON modes of API models.
+        """
+        json_open = json_open or [False] * len(prompts)
         import torch
 
         limit = getattr(self.model.config, "max_position_embeddings", None)
@@ -156,12 +174,19 @@ class LocalEngine:
                 ready.append(i)
         if ready:
             with self._lock, torch.inference_mode():
-                outputs = self._generate_batch([prompts[i] for i in ready], max_new_tokens, temperature)
+                outputs = self._generate_batch(
+                    [prompts[i] for i in ready], max_new_tokens, temperature, [json_open[i] for i in ready]
+                )
             for i, out in zip(ready, outputs):
                 results[i] = out
         return results  # type: ignore[return-value]
 
-    def _generate_batch(self, prompts: list[str], max_new_tokens: int, temperature: float) -> list[Output]:
+    def _generate_batch(
+        self, prompts: list[str], max_new_tokens: int, temperature: float, json_open: list[bool] | None = None
+    ) -> list[Output]:
+        from transformers import StoppingCriteriaList
+
+        json_open = json_open or [False] * len(prompts)
         self.batch_sizes.append(len(prompts))
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         enc = enc.to(self.model.device)
@@ -170,22 +195,27 @@ class LocalEngine:
             if temperature > 0
             else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
         )
+        start = enc["input_ids"].shape[1]
+        closer = JsonObjectEnd(self.tokenizer, start, json_open)
         generated = self.model.generate(
             **enc,
             max_new_tokens=max_new_tokens,
             pad_token_id=self.tokenizer.pad_token_id,
             use_cache=True,
+            stopping_criteria=StoppingCriteriaList([closer]) if any(json_open) else None,
             **sampling,
         )
-        start = enc["input_ids"].shape[1]
         eos = self.eos_ids
         outputs = []
-        for row, mask in zip(generated[:, start:].tolist(), enc["attention_mask"]):
-            end = next((j for j, tok in enumerate(row) if tok in eos), None)
-            if end is None:
-                tokens, finish = row, "length" if len(row) >= max_new_tokens else "stop"
+        for i, (row, mask) in enumerate(zip(generated[:, start:].tolist(), enc["attention_mask"])):
+            if closer.closed_at[i] is not None:  # the JSON answer is complete: nothing after it counts
+                tokens, finish, end = row[: closer.closed_at[i]], "stop", None
             else:
-                tokens, finish = row[:end], "stop"
+                end = next((j for j, tok in enumerate(row) if tok in eos), None)
+                if end is None:
+                    tokens, finish = row, "length" if len(row) >= max_new_tokens else "stop"
+                else:
+                    tokens, finish = row[:end], "stop"
             outputs.append(
                 Output(
                     text=self.tokenizer.decode(tokens, skip_special_tokens=True),
@@ -195,6 +225,56 @@ class LocalEngine:
                 )
             )
         return outputs
+
+
+class JsonObjectEnd:
+    """Stops each answer that continues an opened JSON object once that object closes.
+
+    Tracks brace depth outside strings token by token; ``closed_at[i]`` is the number of
+    generated tokens of row i up to and including the closing brace (``None`` if open).
+    """
+
+    def __init__(self, tokenizer: Any, start: int, rows: list[bool]):
+        self.tokenizer = tokenizer
+        self.start = start
+        self.active = list(rows)
+        self.state = [(1, False, False) for _ in rows]  # depth, inside a string, escaped
+        self.closed_at: list[int | None] = [None] * len(rows)
+
+    def _feed(self, i: int, text: str) -> bool:
+        depth, in_string, escaped = self.state[i]
+        for ch in text:
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch in "{[":
+                depth += 1
+            elif ch in "}]":
+                depth -= 1
+                if depth == 0:
+                    return True
+        self.state[i] = (depth, in_string, escaped)
+        return False
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        generated = input_ids.shape[1] - self.start
+        for i in range(input_ids.shape[0]):
+            if self.closed_at[i] is not None:
+                done[i] = True
+            elif self.active[i] and generated > 0:
+                if self._feed(i, self.tokenizer.decode(input_ids[i, -1:], skip_special_tokens=True)):
+                    self.closed_at[i] = generated
+                    done[i] = True
+        return done
 
 
 def smollm2_path() -> Path:
@@ -316,6 +396,7 @@ def load_engine(source: str) -> LocalEngine:
 class _Pending:
     prompt: str
     future: asyncio.Future
+    json_open: bool = False
 
 
 @dataclass
@@ -337,11 +418,11 @@ class _Batcher:
         self.params = {"max_new_tokens": max_new_tokens, "temperature": temperature}
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopQueue] = weakref.WeakKeyDictionary()
 
-    async def submit(self, prompt: str) -> Output:
+    async def submit(self, prompt: str, json_open: bool = False) -> Output:
         loop = asyncio.get_running_loop()
         queue = self._queues.setdefault(loop, _LoopQueue())
         future = loop.create_future()
-        queue.pending.append(_Pending(prompt, future))
+        queue.pending.append(_Pending(prompt, future, json_open))
         if not queue.busy:
             if len(queue.pending) >= self.batch_size:
                 self._start(loop, queue)
@@ -362,7 +443,9 @@ class _Batcher:
 
     async def _run(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue, batch: list[_Pending]) -> None:
         try:
-            call = functools.partial(self.engine.generate, [p.prompt for p in batch], **self.params)
+            call = functools.partial(
+                self.engine.generate, [p.prompt for p in batch], json_open=[p.json_open for p in batch], **self.params
+            )
             results: list[Any] = await loop.run_in_executor(self.engine.executor, call)
         except Exception as err:  # the whole batch failed (e.g. out of memory)
             results = [err] * len(batch)
@@ -389,6 +472,12 @@ def _apply_stop(output: Output, stop: Sequence[str] | None) -> Output:
     if not cuts:
         return output
     return Output(output.text[: min(cuts)], "stop", output.input_tokens, output.output_tokens)
+
+
+def _prefixed(output: Output, prefill: str) -> Output:
+    if not prefill:
+        return output
+    return Output(prefill + output.text, output.finish_reason, output.input_tokens, output.output_tokens)
 
 
 def _result(output: Output, model_name: str) -> ChatResult:
@@ -452,15 +541,20 @@ class LocalChatModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
+        turns, prefill = split_prefill(messages)
         (output,) = self._engine.generate(
-            [self._engine.prompt(messages)], max_new_tokens=self.max_new_tokens, temperature=self.temperature
+            [self._engine.prompt(turns) + prefill],
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            json_open=[prefill.startswith("{")],
         )
         if isinstance(output, Exception):
             raise output
-        return _result(_apply_stop(output, stop), self._engine.source)
+        return _result(_apply_stop(_prefixed(output, prefill), stop), self._engine.source)
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        output = await self._batcher.submit(self._engine.prompt(messages))
-        return _result(_apply_stop(output, stop), self._engine.source)
+        turns, prefill = split_prefill(messages)
+        output = await self._batcher.submit(self._engine.prompt(turns) + prefill, json_open=prefill.startswith("{"))
+        return _result(_apply_stop(_prefixed(output, prefill), stop), self._engine.source)

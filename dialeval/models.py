@@ -37,6 +37,9 @@ BACKENDS = {
 }
 
 
+LOCAL_DECODING = "json-prefill-close/1"
+
+
 class SpecError(ValueError):
     """A model spec string that names no known backend."""
 
@@ -239,6 +242,16 @@ class ModelClient:
             return 0.0
         return (input_tokens * self.price[0] + output_tokens * self.price[1]) / 1_000_000
 
+    def _prefilled(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> list[BaseMessage]:
+        """Local models: start the answer as the schema's JSON object, which small models
+        then complete far more often than they write valid JSON unprompted."""
+        if schema is None or not self.settings.structured_output or self.backend not in ("hf", "smollm2"):
+            return messages
+        from langchain_core.messages import AIMessage
+
+        first = next(iter(schema.model_fields), None)
+        return [*messages, AIMessage('{"' + first + '":' if first else "{")]
+
     def _bound(self, schema: type[BaseModel] | None) -> Any:
         model = self.model
         if schema is not None and self.settings.structured_output and self.backend in ("openai", "openai-compatible"):
@@ -260,6 +273,8 @@ class ModelClient:
             "max_tokens": s.max_tokens,
             "structured": schema.__name__ if (schema is not None and s.structured_output) else None,
             "messages": _message_payload(messages),
+            # local decoding rules change answers without any parameter changing
+            "local_decoding": LOCAL_DECODING if self.backend in ("hf", "smollm2") else None,
         }
 
     async def generate(
@@ -271,6 +286,7 @@ class ModelClient:
         cache_path: str | None = None,
     ) -> Generation:
         """Answer ``messages``: from the cache when possible, else from the model."""
+        messages = self._prefilled(messages, schema)
         key = None
         cache = None
         if cache_path and not self.is_dry_run:

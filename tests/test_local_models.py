@@ -48,7 +48,7 @@ class EchoEngine(LocalEngine):
     def prompt(self, messages):
         return prompt_text(messages)
 
-    def generate(self, prompts, *, max_new_tokens, temperature):
+    def generate(self, prompts, *, max_new_tokens, temperature, json_open=None):
         self.batch_sizes.append(len(prompts))
         self.threads = getattr(self, "threads", set()) | {threading.current_thread().name}
         return [

@@ -256,3 +256,23 @@ def test_the_cli_runs_the_demo_fixture(tmp_path, capsys):
     assert code == 0
     [run_dir] = tmp_path.iterdir()
     assert (run_dir / "notes").is_dir() and (run_dir / "radar.png").exists()
+
+
+def test_rules_only_helpers_need_no_model(tmp_path, running_data):
+    settings, model = scripted(respond=world())
+    config = RunConfig(
+        model=settings,
+        output_dir=str(tmp_path),
+        cache_path=None,
+        agents={"item_extractor": "mmrc.item_rules", "refusal_detector": "mmrc.refusal_rules"},
+        options={"note_taking": "on"},
+    )
+    result = run("mmrc", running_data, config, progress=False)
+
+    helpers = [p for p in model.prompts if "You check list answers" in prompt_text(p) or "You classify answers" in prompt_text(p)]
+    assert helpers == []
+    on = result.metrics["conditions"]["on"]
+    # "Three times a week and swimming." splits into two items; the rule wants every content
+    # word of a reference item ("3 times a week" has "3", not "three"), so neither matches
+    assert on["EP"] == {"value": 0.0, "n": 1, "empty": 0, "skipped": 0}
+    assert on["RP"]["value"] == 0.0  # "They are Brand X shoes." is no refusal
