@@ -21,8 +21,12 @@ $(STAMP): pyproject.toml Makefile
 
 setup: $(STAMP)
 
+# KGDS offline on the bundled SmolLM2-135M: (1) the whole protocol, summaries included;
+# (2) scoring a system's own summaries (the bundled predictions file) with the same judges.
 demo: setup
 	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml
+	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml \
+	  --option predictions='"dialeval/fixtures/kgds_demo_predictions.jsonl"'
 
 test: setup
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q

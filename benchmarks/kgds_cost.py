@@ -15,7 +15,6 @@ import argparse
 import json
 import tempfile
 from collections import defaultdict
-from pathlib import Path
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.data.kgds import load_kgds

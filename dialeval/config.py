@@ -7,12 +7,13 @@ holds secrets only (API keys are read by name, never stored).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
+O = TypeVar("O", bound=BaseModel)
 
 
 class ConfigError(ValueError):
@@ -123,6 +124,16 @@ def _describe(err: ValidationError) -> str:
         where = ".".join(str(p) for p in e["loc"]) or "(top level)"
         lines.append(f"field '{where}': {e['msg']}")
     return "; ".join(lines)
+
+
+def parse_options(model: type[O], options: dict[str, Any] | None, benchmark: str) -> O:
+    """A benchmark's ``options`` validated by its own model; errors name the option."""
+    try:
+        return model.model_validate(options or {})
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "options"
+        raise ConfigError(f"{benchmark} option '{where}': {first['msg']}") from None
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:

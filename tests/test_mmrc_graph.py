@@ -244,7 +244,7 @@ def test_a_bad_option_stops_the_run_before_any_item(tmp_path, running_data):
     from dialeval.config import ConfigError
 
     config = RunConfig(model=ModelSettings(spec="dry-run"), output_dir=str(tmp_path), options={"note_taking": "sometimes"})
-    with pytest.raises(ConfigError, match="options.note_taking"):
+    with pytest.raises(ConfigError, match="mmrc option 'note_taking'"):
         run("mmrc", running_data, config, progress=False)
 
 

@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable, Generic, Literal, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
-from dialeval.config import EvalContext
+from dialeval.config import EvalContext, ModelSettings
 from dialeval.models import ModelClient, get_client
 from dialeval.parsing import ParseFailure, parse_answer, schema_hint
 from dialeval.templates import Template, load_template
@@ -61,11 +61,24 @@ class AgentContext:
     options: dict[str, Any]
 
     @classmethod
-    def for_role(cls, context: EvalContext, role: str, default_template: str) -> AgentContext:
+    def for_role(
+        cls,
+        context: EvalContext,
+        role: str,
+        default_template: str,
+        *,
+        template_key: str | None = None,
+        model: ModelSettings | None = None,
+        template: Template | None = None,
+    ) -> AgentContext:
+        """The model configured for ``role`` and the template under ``template_key``
+        (default: the role; agents with several templates give each its own key).
+        ``model``/``template`` override both, for turns that continue another agent's
+        conversation."""
         return cls(
             role=role,
-            client=get_client(context.model_for(role)),
-            template=load_template(context.templates.get(role, default_template)),
+            client=get_client(model or context.model_for(role)),
+            template=template or load_template(context.templates.get(template_key or role, default_template)),
             parse_retries=context.parse_retries,
             cache_path=context.cache_path,
             options=context.options,
@@ -194,6 +207,50 @@ async def ask(
         )
     )
     return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
+
+
+async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply") -> AgentCall:
+    """One free-text call (a system under test replies in prose, not JSON).
+
+    ``ok`` needs a non-empty answer that was not cut off; ``truncated``, ``unparsed``
+    (empty) and ``error`` keep the raw text and are never scored. ``value`` is
+    ``{"text": ...}`` when ok.
+    """
+    try:
+        gen = await ctx.client.generate(messages, placeholder=placeholder, cache_path=ctx.cache_path)
+    except Exception as err:  # the backend gave up after its own retries
+        record(CallRecord(agent=agent, model=ctx.client.label, status="error"))
+        return AgentCall(agent=agent, status="error", reason=f"{type(err).__name__}: {err}", attempts=1)
+    text = gen.text.strip()
+    status: Status
+    if gen.truncated:
+        status, reason = "truncated", "the answer hit the token limit"
+    elif not text:
+        status, reason = "unparsed", "empty answer"
+    else:
+        status, reason = "ok", None
+    record(
+        CallRecord(
+            agent=agent,
+            model=ctx.client.label,
+            status=status,
+            input_tokens=gen.input_tokens,
+            output_tokens=gen.output_tokens,
+            cost=gen.cost,
+            requests=0 if (gen.cached or gen.estimated) else 1,
+            cached=1 if gen.cached else 0,
+            estimated=gen.estimated,
+        )
+    )
+    return AgentCall(
+        agent=agent,
+        status=status,
+        value={"text": text} if status == "ok" else None,
+        raw=gen.text,
+        attempts=1,
+        reason=reason,
+        cached=gen.cached,
+    )
 
 
 # ---------------------------------------------------------------- registry

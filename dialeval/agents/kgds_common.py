@@ -82,16 +82,8 @@ def model_following(context: EvalContext, role: str, follows: str) -> ModelSetti
 def agent_context(context: EvalContext, role: str, model: ModelSettings, template: Template) -> Any:
     """An :class:`AgentContext` with an explicit model and template (multi-turn agents)."""
     from dialeval.agents.base import AgentContext
-    from dialeval.models import get_client
 
-    return AgentContext(
-        role=role,
-        client=get_client(model),
-        template=template,
-        parse_retries=context.parse_retries,
-        cache_path=context.cache_path,
-        options=context.options,
-    )
+    return AgentContext.for_role(context, role, template.source, model=model, template=template)
 
 
 def summary_entry(pattern: str, round_: int, answer: Any | None, *, status: str | None = None, **fields: Any) -> dict[str, Any]:

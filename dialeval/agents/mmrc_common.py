@@ -18,11 +18,10 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialeval.agents.base import AgentCall, AgentContext
+from dialeval.agents.base import AgentContext
 from dialeval.config import EvalContext
 from dialeval.data.mmrc import Conversation, ImageRef
 from dialeval.memory.client import MemorySettings
-from dialeval.usage import CallRecord, record
 
 IMAGE_BACKENDS = frozenset({"openai", "anthropic", "openai-compatible"})
 Condition = Literal["off", "on"]
@@ -131,23 +130,10 @@ def with_history(rendered: list[BaseMessage], earlier: list[BaseMessage]) -> lis
 
 
 def agent_context(context: EvalContext, model_role: str, template_role: str, default_template: str) -> AgentContext:
-    """Like ``AgentContext.for_role`` but with the template chosen by its own key.
-
-    The responder has two templates (turn replies, evaluation questions) and the judge
+    """The responder has two templates (turn replies, evaluation questions) and the judge
     one per ability; ``templates: {judge_ie: my.txt}`` overrides just one of them while
-    ``models: {judge: ...}`` still picks the model of all six.
-    """
-    from dialeval.models import get_client
-    from dialeval.templates import load_template
-
-    return AgentContext(
-        role=model_role,
-        client=get_client(context.model_for(model_role)),
-        template=load_template(context.templates.get(template_role, default_template)),
-        parse_retries=context.parse_retries,
-        cache_path=context.cache_path,
-        options=context.options,
-    )
+    ``models: {judge: ...}`` still picks the model of all six."""
+    return AgentContext.for_role(context, model_role, default_template, template_key=template_role)
 
 
 def history(conv: Conversation, replies: dict[int, str], upto: int, blocks: bool) -> list[BaseMessage]:
@@ -172,44 +158,3 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1)
 
 
-async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str) -> AgentCall:
-    """One free-text call (the model under test replies in prose, not JSON).
-
-    ``ok`` needs a non-empty answer that was not cut off; ``truncated``, ``unparsed``
-    (empty) and ``error`` keep the raw text and are never judged.
-    """
-    try:
-        gen = await ctx.client.generate(messages, placeholder=placeholder, cache_path=ctx.cache_path)
-    except Exception as err:  # the backend gave up after its own retries
-        call = AgentCall(agent=agent, status="error", reason=f"{type(err).__name__}: {err}", attempts=1)
-        record(CallRecord(agent=agent, model=ctx.client.label, status="error"))
-        return call
-    text = gen.text.strip()
-    if gen.truncated:
-        status, reason = "truncated", "the answer hit the token limit"
-    elif not text:
-        status, reason = "unparsed", "empty answer"
-    else:
-        status, reason = "ok", None
-    record(
-        CallRecord(
-            agent=agent,
-            model=ctx.client.label,
-            status=status,
-            input_tokens=gen.input_tokens,
-            output_tokens=gen.output_tokens,
-            cost=gen.cost,
-            requests=0 if (gen.cached or gen.estimated) else 1,
-            cached=1 if gen.cached else 0,
-            estimated=gen.estimated,
-        )
-    )
-    return AgentCall(
-        agent=agent,
-        status=status,
-        value={"text": text} if status == "ok" else None,
-        raw=gen.text,
-        attempts=1,
-        reason=reason,
-        cached=gen.cached,
-    )

@@ -14,12 +14,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from dialeval.agents.base import register_agent
+from dialeval.agents.base import ask_text, register_agent
 from dialeval.agents.mmrc_common import (
     MmrcOptions,
     accepts_images,
     agent_context,
-    ask_text,
     attach_images,
     conversation_of,
     dumps,

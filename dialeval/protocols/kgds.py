@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 
 from dialeval.agents.kgds_common import KgdsOptions
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.config import ConfigError
+from dialeval.config import parse_options as config_options
 from dialeval.data.kgds import KgdsSample, Prediction, load_kgds, load_predictions
 from dialeval.metrics.kgds import ERROR_TYPES, aggregate_scores, bsp_scores, macro, win_rate
 
@@ -37,12 +37,7 @@ class KgdsItem:
 
 
 def parse_options(options: dict[str, Any]) -> KgdsOptions:
-    try:
-        return KgdsOptions.model_validate(options or {})
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "options"
-        raise ConfigError(f"kgds option '{where}': {first['msg']}") from None
+    return config_options(KgdsOptions, options, "kgds")
 
 
 def load(path: Path, options: dict[str, Any]) -> list[KgdsItem]:

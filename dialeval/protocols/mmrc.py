@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 
 from dialeval.benchmarks import Benchmark, register_benchmark
-from dialeval.config import ConfigError
+from dialeval.config import parse_options
 from dialeval.data.mmrc import ABILITIES, Conversation, load_conversations
 from dialeval.metrics import mmrc as metrics
 from dialeval.metrics.mmrc import ep_counts, image_hits
@@ -26,12 +25,7 @@ CONDITION_LABEL = {"off": "responder", "on": "+ NOTE-TAKING"}
 def _options(options: dict[str, Any]):
     from dialeval.agents.mmrc_common import MmrcOptions
 
-    try:
-        return MmrcOptions.model_validate(options)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"options.{where}: {first['msg']}") from None
+    return parse_options(MmrcOptions, options, "mmrc")
 
 
 def load(path: Path, options: dict[str, Any]) -> list[Conversation]:

@@ -11,10 +11,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.config import ConfigError
+from dialeval.config import parse_options as config_options
 from dialeval.data.vdact import Dialogue, load_dialogues, load_human_scores, load_predictions
 from dialeval.metrics.correlation import kendall_tau_b, permutation_test
 from dialeval.metrics.text import classic_metrics, load_wordnet, meteor_scores, rouge_l_scores, sentence_bleu
@@ -54,12 +55,7 @@ class VdactOptions(BaseModel):
 
 
 def parse_options(options: dict[str, Any]) -> VdactOptions:
-    try:
-        return VdactOptions.model_validate(options or {})
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "options"
-        raise ConfigError(f"vdact option '{where}': {first['msg']}") from None
+    return config_options(VdactOptions, options, "vdact")
 
 
 def load(path: Path, options: dict[str, Any]) -> list[Dialogue]:
