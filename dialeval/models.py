@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import json
 import threading
 import time
@@ -157,6 +158,15 @@ request_slots: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.Co
 )
 
 
+@functools.lru_cache(maxsize=256)
+def _response_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """OpenAI's JSON-schema response format; built once per schema (it is not cheap)."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+    }
+
+
 def _message_payload(messages: list[BaseMessage]) -> list[dict[str, Any]]:
     return [{"type": m.type, "content": m.content} for m in messages]
 
@@ -255,12 +265,7 @@ class ModelClient:
     def _bound(self, schema: type[BaseModel] | None) -> Any:
         model = self.model
         if schema is not None and self.settings.structured_output and self.backend in ("openai", "openai-compatible"):
-            return model.bind(
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
-                }
-            )
+            return model.bind(response_format=_response_format(schema))
         return model
 
     def cache_parts(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> dict[str, Any]:
