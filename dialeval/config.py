@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)
+SMOLLM2_MAX_TOKENS = 192
 
 
 class ConfigError(ValueError):
@@ -50,6 +51,14 @@ class ModelSettings(BaseModel):
     @classmethod
     def _from_string(cls, value: Any) -> Any:
         return {"spec": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _small_model_budget(self) -> ModelSettings:
+        """SmolLM2-135M only repeats itself past a couple of hundred tokens: unless told
+        otherwise it gets a smaller answer budget, which keeps offline runs short."""
+        if self.spec == "smollm2" and "max_tokens" not in self.model_fields_set:
+            self.max_tokens = SMOLLM2_MAX_TOKENS
+        return self
 
     @field_validator("spec")
     @classmethod
