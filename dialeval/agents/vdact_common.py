@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from dialeval.agents.base import Answer
+from langchain_core.messages import BaseMessage
+
+from dialeval.agents.base import AgentContext, Answer, ask
 
 # A rationale of typical length for dry runs, so token estimates include the verdicts
 # that a session judge carries into later prompts.
@@ -61,3 +63,13 @@ def turn_values(state: dict[str, Any]) -> dict[str, str]:
         "reference": turn["reference"],
         "candidate": turn["candidate"],
     }
+
+
+async def rate_turn(ctx: AgentContext, agent: str, messages: list[BaseMessage], state: dict[str, Any]) -> dict[str, Any]:
+    """Ask for a 1-3 rating of the current turn and move the walk on to the next turn."""
+    answer = await ask(
+        ctx, agent, messages, TurnRating, placeholder=lambda: TurnRating(rationale=DRY_RUN_RATIONALE, rating=2)
+    )
+    value = answer.value
+    entry = verdict(current_turn(state), answer, value.rating if value else None, value.rationale if value else None)
+    return {"judged": [entry], "index": state.get("index", 0) + 1}

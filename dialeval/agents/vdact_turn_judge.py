@@ -6,8 +6,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from dialeval.agents.base import AgentContext, ask, register_agent
-from dialeval.agents.vdact_common import DRY_RUN_RATIONALE, TurnRating, current_turn, turn_values, verdict
+from dialeval.agents.base import AgentContext, register_agent
+from dialeval.agents.vdact_common import rate_turn, turn_values
 from dialeval.config import EvalContext
 from dialeval.templates import Template
 
@@ -25,15 +25,6 @@ def turn_judge():
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         ctx = AgentContext.for_role(context, "judge", TEMPLATE)
-        answer = await ask(
-            ctx,
-            "vdact.turn_judge",
-            build_messages(ctx.template, state),
-            TurnRating,
-            placeholder=lambda: TurnRating(rationale=DRY_RUN_RATIONALE, rating=2),
-        )
-        value = answer.value
-        entry = verdict(current_turn(state), answer, value.rating if value else None, value.rationale if value else None)
-        return {"judged": [entry], "index": state.get("index", 0) + 1}
+        return await rate_turn(ctx, "vdact.turn_judge", build_messages(ctx.template, state), state)
 
     return judge
