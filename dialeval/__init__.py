@@ -21,13 +21,19 @@ __all__ = ["evaluate", "aevaluate", "load_dataset", "list_benchmarks", "__versio
 
 
 def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
-    from dialeval.config import RunConfig, load_config
+    """Keyword overrides win, ``None`` included (``cache_path=None`` turns the cache off)."""
+    from dialeval.config import ConfigError, RunConfig, load_config
 
     if isinstance(config, RunConfig):
-        return config.model_copy(update=overrides) if overrides else config
-    if isinstance(config, (str, Path)):
-        return load_config(config, **overrides)
-    return load_config(None, **{**(config or {}), **overrides})
+        base = config.model_dump(exclude_unset=True)
+    elif isinstance(config, (str, Path)):
+        base = load_config(config).model_dump(exclude_unset=True)
+    else:
+        base = dict(config or {})
+    try:
+        return RunConfig.model_validate({**base, **overrides})
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 def evaluate(

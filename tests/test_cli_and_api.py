@@ -1,0 +1,67 @@
+"""The command line and the Python API, as a user calls them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dialeval
+from dialeval.cli import main
+from dialeval.testing.openai_server import OpenAIStub
+
+DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
+
+
+def test_run_prints_the_report_and_report_rebuilds_it(tmp_path, capsys):
+    code = main(["run", "answers", "--data", str(DATA), "--model", "dry-run:gpt-4o-mini", "--output-dir", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Dry run" in out and "| demo-bot | 3 | 3 | 0 |" in out and "## Judge reliability" in out
+    run_dir = next(tmp_path.iterdir())
+    (run_dir / "report.md").unlink()
+    assert main(["report", str(run_dir)]) == 0
+    assert (run_dir / "report.md").exists()
+
+
+def test_list_names_benchmarks_agents_and_backends(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("kgds", "vdact", "mmrc", "answers", "kgds.fact_verifier", "vdact.session_judge", "mmrc.notetaker", "dry-run"):
+        assert name in out
+
+
+def test_bad_input_exits_2_with_a_message_naming_the_problem(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("concurrency: -1\n")
+    assert main(["run", "answers", "--data", str(DATA), "--config", str(bad)]) == 2
+    assert "bad.yaml: field 'concurrency'" in capsys.readouterr().err
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "x", "question": "q"\n')
+    assert main(["run", "answers", "--data", str(broken), "--model", "dry-run", "--output-dir", str(tmp_path)]) == 2
+    assert "broken.jsonl, record line 1" in capsys.readouterr().err
+    assert main(["run", "nope", "--data", str(DATA)]) == 2
+    assert "unknown benchmark 'nope'" in capsys.readouterr().err
+
+
+def test_options_on_the_command_line_are_json_values(tmp_path):
+    assert main(["run", "kgds", "--data", "dialeval/fixtures/kgds_demo.json", "--model", "dry-run", "--output-dir", str(tmp_path),
+                 "--no-progress", "--option", 'patterns=["ebs"]', "--option", "reflection_rounds=0"]) == 0
+    config = json.loads((next(tmp_path.iterdir()) / "config.json").read_text())
+    assert config["options"] == {"patterns": ["ebs"], "reflection_rounds": 0}
+
+
+def test_evaluate_twice_in_one_process_against_an_api_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIStub(respond=lambda body: '{"rationale": "ok", "score": 5}') as server:
+        model = {"spec": "openai:gpt-4o-mini", "base_url": server.base_url}
+        first = dialeval.evaluate("answers", DATA, model=model, output_dir=str(tmp_path), cache_path=None)
+        second = dialeval.evaluate("answers", DATA, model=model, output_dir=str(tmp_path), cache_path=None, run_id="again")
+    assert first.metrics["systems"] == second.metrics["systems"]
+    assert second.metrics["systems"]["demo-bot"]["mean_score"] == 5.0
+    assert len(server.requests) == 6  # each run sent its own requests: no shared, closed pool
+
+
+def test_load_dataset_and_list_benchmarks():
+    items = dialeval.load_dataset("answers", DATA)
+    assert [i.id for i in items] == ["kitchen-1", "kitchen-2", "bike-1"]
+    assert {"kgds", "vdact", "mmrc", "answers"} <= set(dialeval.list_benchmarks())
