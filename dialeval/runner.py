@@ -20,7 +20,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.config import ConfigError, RunConfig
-from dialeval.usage import CallRecord, Ledger, current_ledger, summarize_calls
+from dialeval.usage import Ledger, current_ledger, summarize_calls
 
 RESULTS = "results.jsonl"
 
@@ -173,20 +173,22 @@ async def run_async(
 
         bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {run_id}", unit="item")
     failed = 0
-    spent: list[CallRecord | dict[str, Any]] = []
+    tokens = 0
+    usd = 0.0
 
     async def one(item: Any) -> None:
-        nonlocal failed
+        nonlocal failed, tokens, usd
         async with slots:
             row = await _evaluate_item(bench, graph, item, config, context, config.options)
         writer.append(row)
         done[item.id] = row
-        spent.extend(row["usage"])
+        item_totals = summarize_calls(row["usage"])
+        tokens += int(item_totals["input_tokens"] + item_totals["output_tokens"])
+        usd += item_totals["cost_usd"]
         if row["status"] != "ok":
             failed += 1
         if bar is not None:
-            totals = summarize_calls(spent)
-            bar.set_postfix(failed=failed, tokens=int(totals["input_tokens"] + totals["output_tokens"]), usd=f"{totals['cost_usd']:.4f}")
+            bar.set_postfix(failed=failed, tokens=tokens, usd=f"{usd:.4f}")
             bar.update(1)
 
     try:
