@@ -37,7 +37,7 @@ class ModelSettings(BaseModel):
     max_retries: int = Field(default=4, ge=0)
     requests_per_second: float | None = Field(default=None, gt=0)
     structured_output: bool = Field(
-        default=True, description="native JSON-schema output on API backends; local models get the JSON answer started for them"
+        default=True, description="native structured output (OpenAI JSON schema, Anthropic forced tool); local models get the JSON answer started"
     )
     batch_size: int = Field(default=8, gt=0, description="local models: prompts generated together")
     price_as: str | None = Field(

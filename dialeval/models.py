@@ -264,8 +264,12 @@ class ModelClient:
 
     def _bound(self, schema: type[BaseModel] | None) -> Any:
         model = self.model
-        if schema is not None and self.settings.structured_output and self.backend in ("openai", "openai-compatible"):
+        if schema is None or not self.settings.structured_output:
+            return model
+        if self.backend in ("openai", "openai-compatible"):
             return model.bind(response_format=_response_format(schema))
+        if self.backend == "anthropic":  # Claude's structured output: one forced tool call
+            return model.bind_tools([schema], tool_choice=schema.__name__)
         return model
 
     def cache_parts(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> dict[str, Any]:

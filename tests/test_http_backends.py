@@ -53,8 +53,18 @@ def test_anthropic_backend_over_http(tmp_path):
     with OpenAIStub(respond=lambda body: GRADE, failures=[529]) as server:
         result = _run(tmp_path, ModelSettings(spec="anthropic:claude-haiku-4-5", base_url=server.root_url))
     assert server.statuses[0] == 529 and server.statuses.count(200) == 3
-    assert "system" in server.completions[0] and "grade" in server.completions[0]["system"]
+    body = server.completions[0]
+    assert "system" in body and "grade" in body["system"]
+    assert body["tool_choice"] == {"type": "tool", "name": "AnswerGrade"}  # native structured output
+    assert body["tools"][0]["input_schema"]["properties"]["score"]["maximum"] == 5
     assert result.metrics["systems"]["demo-bot"]["mean_score"] == 4.0
+
+
+def test_anthropic_tool_answers_are_read_as_json(tmp_path):
+    tool_use = {"rationale": "matches", "score": 2}
+    with OpenAIStub(respond=lambda body: ("", "tool_use", tool_use)) as server:
+        result = _run(tmp_path, ModelSettings(spec="anthropic:claude-haiku-4-5", base_url=server.root_url))
+    assert result.metrics["systems"]["demo-bot"]["mean_score"] == 2.0
 
 
 def test_a_truncated_answer_is_flagged_and_counted(tmp_path):

@@ -13,7 +13,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-Respond = Callable[[dict[str, Any]], "str | tuple[str, str]"]
+# an answer: text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
+Respond = Callable[[dict[str, Any]], "str | tuple[str, str] | tuple[str, str, dict[str, Any]]"]
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -131,10 +132,17 @@ class OpenAIStub:
                 if stub.latency:
                     time.sleep(stub.latency)
                 reply = stub.respond(body)
-                text, finish = reply if isinstance(reply, tuple) else (reply, "stop")
+                if not isinstance(reply, tuple):
+                    reply = (reply, "stop")
+                text, finish = reply[0], reply[1]
+                tool_input = reply[2] if len(reply) > 2 else None  # answer with a tool call
                 prompt_tokens = max(1, len(prompt_of(body)) // 4)
                 completion_tokens = max(1, len(text) // 4)
                 if path.endswith("/messages"):  # the Anthropic Messages API
+                    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+                    if tool_input is not None:
+                        name = (body.get("tools") or [{"name": "answer"}])[0]["name"]
+                        content.append({"type": "tool_use", "id": "toolu_stub", "name": name, "input": tool_input})
                     self._send(
                         200,
                         {
@@ -142,8 +150,8 @@ class OpenAIStub:
                             "type": "message",
                             "role": "assistant",
                             "model": body.get("model", "stub"),
-                            "content": [{"type": "text", "text": text}],
-                            "stop_reason": "max_tokens" if finish == "length" else "end_turn",
+                            "content": content,
+                            "stop_reason": "max_tokens" if finish == "length" else ("tool_use" if tool_input is not None else "end_turn"),
                             "stop_sequence": None,
                             "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
                         },
