@@ -15,7 +15,8 @@ from typing import Any, Sequence
 _WORD = re.compile(r"\w+|[^\w\s]")
 
 WORDNET_MISSING = (
-    "NLTK's WordNet data is not installed (nltk.corpus.wordnet); dialeval never downloads it at run time"
+    "NLTK's WordNet data is not installed (nltk.corpus.wordnet); dialeval never downloads it at run time: "
+    "`make setup` (scripts/install_wordnet.py) lays it out from Debian's WordNet packages"
 )
 
 
