@@ -32,6 +32,9 @@ class Benchmark:
       judge-reliability section of the report.
     - ``tables(metrics)`` renders the paper-style Markdown tables.
     - ``after_run(run_dir, records, metrics)`` may write extra artifacts (plots).
+    - ``item_scores(records)`` gives, per judged dimension, the score of every scored unit
+      (an item id, or ``"<item id>/<turn>"`` for turn-level scores), readable answers only;
+      ``dialeval compare`` and the viewer align runs with it.
     """
 
     name: str
@@ -48,6 +51,8 @@ class Benchmark:
     after_run: Callable[[Path, list[dict[str, Any]], dict[str, Any]], None] | None = None
     # `dialeval metrics <name> --predictions FILE...`: model-free metrics, returns Markdown
     metrics_only: Callable[[list[Path], dict[str, Any]], str] | None = None
+    # dimension -> {unit id -> score}; see the class docstring
+    item_scores: Callable[[list[dict[str, Any]]], dict[str, dict[str, float]]] | None = None
 
 
 # name -> module that registers it (imported lazily)
@@ -56,6 +61,8 @@ KNOWN: dict[str, str] = {
     "vdact": "dialeval.protocols.vdact",
     "mmrc": "dialeval.protocols.mmrc",
     "answers": "dialeval.protocols.answers",
+    "mdseval": "dialeval.protocols.mdseval",
+    "mmdu": "dialeval.protocols.mmdu",
 }
 
 _REGISTRY: dict[str, Benchmark] = {}
