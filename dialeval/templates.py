@@ -3,6 +3,12 @@
 ``$name`` placeholders (``string.Template``) leave JSON braces in prompts alone. A
 reference is either a packaged template (``kgds/fact_verifier``) or a path to a user
 file; a path that does not exist is an error, never prompt text.
+
+Benchmark data goes between tags the template itself uses, e.g.
+``<candidate_answer>\n$candidate\n</candidate_answer>``, and the instructions name what
+is inside such tags as material to judge, never instructions. When rendering, any of
+the template's own tags that appear inside a value are defused (``</candidate_answer>``
+becomes ``[/candidate_answer]``), so data can never close its block and pose as prompt.
 """
 
 from __future__ import annotations
@@ -10,13 +16,14 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 _SECTION = re.compile(r"^<<(system|user)>>\s*$", re.MULTILINE)
+_CLOSING_TAG = re.compile(r"</\s*([A-Za-z_][\w\-]*)\s*>")
 
 
 class TemplateError(ValueError):
@@ -29,6 +36,25 @@ class Template:
 
     source: str
     sections: tuple[tuple[str, str], ...]
+
+    @cached_property
+    def delimiters(self) -> frozenset[str]:
+        """Tag names the template closes somewhere (``</name>``): its data delimiters."""
+        return frozenset(m.group(1).lower() for _, body in self.sections for m in _CLOSING_TAG.finditer(body))
+
+    @cached_property
+    def _delimiter_tag(self) -> re.Pattern[str] | None:
+        if not self.delimiters:
+            return None
+        names = "|".join(map(re.escape, sorted(self.delimiters)))
+        return re.compile(r"<\s*(/?)\s*(" + names + r")\s*>", re.IGNORECASE)
+
+    def defuse(self, value: object) -> str:
+        """``value`` as text with this template's delimiter tags made inert."""
+        text = str(value)
+        if self._delimiter_tag is None or "<" not in text:
+            return text
+        return self._delimiter_tag.sub(lambda m: f"[{m.group(1)}{m.group(2)}]", text)
 
     @property
     def variables(self) -> set[str]:
@@ -47,7 +73,7 @@ class Template:
             raise TemplateError(f"template {self.source} needs {sorted(missing)}")
         messages: list[BaseMessage] = []
         for role, body in self.sections:
-            text = string.Template(body).substitute({k: str(v) for k, v in values.items()}).strip()
+            text = string.Template(body).substitute({k: self.defuse(v) for k, v in values.items()}).strip()
             messages.append(SystemMessage(text) if role == "system" else HumanMessage(text))
         return messages
 
