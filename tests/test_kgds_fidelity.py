@@ -212,3 +212,12 @@ def test_real_data_nine_good_summaries_and_one_failed_give_point_nine(tmp_path, 
         assert table[key]["mean"] == pytest.approx(0.9), key
         assert (table[key]["n"], table[key]["system_failed"]) == (10, 1)
     assert "| EBS-AOS | 0 | BSP | 90.00 | 90.00 | 90.00 | n=10 sys=1 unp=0 trunc=0 |" in (result.run_dir / "report.md").read_text()
+
+
+async def test_the_documented_graph_input_runs():
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "kgds.md").read_text(encoding="utf-8")
+    example = docs.split("## Graph input", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    state = await build_graph().ainvoke(
+        json.loads(example), context=EvalContext(default_model=ModelSettings(spec="dry-run"), cache_path=None)
+    )
+    assert set(state["scores"]) == {"ebs"} and set(state["scores"]["ebs"]) == {"0", "1"}
