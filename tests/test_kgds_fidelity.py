@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.agents.kgds_common import SYSTEM_GENERATION, system_model
+from dialeval.agents.kgds_common import SYSTEM_DEFAULTS, system_model
 from dialeval.agents.kgds_error_classifier import ErrorClassification
 from dialeval.agents.kgds_feedback_judge import FeedbackJudgement
 from dialeval.agents.kgds_opinion_verifier import OpinionVerdict
@@ -105,8 +105,10 @@ def test_system_roles_get_the_papers_budget_unless_configured():
     plain = EvalContext(default_model=ModelSettings(spec="openai:gpt-4o"))
     for role in ("summarizer", "reflection", "feedback_judge"):
         settings = system_model(plain, role)
-        assert (settings.max_tokens, settings.temperature) == (4096, 0.0) == tuple(SYSTEM_GENERATION.values())
-    assert plain.model_for("opinion_verifier").max_tokens == 512  # judges keep the run's settings
+        assert (settings.max_tokens, settings.temperature, settings.structured_output) == (4096, 0.0, False)
+    judge = plain.model_for("opinion_verifier")  # judges keep the run's settings
+    assert (judge.max_tokens, judge.structured_output) == (512, True)
+    assert SYSTEM_DEFAULTS == {"max_tokens": 4096, "temperature": 0.0, "structured_output": False}
 
 
 def test_a_users_explicit_budget_wins():
@@ -132,8 +134,11 @@ def test_the_report_says_what_budget_the_system_had(tmp_path):
     model = scripted("budget-report", fake_model)
     cfg = RunConfig(model=model, output_dir=str(tmp_path), cache_path=None, options={"patterns": ["ebs"], "reflection_rounds": 0})
     result = run("kgds", FIXTURE, cfg, progress=False)
-    assert result.metrics["system_generation"] == [{"model": model.spec, "max_tokens": 4096, "temperature": 0.0}]
-    assert "max_tokens 4096, temperature 0 (paper: 4096, 0)" in (result.run_dir / "report.md").read_text()
+    assert result.metrics["system_generation"] == [
+        {"model": model.spec, "max_tokens": 4096, "temperature": 0.0, "structured_output": False}
+    ]
+    report = (result.run_dir / "report.md").read_text()
+    assert "max_tokens 4096, temperature 0, JSON asked in the prompt only (paper: 4096, 0, in the prompt only)" in report
 
 
 # ---------------------------------------------------------------- graph input, item scores

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.agents.kgds_common import SYSTEM_GENERATION
+from dialeval.agents.kgds_common import SYSTEM_DEFAULTS
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.data.kgds import load_kgds
 from dialeval.models import register_client
@@ -55,7 +55,7 @@ def scripted(name: str, respond) -> ModelSettings:
     settings = ModelSettings(spec=f"openai:scripted-kgds-{name}")
     model = ScriptedChatModel(respond=lambda messages: respond(prompt_text(messages)))
     register_client(settings, model)
-    register_client(settings.model_copy(update=SYSTEM_GENERATION), model)
+    register_client(settings.model_copy(update=SYSTEM_DEFAULTS), model)
     return settings
 
 
@@ -165,7 +165,7 @@ def test_cut_off_summary_is_not_retried_shorter(tmp_path):
 
     chat = ScriptedChatModel(respond=respond)
     register_client(model, chat)
-    register_client(model.model_copy(update=SYSTEM_GENERATION), chat)
+    register_client(model.model_copy(update=SYSTEM_DEFAULTS), chat)
     cfg = config(tmp_path, model, patterns=["ebs"], reflection_rounds=1, summary_retries=3)
     [record] = run("kgds", FIXTURE, cfg, progress=False).records
     assert len(calls) == 1 and not any("shorter" in c for c in calls)
@@ -287,3 +287,5 @@ def test_whole_graph_over_http_batches_fact_verification_per_paragraph(tmp_path)
     judges = [b for b in bodies if b not in system]
     assert system and {(b.get("max_tokens") or b.get("max_completion_tokens"), b["temperature"]) for b in system} == {(4096, 0.0)}
     assert {b.get("max_tokens") or b.get("max_completion_tokens") for b in judges} == {512}
+    # the system asks for JSON in its prompt only, as in the paper; judges use native structured output
+    assert not any("response_format" in b for b in system) and all("response_format" in b for b in judges)

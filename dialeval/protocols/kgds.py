@@ -183,8 +183,9 @@ def tables(metrics: dict[str, Any]) -> str:
         paper = SYSTEM_GENERATION
         lines += [
             "",
-            f"System under test ({g['model']}): max_tokens {g['max_tokens']}, temperature {g['temperature']:g} "
-            f"(paper: {paper['max_tokens']}, {paper['temperature']:g}).",
+            f"System under test ({g['model']}): max_tokens {g['max_tokens']}, temperature {g['temperature']:g}, "
+            f"JSON {'by native structured output' if g.get('structured_output') else 'asked in the prompt only'} "
+            f"(paper: {paper['max_tokens']}, {paper['temperature']:g}, in the prompt only).",
         ]
     return "\n".join(lines)
 
