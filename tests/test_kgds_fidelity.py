@@ -226,3 +226,9 @@ async def test_the_documented_graph_input_runs():
         json.loads(example), context=EvalContext(default_model=ModelSettings(spec="dry-run"), cache_path=None)
     )
     assert set(state["scores"]) == {"ebs"} and set(state["scores"]["ebs"]) == {"0", "1"}
+
+
+def test_studio_sees_the_record_fields_as_graph_input():
+    schema = build_graph().get_input_jsonschema()
+    assert {"SBK", "KGD", "BSP", "CAO", "BSPAF", "BNPAF", "options", "predictions"} <= set(schema["properties"])
+    assert "scores" not in schema["properties"]  # outputs are not asked for
