@@ -57,7 +57,8 @@ async def verify_opinion(summary: dict[str, Any], index: int, opinion: str, cont
 
 
 def verifiable(summary: dict[str, Any]) -> bool:
-    return summary.get("status") in ("ok", "given") and bool(summary.get("opinion"))
+    """A readable summary with an opinion text (an empty one scores 0 without a judge)."""
+    return summary.get("status") in ("ok", "given") and bool((summary.get("opinion") or "").strip())
 
 
 @register_agent("kgds.opinion_verifier", role="opinion_verifier", benchmark="kgds")
