@@ -230,3 +230,13 @@ def test_model_free_bsp_scoring_of_a_predictions_file(tmp_path):
     table = metrics_only([preds], {"data": str(fixture)})
     assert f"| {preds} | 0 | 50.00 | 50.00 | 50.00 | 1 | 0 |" in table
     assert f"| {preds} | 1 | 100.00 | 100.00 | 100.00 | 1 | 0 |" in table
+
+
+def test_retrieval_ratio_macro_and_pooled():
+    small = score_summary("ebs", background=[1], supporting={1}, nonsupporting={2}, fact_verdicts=None, opinion_verdicts=None, error_checks=[])
+    large = score_summary(
+        "ebs", background=[1, 2, 99], supporting={1}, nonsupporting={2, 3, 4, 5, 6}, fact_verdicts=None, opinion_verdicts=None, error_checks=[]
+    )
+    ratio = aggregate_scores([{"ebs": {"0": small}}, {"ebs": {"0": large}}])["ebs"]["rounds"]["0"]["retrieval_ratio"]
+    assert ratio["macro"] == pytest.approx((1 / 2 + 2 / 6) / 2)  # paragraph 99 is not in the sample
+    assert ratio["pooled"] == pytest.approx(3 / 8)

@@ -138,9 +138,12 @@ def score_summary(
     outcome: dict[str, str] = {}
     failed = "system_failed" if system_failed else "ok"
     prf: PRF | None = None
+    retrieval: dict[str, int] | None = None
     if pattern == "ebs":
         prf = bsp_scores(background or [], supporting, nonsupporting)
         outcome["background"] = failed if prf else "undefined"
+        paragraphs = supporting | nonsupporting
+        retrieval = {"retrieved": len(set(background or []) & paragraphs), "paragraphs": len(paragraphs)}
     elif fact_verdicts is None:
         outcome["background"] = "not_given"
     else:
@@ -179,6 +182,19 @@ def score_summary(
         "system_failed": system_failed,
         "errors": errors,
         "error_proportions": error_proportions(classified),
+        "retrieval": retrieval,
+    }
+
+
+def retrieval_ratio(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Share of the sample's paragraphs an EBS retrieves (the paper's Fig. 2), macro over
+    samples and pooled over all paragraphs; failed summaries retrieve nothing."""
+    counts = [row["retrieval"] for row in rows if row.get("retrieval") and row["retrieval"]["paragraphs"]]
+    total = sum(c["paragraphs"] for c in counts)
+    return {
+        "macro": fmean(c["retrieved"] / c["paragraphs"] for c in counts) if counts else None,
+        "pooled": sum(c["retrieved"] for c in counts) / total if total else None,
+        "n": len(counts),
     }
 
 
@@ -223,6 +239,8 @@ def aggregate_scores(per_sample: list[dict[str, dict[str, dict[str, Any]]]]) -> 
             for key in ("cao_recall", "op_gm"):
                 table[key] = macro((row[key] for row in rows), (row["outcome"][key] for row in rows))
             table["errors"] = error_table(rows)
+            if pattern == "ebs":
+                table["retrieval_ratio"] = retrieval_ratio(rows)
             by_round[str(r)] = table
         out[pattern] = {"rounds": by_round, "change": _change(by_round)}
     return out
@@ -233,7 +251,7 @@ def _absent() -> dict[str, Any]:
     failed = {k: "system_failed" for k in ("background", "cao_recall", "op_gm")}
     errors = {"types": [], **{k: 0 for k in _JUDGE}}
     return {"background": zero, "cao_recall": 0.0, "op_gm": 0.0, "outcome": failed, "system_failed": True,
-            "errors": errors, "error_proportions": None}
+            "errors": errors, "error_proportions": None, "retrieval": None}
 
 
 def error_table(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -169,6 +169,11 @@ def tables(metrics: dict[str, Any]) -> str:
                     f"| {PATTERN_TITLES[pattern]} | {r} | {way} | " + " | ".join(cells)
                     + f" | {e['samples']} | {e['classified']} | {e['judge_unparsed']} | {e['judge_truncated']} | {e['system_failed']} |"
                 )
+    ratios = [(r, t["retrieval_ratio"]) for r, t in patterns.get("ebs", {}).get("rounds", {}).items() if t.get("retrieval_ratio")]
+    if ratios:
+        lines += ["", "EBS paragraph retrieval ratio (the paper's Fig. 2), % of the sample's paragraphs retrieved:"]
+        for r, ratio in ratios:
+            lines.append(f"- round {r}: macro {_pct(ratio['macro'])}, pooled {_pct(ratio['pooled'])} (n={ratio['n']})")
     fb = metrics.get("feedback")
     if fb:
         rate = "n/a" if fb["gold_win_rate"] is None else f"{100 * fb['gold_win_rate']:.1f}%"
