@@ -65,9 +65,9 @@ async def test_decomposer_fills_facts_of_paragraphs_that_have_none():
 
     def respond(messages) -> str:
         prompt = prompt_text(messages)
-        if "List every atomic fact" in prompt:
+        if "Break the paragraph inside the tags into fine-grained atomic facts" in prompt:
             return '{"facts": ["Fact one.", "Fact two."]}'
-        if "Atomic facts:" in prompt:
+        if "<atomic_facts>" in prompt:
             return '{"verdicts": [{"fact": 1, "verdict": "knowable"}, {"fact": 2, "verdict": "unknowable"}]}'
         raise AssertionError(prompt)
 
@@ -80,11 +80,9 @@ async def test_decomposer_fills_facts_of_paragraphs_that_have_none():
     }
     state = await build_graph().ainvoke(
         {
-            "sample": sample,
+            **sample,  # a record in the KGDS.json format, here without atomic facts
             "options": {"reflection_rounds": 0},
             "predictions": [{"pattern": "abs", "round": 0, "background": "A summary.", "opinion": None}],
-            "facts": [],
-            "fact_gaps": [1, 2],
         },
         context=EvalContext(default_model=settings, cache_path=None),
     )

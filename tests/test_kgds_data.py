@@ -85,6 +85,6 @@ def test_items_carry_predictions(tmp_path):
     preds = tmp_path / "p.json"
     preds.write_text(json.dumps([{"sample": 0, "pattern": "ebs", "background": [1, 2]}]))
     [item] = load(FIXTURE, {"predictions": str(preds)})
-    assert item.predictions[0].background == [1, 2]
+    assert item.predictions[0]["background"] == [1, 2]
     [item] = load(FIXTURE, {})
     assert item.predictions is None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dialeval.agents.kgds_common import SYSTEM_DEFAULTS
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.data.kgds import load_kgds
 from dialeval.models import register_client
@@ -19,24 +20,25 @@ FIXTURE = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_
 
 
 def numbered_facts(prompt: str) -> list[str]:
-    block = prompt.split("Atomic facts:", 1)[1].split("\n\n", 1)[0]
+    block = prompt.rsplit("<atomic_facts>", 1)[1].split("</atomic_facts>", 1)[0]
     return [m.group(1).strip() for m in re.finditer(r"^\d+\. (.+)$", block, flags=re.MULTILINE)]
 
 
 def fake_model(prompt: str, *, ebs=(1, 2), key_facts: set[str] | None = None) -> str:
     """A deterministic stand-in for every KGDS agent, routed by what the prompt asks."""
-    if "Now check your own answer" in prompt.rsplit("Atomic", 1)[-1] and '"reflection"' in prompt.splitlines()[-1]:
-        if "background_paragraphs" in prompt.splitlines()[-1]:
-            return json.dumps({"reflection": "fine", "background_paragraphs": [1, 2], "opinion_summary": "Person1 loved it."})
-        return json.dumps({"reflection": "fine", "background_summary": "The Herons beat the Owls 3-2.", "opinion_summary": "Person1 loved it."})
-    if "summary B was chosen by human experts" in prompt:
-        return '{"reasoning": "B covers the goal", "better": "B"}'
-    if "choosing the one\nerror type" in prompt:
-        return '{"reasoning": "the pronoun stays", "error_type": "Error Type3"}'
-    if "Atomic opinion:" in prompt:
-        verdict = "knowable" if "loved" in prompt.split("Atomic opinion:")[1] else "unknowable"
-        return json.dumps({"reasoning": "checked", "verdict": verdict})
-    if "Atomic facts:" in prompt:
+    last = prompt.splitlines()[-1]
+    if '"reflection": "<your step-by-step reflection>"' in last:
+        if "background_paragraphs" in last:
+            return json.dumps({"background_paragraphs": [1, 2], "opinion_summary": "Person1 loved it.", "reflection": "fine"})
+        return json.dumps({"background_summary": "The Herons beat the Owls 3-2.", "opinion_summary": "Person1 loved it.", "reflection": "fine"})
+    if "summary B is the one human experts annotated" in prompt:
+        return '{"better": "B", "reasoning": "B covers the goal"}'
+    if "You found the atomic opinion above unknowable" in prompt:
+        return '{"error_type": "Error Type3", "reasoning": "the pronoun stays"}'
+    if "<atomic_opinion>" in prompt:
+        verdict = "knowable" if "loved" in prompt.split("<atomic_opinion>")[1] else "unknowable"
+        return json.dumps({"verdict": verdict, "reasoning": "checked"})
+    if "<atomic_facts>" in prompt:
         facts = numbered_facts(prompt)
         known = (lambda f: f in key_facts) if key_facts is not None else (lambda f: "Herons" in f or "3-2" in f)
         return json.dumps({"verdicts": [{"fact": i, "verdict": "knowable" if known(f) else "unknowable"} for i, f in enumerate(facts, 1)]})
@@ -48,9 +50,12 @@ def fake_model(prompt: str, *, ebs=(1, 2), key_facts: set[str] | None = None) ->
 
 
 def scripted(name: str, respond) -> ModelSettings:
+    """A scripted model for every role; the system-under-test roles reach it with the
+    paper's generation settings filled in (a different client key), so both are registered."""
     settings = ModelSettings(spec=f"openai:scripted-kgds-{name}")
     model = ScriptedChatModel(respond=lambda messages: respond(prompt_text(messages)))
     register_client(settings, model)
+    register_client(settings.model_copy(update=SYSTEM_DEFAULTS), model)
     return settings
 
 
@@ -77,7 +82,7 @@ def test_whole_graph_with_a_scripted_model(tmp_path):
     assert record["feedback"] == [{"round": 0, "winner": None, "skipped": "same as gold"}]
     assert result.metrics["patterns"]["ebs"]["change"]["f1"] == 0.0
     report = (result.run_dir / "report.md").read_text()
-    assert "| EBS-AOS | 0 | BSP | 100.00 | 100.00 | 100.00 | 50.00 |" in report
+    assert "| EBS-AOS | 0 | BSP | 100.00 | 100.00 | 100.00 | n=1 sys=0 unp=0 trunc=0 | 50.00 |" in report
 
 
 def test_feedback_judge_runs_when_the_ebs_differs_from_gold(tmp_path):
@@ -100,23 +105,72 @@ def test_reflection_continues_the_summarizer_conversation(tmp_path):
 
     model = scripted("reflect", respond)
     run("kgds", FIXTURE, config(tmp_path, model, patterns=["ebs"], reflection_rounds=2, feedback_judge=False), progress=False)
-    reflections = [p for p in seen if "Now check your own answer" in p]
+    reflections = [p for p in seen if "Reflect on your answer above" in p]
     assert len(reflections) == 2
     # round 2 sees the structured prompt, the first answer, round 1's request and its answer
-    assert reflections[1].count("Now check your own answer") == 2
+    assert reflections[1].count("Reflect on your answer above") == 2
     assert "<Paragraph_1>" in reflections[1] and '"reflection": "fine"' in reflections[1]
 
 
-def test_unparsed_summary_is_counted_not_scored(tmp_path):
-    model = scripted("unparsed", lambda p: "I am not sure." if "Extractive background summary:" in p else fake_model(p))
-    cfg = config(tmp_path, model, patterns=["ebs"], reflection_rounds=1).model_copy(update={"parse_retries": 0})
-    result = run("kgds", FIXTURE, cfg, progress=False)
+def test_unreadable_summary_is_the_systems_failure_and_scores_zero(tmp_path):
+    """Paper default: no corrective retry for the system under test, and its failure is a
+    zero that stays in the means (the old behaviour dropped the sample, inflating means)."""
+    seen: list[str] = []
+
+    def respond(prompt: str) -> str:
+        seen.append(prompt)
+        return "I am not sure." if "Extractive background summary:" in prompt else fake_model(prompt)
+
+    model = scripted("unparsed", respond)
+    result = run("kgds", FIXTURE, config(tmp_path, model, patterns=["ebs"], reflection_rounds=1), progress=False)
     [record] = result.records
     assert [s["status"] for s in record["summaries"]] == ["unparsed", "skipped"]
-    assert record["scores"]["ebs"]["0"]["background"] is None
+    assert len(seen) == 1  # one summarizer call: no "reply again with JSON" retry, no reflection, no judges
+    for r in ("0", "1"):
+        row = record["scores"]["ebs"][r]
+        assert row["background"] == {"recall": 0.0, "precision": 0.0, "f1": 0.0}
+        assert (row["cao_recall"], row["op_gm"]) == (0.0, 0.0)
+        assert row["outcome"] == {"background": "system_failed", "cao_recall": "system_failed", "op_gm": "system_failed"}
     table = result.metrics["patterns"]["ebs"]["rounds"]["0"]
-    assert table["f1"] == {"mean": None, "n": 0, "skipped": 1}
+    assert table["f1"]["mean"] == 0.0 and table["f1"]["n"] == 1 and table["f1"]["system_failed"] == 1
+    assert record["feedback"] == [{"round": 0, "winner": None, "skipped": "system failed"}]
     assert "**unparsed**" in (result.run_dir / "report.md").read_text()
+
+
+def test_summary_retries_option_allows_a_correction(tmp_path):
+    def respond(prompt: str) -> str:
+        if "Extractive background summary:" not in prompt:
+            return fake_model(prompt)
+        if "I could not read your answer" in prompt:  # the corrective turn
+            return '{"background_paragraphs": [1, 2], "opinion_summary": "Person1 loved it."}'
+        return "I am not sure."
+
+    model = scripted("retry", respond)
+    result = run("kgds", FIXTURE, config(tmp_path, model, patterns=["ebs"], reflection_rounds=0, summary_retries=1), progress=False)
+    [record] = result.records
+    assert record["summaries"][0]["status"] == "ok"
+    assert record["scores"]["ebs"]["0"]["background"]["f1"] == 1.0
+
+
+def test_cut_off_summary_is_not_retried_shorter(tmp_path):
+    model = ModelSettings(spec="openai:scripted-kgds-cutoff")
+    calls: list[str] = []
+
+    def respond(messages):
+        prompt = prompt_text(messages)
+        calls.append(prompt)
+        if "Extractive background summary:" in prompt:
+            return ('{"background_paragraphs": [1, 2], "opinion_summary": "Person1 lo', "length")
+        return fake_model(prompt)
+
+    chat = ScriptedChatModel(respond=respond)
+    register_client(model, chat)
+    register_client(model.model_copy(update=SYSTEM_DEFAULTS), chat)
+    cfg = config(tmp_path, model, patterns=["ebs"], reflection_rounds=1, summary_retries=3)
+    [record] = run("kgds", FIXTURE, cfg, progress=False).records
+    assert len(calls) == 1 and not any("shorter" in c for c in calls)
+    assert [s["status"] for s in record["summaries"]] == ["truncated", "skipped"]
+    assert record["scores"]["ebs"]["1"]["op_gm"] == 0.0
 
 
 def test_gold_predictions_are_scored_without_any_model_call(tmp_path, shared_data):
@@ -215,15 +269,23 @@ def test_whole_graph_over_http_batches_fact_verification_per_paragraph(tmp_path)
         result = run("kgds", FIXTURE, config(tmp_path, model, reflection_rounds=1), progress=False)
         prompts = [prompt_of(b) for b in server.completions]
     [record] = result.records
-    fact_requests = [p for p in prompts if "Atomic facts:" in p]
+    fact_requests = [p for p in prompts if "<atomic_facts>" in p]
     # 3 paragraphs with scored facts x 2 ABS rounds: one request per paragraph, not per fact (5 facts)
     assert len(fact_requests) == 6
     assert sorted(len(numbered_facts(p)) for p in fact_requests) == [1, 1, 2, 2, 2, 2]
-    opinion_requests = [p for p in prompts if "Atomic opinion:" in p and "error type" not in p]
-    errors = [p for p in prompts if "choosing the one\nerror type" in p]
+    opinion_requests = [p for p in prompts if "<atomic_opinion>" in p and "You found the atomic opinion" not in p]
+    errors = [p for p in prompts if "You found the atomic opinion above unknowable" in p]
     assert len(opinion_requests) == 8  # 2 opinions x 2 patterns x 2 rounds
     assert len(errors) == 4  # one unknowable opinion per summary
     # 2 summaries + 2 reflections + 6 fact batches + 8 opinions + 4 error classifications
     assert len(server.completions) == 22
     assert result.metrics["run"]["usage"]["requests"] == 22
     assert record["scores"]["abs"]["1"]["background"]["recall"] == pytest.approx(0.5)
+    # the system under test generates with the paper's budget (Appendix D.1); judges keep the run's
+    bodies = server.completions
+    system = [b for b in bodies if "Extractive background summary:" in prompt_of(b) or "Abstractive background summary:" in prompt_of(b)]
+    judges = [b for b in bodies if b not in system]
+    assert system and {(b.get("max_tokens") or b.get("max_completion_tokens"), b["temperature"]) for b in system} == {(4096, 0.0)}
+    assert {b.get("max_tokens") or b.get("max_completion_tokens") for b in judges} == {512}
+    # the system asks for JSON in its prompt only, as in the paper; judges use native structured output
+    assert not any("response_format" in b for b in system) and all("response_format" in b for b in judges)

@@ -29,7 +29,13 @@ def test_ebs_pattern_runs_on_smollm2(tmp_path):
     [record] = result.records
     statuses = [c["status"] for c in record["calls"]]
     assert statuses and set(statuses) <= {"ok", "unparsed", "truncated", "error"}
-    # whatever the tiny model answered is either scored or counted as skipped, never defaulted
+    # whatever the tiny model answered is scored (a failed summary as 0, counted in
+    # system_failed) or, for an unreadable verdict, left out and counted; never defaulted
     table = result.metrics["patterns"]["ebs"]["rounds"]["0"]
-    assert table["f1"]["n"] + table["f1"]["skipped"] == 1
+    for key in ("f1", "cao_recall", "op_gm"):
+        cell = table[key]
+        assert cell["n"] + cell["judge_unparsed"] + cell["judge_truncated"] == 1, key
+    [summary] = record["summaries"]
+    if summary["status"] != "ok":
+        assert record["scores"]["ebs"]["0"]["background"]["f1"] == 0.0 and table["f1"]["system_failed"] == 1
     assert "## Judge reliability" in (result.run_dir / "report.md").read_text()

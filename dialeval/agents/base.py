@@ -135,12 +135,17 @@ async def ask(
     *,
     validate: Callable[[T], str | None] | None = None,
     placeholder: Callable[[], T] | None = None,
+    retries: int | None = None,
+    retry_truncated: bool = True,
 ) -> Answer[T]:
     """Call the model and parse its answer into ``schema``, retrying with corrections.
 
     ``validate`` checks meaning beyond the schema (e.g. one verdict per fact) and returns
     a reason when the answer does not fit. A ``length`` finish is never parsed as whole.
     The returned ``messages`` include the final answer, for multi-turn agents.
+    ``retries`` overrides the run's corrective retries and ``retry_truncated=False``
+    keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
+    system under test gets no second chance its paper did not give it.
     """
     conversation = list(messages)
     totals = {"input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0}
@@ -151,7 +156,7 @@ async def ask(
     value: T | None = None
     cached_all = True
     attempt = 0
-    for attempt in range(1, ctx.parse_retries + 2):
+    for attempt in range(1, (ctx.parse_retries if retries is None else retries) + 2):
         dummy = None
         if ctx.client.is_dry_run:
             dummy = (placeholder() if placeholder else placeholder_for(schema)).model_dump_json()
@@ -170,6 +175,9 @@ async def ask(
         raw = gen.text
         if gen.truncated:
             status, reason = "truncated", "the answer hit the token limit"
+            if not retry_truncated:
+                conversation.append(AIMessage(raw))
+                break
             conversation += [AIMessage(raw), HumanMessage("Your answer was cut off. Answer again, shorter, with only the JSON.")]
             continue
         try:

@@ -33,6 +33,21 @@ class KgdsOptions(BaseModel):
     decompose_missing_facts: bool = Field(
         default=True, description="decompose paragraphs that come without atomic facts (user data)"
     )
+    summary_retries: int = Field(
+        default=0,
+        ge=0,
+        description="corrective retries for an unreadable summary (paper: none; a cut-off one is never retried)",
+    )
+
+
+# The paper's generation settings for every evaluated LLM and instruction (Appendix D.1).
+SYSTEM_GENERATION: dict[str, Any] = {"max_tokens": 4096, "temperature": 0.0}
+# ...and how it asked for JSON: in the prompt only, with no API JSON mode, schema-
+# constrained decoding, forced tool call or answer prefill helping the system.
+SYSTEM_DEFAULTS: dict[str, Any] = {**SYSTEM_GENERATION, "structured_output": False}
+# Roles played by the system under test: the summarizer, its reflection turn, and the
+# feedback judgement, which the paper asks of the same LLM in the same conversation.
+SYSTEM_ROLES = ("summarizer", "reflection", "feedback_judge")
 
 
 def options_of(state: dict[str, Any]) -> KgdsOptions:
@@ -77,6 +92,29 @@ def model_following(context: EvalContext, role: str, follows: str) -> ModelSetti
     classification) must talk to the same model unless a config says otherwise.
     """
     return context.models.get(role) or context.model_for(follows)
+
+
+def system_model(context: EvalContext, role: str) -> ModelSettings:
+    """The model of a system-under-test role, with the paper's generation settings and
+    plain-prompt JSON (:data:`SYSTEM_DEFAULTS`) for every field the user did not set.
+
+    A field counts as set when the config gave it for the role's model (or for the
+    default model the role falls back to), or when the backend fixed its own default
+    (the bundled ``smollm2`` keeps its small budget). Judges keep the run's settings.
+    """
+    settings = context.model_for(role) if role == "summarizer" else model_following(context, role, "summarizer")
+    unset = {k: v for k, v in SYSTEM_DEFAULTS.items() if k not in settings.model_fields_set}
+    return settings.model_copy(update=unset) if unset else settings
+
+
+def generation_of(settings: ModelSettings) -> dict[str, Any]:
+    """The generation settings a summary was made with, kept beside it in the results."""
+    return {
+        "model": settings.spec,
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+        "structured_output": settings.structured_output,
+    }
 
 
 def agent_context(context: EvalContext, role: str, model: ModelSettings, template: Template) -> Any:

@@ -47,8 +47,10 @@ def normalise_error_type(value: Any) -> Any:
 
 
 class ErrorClassification(BaseModel):
-    reasoning: str = Field(min_length=1)
+    """The paper's order: the detected type, then the reasoning (Figure 18)."""
+
     error_type: ErrorCode
+    reasoning: str = Field(min_length=1)
 
     @field_validator("error_type", mode="before")
     @classmethod

@@ -90,7 +90,8 @@ async def verify_batch(summary: dict[str, Any], facts: list[dict[str, Any]], con
 
 
 def verifiable(summary: dict[str, Any]) -> bool:
-    return summary["pattern"] == "abs" and summary.get("status") in ("ok", "given") and bool(summary.get("background"))
+    """A readable ABS with text (an empty one scores 0 without a judge)."""
+    return summary["pattern"] == "abs" and summary.get("status") in ("ok", "given") and bool((summary.get("background") or "").strip())
 
 
 def make_verifier(force_single: bool):

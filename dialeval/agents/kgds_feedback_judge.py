@@ -3,7 +3,9 @@
 In the summarizer's own conversation, after its structured-prompt answer, the
 summarizer compares its extractive background summary with the experts' one and says
 which fits the definition better. Only EBS that differ from the gold one are judged;
-the gold win rate measures how far the annotation is accepted as ground truth.
+the gold win rate measures how far the annotation is accepted as ground truth. The
+summarizer judges with its own generation settings (the paper's, unless configured).
+With predictions from a file there is no conversation to continue: nothing is judged.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from dialeval.agents.kgds_common import (
     PLACEHOLDER_REASONING,
     agent_context,
     load_messages,
-    model_following,
     options_of,
+    system_model,
     template_for,
 )
 from dialeval.config import EvalContext
@@ -27,8 +29,10 @@ TEMPLATE = "kgds/feedback_judge"
 
 
 class FeedbackJudgement(BaseModel):
-    reasoning: str = Field(min_length=1)
+    """The paper's order: the conclusion, then the reasoning (Figure 16)."""
+
     better: Literal["A", "B"]
+    reasoning: str = Field(min_length=1)
 
     @field_validator("better", mode="before")
     @classmethod
@@ -44,6 +48,11 @@ def paragraph_list(indices: list[int]) -> str:
     return ", ".join(f"paragraph {i}" for i in sorted(indices)) or "(no paragraph)"
 
 
+def judgement_entry(summary: dict[str, Any], answer: Any) -> dict[str, Any]:
+    winner = None if answer.value is None else ("gold" if answer.value.better == "B" else "system")
+    return {"round": 0, "winner": winner, "system": summary["background"], "status": answer.call.status, "call": answer.call.model_dump()}
+
+
 def needs_judgement(summary: dict[str, Any], gold: set[int]) -> bool:
     """A round-0 EBS the summarizer wrote itself, readable and different from the gold one."""
     return (
@@ -53,6 +62,16 @@ def needs_judgement(summary: dict[str, Any], gold: set[int]) -> bool:
         and bool(summary.get("messages"))
         and set(summary["background"]) != gold
     )
+
+
+def skip_reason(summary: dict[str, Any], gold: set[int]) -> str:
+    """Why an EBS is not judged: it equals gold, came from a file, or the system failed."""
+    status = summary.get("status")
+    if status in ("ok", "given") and set(summary.get("background") or []) == gold:
+        return "same as gold"
+    if status == "given":
+        return "given: no conversation to continue"
+    return "system failed"
 
 
 @register_agent("kgds.feedback_judge", role="feedback_judge", benchmark="kgds")
@@ -68,12 +87,10 @@ def feedback_judge():
             if summary["pattern"] != "ebs" or summary["round"] != 0:
                 continue
             if not needs_judgement(summary, gold):
-                same = summary.get("status") == "ok" and set(summary["background"] or []) == gold
-                reason = "same as gold" if same else "not judged"
-                out.append({"round": 0, "winner": None, "skipped": reason})
+                out.append({"round": 0, "winner": None, "skipped": skip_reason(summary, gold)})
                 continue
             template = template_for(context, "feedback_judge", TEMPLATE)
-            ctx = agent_context(context, "feedback_judge", model_following(context, "feedback_judge", "summarizer"), template)
+            ctx = agent_context(context, "feedback_judge", system_model(context, "feedback_judge"), template)
             messages = load_messages(summary["messages"]) + template.render(
                 system_paragraphs=paragraph_list(summary["background"]), gold_paragraphs=paragraph_list(sorted(gold))
             )
@@ -82,10 +99,9 @@ def feedback_judge():
                 "kgds.feedback_judge",
                 messages,
                 FeedbackJudgement,
-                placeholder=lambda: FeedbackJudgement(reasoning=PLACEHOLDER_REASONING, better="B"),
+                placeholder=lambda: FeedbackJudgement(better="B", reasoning=PLACEHOLDER_REASONING),
             )
-            winner = None if answer.value is None else ("gold" if answer.value.better == "B" else "system")
-            out.append({"round": 0, "winner": winner, "system": summary["background"], "call": answer.call.model_dump()})
+            out.append(judgement_entry(summary, answer))
         return {"feedback": out}
 
     return node

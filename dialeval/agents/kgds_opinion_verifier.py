@@ -2,7 +2,9 @@
 
 One call per opinion, as in the paper: given only the opinion summary, is the opinion
 (with its clarified references between ``**``) knowable? The conversation is kept so
-the error classifier can continue it for unknowable opinions.
+the error classifier can continue it for unknowable opinions. The default prompt asks
+only the paper's question; ``templates.opinion_verifier: kgds/opinion_verifier_criteria``
+selects our stricter prompt, which spells out when an opinion counts as knowable.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ TEMPLATE = "kgds/opinion_verifier"
 
 
 class OpinionVerdict(BaseModel):
-    reasoning: str = Field(min_length=1)
+    """The paper's order: the conclusion, then the explanation (Figure 10)."""
+
     verdict: Literal["knowable", "unknowable"]
+    reasoning: str = Field(min_length=1)
 
     @field_validator("verdict", mode="before")
     @classmethod
@@ -53,7 +57,8 @@ async def verify_opinion(summary: dict[str, Any], index: int, opinion: str, cont
 
 
 def verifiable(summary: dict[str, Any]) -> bool:
-    return summary.get("status") in ("ok", "given") and bool(summary.get("opinion"))
+    """A readable summary with an opinion text (an empty one scores 0 without a judge)."""
+    return summary.get("status") in ("ok", "given") and bool((summary.get("opinion") or "").strip())
 
 
 @register_agent("kgds.opinion_verifier", role="opinion_verifier", benchmark="kgds")

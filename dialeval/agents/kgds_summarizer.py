@@ -1,7 +1,12 @@
 """The system under test: a structured prompt asking for background and opinion summaries.
 
 One call per pattern: EBS-AOS (paragraph numbers + opinion summary) or ABS-AOS
-(abstractive background + opinion summary), paper Section 3 and Appendix D.3.
+(abstractive background + opinion summary), paper Section 3 and Appendix D.3. As in the
+paper (Appendix D.1) it generates with max_tokens 4096 and temperature 0 unless the
+config sets them, and it gets one chance: an empty, unreadable or cut-off answer is the
+system's failure (scored zero), not retried (``summary_retries`` allows corrections for
+unreadable answers, never for cut-off ones). ``templates.summarizer_ebs: kgds/summarizer_ebs_guided``
+(and ``_abs``) selects our richer prompts, which add guidance the paper's prompts lack.
 """
 
 from __future__ import annotations
@@ -13,12 +18,15 @@ from pydantic import BaseModel, Field, field_validator
 
 from dialeval.agents.base import ask, register_agent
 from dialeval.agents.kgds_common import (
+    KgdsOptions,
     agent_context,
     format_discussion,
     format_paragraphs,
+    generation_of,
     options_of,
     strip_stars,
     summary_entry,
+    system_model,
     template_for,
 )
 from dialeval.config import EvalContext
@@ -62,14 +70,22 @@ def dry_run_summary(pattern: str, sample: dict[str, Any], **extra: Any) -> BaseM
     return AbsSummary(background_summary=background, opinion_summary=opinion, **extra)
 
 
-async def summarize(pattern: str, sample: dict[str, Any], context: EvalContext) -> Any:
-    """One structured-prompt call; the answer keeps the conversation for reflection."""
+async def summarize(pattern: str, sample: dict[str, Any], context: EvalContext, options: KgdsOptions) -> dict[str, Any]:
+    """One structured-prompt call, as a summary entry that keeps the conversation for reflection."""
     template = template_for(context, f"summarizer_{pattern}", TEMPLATES[pattern])
-    ctx = agent_context(context, "summarizer", context.model_for("summarizer"), template)
+    model = system_model(context, "summarizer")
+    ctx = agent_context(context, "summarizer", model, template)
     messages = template.render(paragraphs=format_paragraphs(sample["SBK"]), discussion=format_discussion(sample["KGD"]))
-    return await ask(
-        ctx, f"kgds.summarizer.{pattern}", messages, SCHEMAS[pattern], placeholder=lambda: dry_run_summary(pattern, sample)
+    answer = await ask(
+        ctx,
+        f"kgds.summarizer.{pattern}",
+        messages,
+        SCHEMAS[pattern],
+        placeholder=lambda: dry_run_summary(pattern, sample),
+        retries=options.summary_retries,
+        retry_truncated=False,
     )
+    return summary_entry(pattern, 0, answer, generation=generation_of(model))
 
 
 @register_agent("kgds.summarizer", role="summarizer", benchmark="kgds")
@@ -77,8 +93,8 @@ def summarizer():
     """Summarizes a sample in each configured pattern with the structured prompt (round 0)."""
 
     async def node(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        patterns = options_of(state).patterns
-        answers = await asyncio.gather(*(summarize(p, state["sample"], context) for p in patterns))
-        return {"summaries": [summary_entry(p, 0, a) for p, a in zip(patterns, answers)], "round": 0}
+        options = options_of(state)
+        entries = await asyncio.gather(*(summarize(p, state["sample"], context, options) for p in options.patterns))
+        return {"summaries": list(entries), "round": 0}
 
     return node

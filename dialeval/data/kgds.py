@@ -19,6 +19,8 @@ Predictions format (JSON array or JSONL), one record per sample, pattern and rou
 list of paragraph indices, ``"<Paragraph_3>"``-style labels accepted) or ``abs``
 (background = text); ``opinion`` may be ``null`` to score the background alone;
 ``round`` (default 0) numbers self-reflection rounds when a system has several.
+A sample with no record for a pattern and round that the file has for other samples is
+scored as a failed summary (zeros), as a generated summary that failed would be.
 """
 
 from __future__ import annotations
@@ -203,14 +205,26 @@ def load_predictions(path: str | Path, samples: list[KgdsSample]) -> dict[str, l
     return out
 
 
+def missing_predictions(preds: dict[str, list[Prediction]], ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Per item id, the (pattern, round) entries the file has for other samples but not
+    for this one, as ``{"pattern", "round", "missing": True}`` records."""
+    wanted = {(p.pattern, p.round) for ps in preds.values() for p in ps}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for item_id in ids:
+        have = {(p.pattern, p.round) for p in preds.get(item_id, [])}
+        out[item_id] = [{"pattern": pat, "round": r, "missing": True} for pat, r in sorted(wanted - have)]
+    return out
+
+
 def prediction_summaries(predictions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Predictions (dumped :class:`Prediction`) as the graph's summary entries."""
+    """Predictions (dumped :class:`Prediction`, or missing-entry records) as the graph's
+    summary entries; a missing one has status ``missing`` (the system's failure)."""
     return [
         {
             "pattern": p["pattern"],
             "round": p.get("round", 0),
-            "status": "given",
-            "background": p["background"],
+            "status": "missing" if p.get("missing") else "given",
+            "background": p.get("background"),
             "opinion": p.get("opinion"),
             "reflection": None,
         }
