@@ -404,7 +404,7 @@ def test_the_graph_takes_a_conversation_record_as_input():
         q.pop("images", None)
     record["questions"] = [q for q in record["questions"] if q["ability"] != "IM"]
     context = EvalContext(default_model=ModelSettings(spec="dry-run"), cache_path=None, options={"note_taking": "off"})
-    state = asyncio.run(build_graph().ainvoke(record, context=context, config={"recursion_limit": 500}))
+    state = asyncio.run(build_graph().ainvoke(record, context=context))  # 10 turns: past the default step limit
     assert len(state["replies"]) == len(record["turns"]) and len(state["answers"]) == 5
     assert {g["source"] for g in state["grades"]} == {"judge"}
 
@@ -433,6 +433,22 @@ def test_the_cli_runs_the_demo_fixture(tmp_path, capsys):
     assert code == 0
     [run_dir] = tmp_path.iterdir()
     assert (run_dir / "notes").is_dir() and (run_dir / "radar.png").exists()
+
+
+def test_a_hedged_guess_is_not_a_refusal(tmp_path, running_data):
+    def hedge(last: str):
+        answer = answer_question(last)
+        return "It was not mentioned, but probably Brand X." if answer and "brand" in last else answer
+
+    settings, model = scripted(respond=world(answer=hedge))
+    register_client(settings.model_copy(update={"max_tokens": 256}), model)
+    config = RunConfig(
+        model=settings, output_dir=str(tmp_path), cache_path=None,
+        agents={"refusal_detector": "mmrc.refusal_rules"}, options={"note_taking": "off"},
+    )  # fmt: skip
+    result = run("mmrc", running_data, config, progress=False)
+    ar = _rows(_record(result), "off")["AR"]
+    assert ar["refusal"]["refused"] is False and result.metrics["conditions"]["off"]["RP"]["value"] == 0.0
 
 
 def test_rules_only_helpers_need_no_model(tmp_path, running_data):

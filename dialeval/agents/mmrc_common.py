@@ -165,9 +165,8 @@ def with_history(rendered: list[BaseMessage], earlier: list[BaseMessage]) -> lis
 
 
 def agent_context(context: EvalContext, model_role: str, template_role: str, default_template: str) -> AgentContext:
-    """The responder has two templates (turn replies, evaluation questions) and the judge
-    one per ability; ``templates: {judge_ie: my.txt}`` overrides just one of them while
-    ``models: {judge: ...}`` still picks the model of all six."""
+    """The judge has one template per ability: ``templates: {judge_ie: my.txt}`` overrides
+    just one of them while ``models: {judge: ...}`` still picks the model of all six."""
     return AgentContext.for_role(context, model_role, default_template, template_key=template_role)
 
 

@@ -45,6 +45,7 @@ class MmrcState(MmrcInput, total=False):
 
 TURN_NODES = ["reply", "take_note"]
 CHECK_NODES = ["judge", "extract_items", "detect_refusals"]
+RECURSION_LIMIT = 10_000
 
 
 def next_turn(state: MmrcState) -> dict[str, Any]:
@@ -82,4 +83,5 @@ def build_graph():
     builder.add_conditional_edges("next_question", after_question, ["answer", *CHECK_NODES])
     for check in CHECK_NODES:
         builder.add_edge(check, END)
-    return builder.compile(name="mmrc")
+    # two steps a turn and two a question: past LangGraph's default limit of 25 (Studio)
+    return builder.compile(name="mmrc").with_config(recursion_limit=RECURSION_LIMIT)
