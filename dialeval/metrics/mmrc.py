@@ -1,16 +1,24 @@
 """MMRC metrics (pure): judge means per ability, EP, IMP, RP, and NOTE-TAKING deltas.
 
-Per question records (one per condition and question) carry the judge score (or
-``None`` when the answer or the judge's verdict could not be used) and the inputs of the
-objective metrics. Edge cases, decided here once:
+Per question records (one per condition and question) carry the judge score and the
+inputs of the objective metrics. Failures, decided here once:
 
-- EP of a question whose answer names no item is undefined (0/0): skipped, counted as
-  ``empty``. EP is the mean over questions of |matched reference items| / |items named|
-  (a reference item matched twice counts once, so EP <= 1).
-- IMP of a question is |hits| / |hits + misses| = |named and right| / |right images|;
-  an answer that names no image number scores 0 (it retrieved nothing).
-- RP is the share of refusal-labelled questions whose refusal behaviour matches the
-  label; questions whose detector verdict is unusable are skipped and counted.
+- The system under test: an answer it cut off (``truncated``) is scored as it stands;
+  an empty answer (``unparsed``) scores 0 from the judge, names no item (EP 0) and
+  refuses nothing. Both are counted beside each figure (``cut_off``, ``empty``).
+- The judge or a helper (item extractor, refusal detector): a verdict that cannot be
+  read is left out of the means and counted (``judge_failed``, ``helper_failed``).
+- An answer whose call errored is no answer: its item fails in the runner; should one
+  reach these functions it is left out and counted (``errored``).
+
+Formulas (the paper's Section 4.1 where it defines them):
+- EP of a question = |distinct reference items named| / |items named|; an answer that
+  names no item scores 0 (the paper's formula is 0/0 there; a system is never rewarded
+  for naming nothing), counted as ``named_none``. EP is the mean over IE questions.
+- IMP of a question = |hits| / |hits + misses| (named and right / all right images).
+- RP = refusals given / refusals expected: over questions whose right behaviour is a
+  refusal, the share the model refused. Refusals where an answer was expected are
+  counted beside it (``false_refusals`` of ``answerable``), not mixed in.
 - Overall is the mean of the six ability means (abilities with no score are left out).
 - Every mean over nothing is ``None``, never 0.
 """
@@ -31,9 +39,9 @@ def ep_counts(matches: list[int | None]) -> tuple[int, int]:
     return len(matches), len({m for m in matches if m is not None})
 
 
-def extraction_precision(n_model: int, n_hit: int) -> float | None:
-    """EP of one answer; ``None`` when the answer names no item."""
-    return None if n_model == 0 else n_hit / n_model
+def extraction_precision(n_model: int, n_hit: int) -> float:
+    """EP of one answer; 0 when the answer names no item (see the module docstring)."""
+    return 0.0 if n_model == 0 else n_hit / n_model
 
 
 def image_hits(answer: str, expected: Iterable[int]) -> dict[str, Any]:
@@ -50,55 +58,88 @@ def image_precision(hits: int, misses: int) -> float | None:
 
 
 def refusal_precision(pairs: Iterable[tuple[bool, bool]]) -> float | None:
-    """Share of (expected, refused) pairs that agree; ``None`` for no pairs."""
-    pairs = list(pairs)
-    return None if not pairs else sum(1 for e, r in pairs if e == r) / len(pairs)
+    """RP of (expected, refused) pairs: refusals given where expected / refusals expected."""
+    given = [refused for expected, refused in pairs if expected]
+    return None if not given else sum(given) / len(given)
+
+
+def _system_failures(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Cut-off and empty answers among the rows a figure rests on (they count in it)."""
+    return {
+        "cut_off": sum(1 for q in rows if q["answer_status"] == "truncated"),
+        "empty": sum(1 for q in rows if q["answer_status"] == "unparsed"),
+    }
+
+
+def _ability(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    scored = [q for q in rows if q["score"] is not None]
+    return {
+        "mean": mean_or_none(q["score"] for q in scored),
+        "n": len(scored),
+        **_system_failures(scored),
+        "judge_failed": sum(1 for q in rows if q["score"] is None and q["answer_status"] != "error"),
+        "errored": sum(1 for q in rows if q["answer_status"] == "error"),
+    }
+
+
+def _ep(questions: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [q for q in questions if q.get("ep") is not None]
+    usable = [q for q in rows if q["ep"]["status"] == "ok"]
+    values = [extraction_precision(q["ep"]["n_model"], q["ep"]["n_hit"]) for q in usable]
+    return {
+        "value": mean_or_none(values),
+        "n": len(usable),
+        "named_none": sum(1 for q in usable if q["ep"]["n_model"] == 0),
+        **_system_failures(usable),
+        "helper_failed": len(rows) - len(usable),
+        "errored": sum(1 for q in questions if q["ability"] == "IE" and q["answer_status"] == "error"),
+    }
+
+
+def _imp(questions: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [q for q in questions if q.get("imp") is not None]
+    values = [image_precision(q["imp"]["hits"], q["imp"]["misses"]) for q in rows]
+    return {
+        "value": mean_or_none(v for v in values if v is not None),
+        "n": sum(1 for v in values if v is not None),
+        **_system_failures(rows),
+        "errored": sum(1 for q in questions if q["ability"] == "IM" and q["answer_status"] == "error"),
+    }
+
+
+def _rp(questions: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [q for q in questions if q.get("refusal") is not None]
+    usable = [q for q in rows if q["refusal"]["status"] == "ok" and q["refusal"]["refused"] is not None]
+    pairs = [(bool(q["refusal"]["expected"]), bool(q["refusal"]["refused"])) for q in usable]
+    expected = [q for q, (e, _) in zip(usable, pairs) if e]
+    answerable = [r for e, r in pairs if not e]
+    return {
+        "value": refusal_precision(pairs),
+        "n": len(expected),
+        "refused": sum(1 for e, r in pairs if e and r),
+        **_system_failures(expected),
+        "helper_failed": len(rows) - len(usable),
+        "errored": sum(1 for q in questions if q.get("refuse") is not None and q["answer_status"] == "error"),
+        "answerable": len(answerable),
+        "false_refusals": sum(answerable),
+    }
 
 
 def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
     """One condition's table row from its per-question records."""
-    abilities = {}
-    for ability in ABILITIES:
-        rows = [q for q in questions if q["ability"] == ability]
-        scores = [q["score"] for q in rows if q["score"] is not None]
-        abilities[ability] = {"mean": mean_or_none(scores), "n": len(scores), "unscored": len(rows) - len(scores)}
-    ability_means = [a["mean"] for a in abilities.values() if a["mean"] is not None]
-
-    ep_rows = [q["ep"] for q in questions if q.get("ep") is not None]
-    ep_usable = [e for e in ep_rows if e["status"] == "ok"]
-    ep_values = [extraction_precision(e["n_model"], e["n_hit"]) for e in ep_usable]
-    ep_defined = [v for v in ep_values if v is not None]
-
-    imp_rows = [q["imp"] for q in questions if q.get("imp") is not None]
-    imp_values = [image_precision(i["hits"], i["misses"]) for i in imp_rows]
-
-    rp_rows = [q["refusal"] for q in questions if q.get("refusal") is not None]
-    rp_usable = [(r["expected"], r["refused"]) for r in rp_rows if r["status"] == "ok" and r["refused"] is not None]
-
+    abilities = {a: _ability([q for q in questions if q["ability"] == a]) for a in ABILITIES}
     statuses: dict[str, int] = {}
     for q in questions:
         statuses[q["answer_status"]] = statuses.get(q["answer_status"], 0) + 1
-    labelled = {k: sum(1 for q in questions if q["ability"] == k) for k in ("IE", "IM")}
+    notes = [q for q in questions if q.get("notes_mode") is not None]
     return {
         "abilities": abilities,
-        "overall": mean_or_none(ability_means),
-        "EP": {
-            "value": mean_or_none(ep_defined),
-            "n": len(ep_defined),
-            "empty": len(ep_values) - len(ep_defined),
-            "skipped": labelled["IE"] - len(ep_usable),
-        },
-        "IMP": {
-            "value": mean_or_none(v for v in imp_values if v is not None),
-            "n": sum(1 for v in imp_values if v is not None),
-            "skipped": labelled["IM"] - len(imp_rows),
-        },
-        "RP": {
-            "value": refusal_precision(rp_usable),
-            "n": len(rp_usable),
-            "skipped": sum(1 for q in questions if q.get("refuse") is not None) - len(rp_usable),
-        },
+        "overall": mean_or_none(a["mean"] for a in abilities.values() if a["mean"] is not None),
+        "EP": _ep(questions),
+        "IMP": _imp(questions),
+        "RP": _rp(questions),
         "answers": {"total": len(questions), **statuses},
+        "notes_cut": sum(1 for q in notes if q["notes_mode"] != "full"),
     }
 
 

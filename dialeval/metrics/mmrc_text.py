@@ -2,7 +2,7 @@
 
 - :func:`split_items` / :func:`match_items`: the items of a list-like IE answer and the
   reference items they name (EP).
-- :func:`refusal_by_rule`: plain refusals ("it was not mentioned") (RP).
+- :func:`refusal_by_rule`: plain refusals ("it was not mentioned"), never hedged guesses (RP).
 - :func:`image_numbers`: the image numbers an IM answer names ("the third one",
   "images 7 and 8") (IMP).
 
@@ -38,6 +38,14 @@ REFUSAL_PATTERNS = [
     r"\b(?:there is|there's|there was) no (?:way to know|information)\b",
 ]
 _REFUSAL = re.compile("|".join(REFUSAL_PATTERNS), re.IGNORECASE)
+# a refusal phrase next to one of these is a hedged guess ("not mentioned, but probably
+# the blue one"): not a plain refusal, so no rule settles it
+GUESS_PATTERNS = [
+    r"\b(?:probably|likely|maybe|perhaps|presumably|possibly|guess|assume|suppose)\b",
+    r"\b(?:might|may|could|would) (?:be|have)\b",
+    r"\bmy (?:best )?(?:guess|bet)\b",
+]
+_GUESS = re.compile("|".join(GUESS_PATTERNS), re.IGNORECASE)
 _SHORT_CHOICE = re.compile(r"^\s*(?:[A-H]|true|false|yes|no)\s*[.):]?\s*$", re.IGNORECASE)
 
 
@@ -90,9 +98,10 @@ def match_items(pieces: list[str], labels: list[str]) -> list[int | None]:
 
 
 def refusal_by_rule(answer: str) -> bool | None:
-    """``True`` for a plain refusal, ``False`` for a bare choice ("B", "True"), else ``None``."""
+    """``True`` for a plain refusal, ``False`` for a bare choice ("B", "True"), else ``None``
+    (a hedged guess among them: a refusal phrase with a guess is no plain refusal)."""
     if _REFUSAL.search(answer):
-        return True
+        return None if _GUESS.search(answer) else True
     if _SHORT_CHOICE.match(answer):
         return False
     return None

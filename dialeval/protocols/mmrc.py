@@ -1,10 +1,12 @@
 """`mmrc`: six conversational abilities, answered without and with NOTE-TAKING.
 
-Each conversation is replayed turn by turn (recorded or live replies); with NOTE-TAKING
-on, a note-taker keeps a JSON note in Chroma after every user turn. The responder then
-answers the six questions with and/or without the notes, judges score each answer 0-5,
-and the objective precisions (EP, IMP, RP) are computed. The report gives both
-conditions and their deltas (the paper's Tables 3 and 6) and a radar chart.
+Each conversation is replayed turn by turn, the model under test replying itself (the
+paper's Algorithm 1; recorded replies are an option); with NOTE-TAKING on, a note-taker
+keeps a JSON note in Chroma after every user turn. The questions are then asked one
+after another, without and/or with the note; judges score each answer 0-5 against its
+label, and the objective precisions (EP, IMP, RP) are computed. The report gives both
+conditions, their deltas (the paper's Tables 3 and 6), the n and the failures of each
+kind beside every figure, and a radar chart. docs/fidelity.md lists every choice.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def _graph():
 
 
 def to_input(item: Conversation, options: dict[str, Any]) -> dict[str, Any]:
-    return {"item": item.model_dump()}
+    """The graph input is the conversation record itself (image paths resolved)."""
+    return item.model_dump()
 
 
 def _question_rows(item: Conversation, state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,13 +52,12 @@ def _question_rows(item: Conversation, state: dict[str, Any]) -> list[dict[str, 
 
     grades, items, refusals = keyed("grades"), keyed("item_checks"), keyed("refusal_checks")
     rows = []
-    for answer in state.get("answers") or []:
+    for answer in sorted(state.get("answers") or [], key=lambda a: (a["condition"] != "off", a["index"])):
         key = (answer["condition"], answer["index"])
         question = item.questions[answer["index"]]
         call = answer["call"]
         text = call["raw"].strip()
         grade = grades.get(key)
-        score = grade["call"]["value"]["score"] if grade and grade["call"]["status"] == "ok" else None
         check = items.get(key)
         ep = None
         if check is not None:
@@ -75,10 +77,12 @@ def _question_rows(item: Conversation, state: dict[str, Any]) -> list[dict[str, 
                 "answer_status": call["status"],
                 "notes_mode": answer["notes_mode"],
                 "notes_entries": answer["notes_entries"],
-                "score": score,
-                "judge_status": grade["call"]["status"] if grade else None,
+                "notes_total": answer["notes_total"],
+                "score": grade["score"] if grade else None,
+                "score_source": grade["source"] if grade else None,
+                "judge_status": grade["call"]["status"] if grade and grade["call"] else None,
                 "ep": ep,
-                "imp": image_hits(text, question.images) if question.images and call["status"] == "ok" else None,
+                "imp": image_hits(text, question.images) if question.images and call["status"] != "error" else None,
                 "refusal": None
                 if refusal is None
                 else {k: refusal[k] for k in ("expected", "refused", "status", "method")},
@@ -93,7 +97,7 @@ def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
     ok_notes = [u["call"]["value"] for u in updates if u["call"]["status"] == "ok"]
     calls = [r["call"] for r in replies] + [u["call"] for u in updates]
     calls += [a["call"] for a in state.get("answers") or []]
-    calls += [g["call"] for g in state.get("grades") or []]
+    calls += [g["call"] for g in state.get("grades") or [] if g["call"]]
     calls += [c["call"] for name in ("item_checks", "refusal_checks") for c in state.get(name) or [] if c.get("call")]
     return {
         "id": item.id,
@@ -112,11 +116,39 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     return metrics.aggregate(records)
 
 
+def _dimension(condition: str, metric: str) -> str:
+    return f"{metric}, notes {condition}"
+
+
+def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per condition: the judge score (0-5) of every "<conversation id>/<ability>" (the mean
+    when a conversation has several questions of one ability), and EP / IMP per question
+    of theirs; unreadable verdicts are left out."""
+    collected: dict[str, dict[str, list[float]]] = {}
+
+    def add(dimension: str, unit: str, value: float | None) -> None:
+        if value is not None:
+            collected.setdefault(dimension, {}).setdefault(unit, []).append(value)
+
+    for record in records:
+        for q in record["questions"]:
+            unit = f"{record['id']}/{q['ability']}"
+            add(_dimension(q["condition"], "score (0-5)"), unit, q["score"])
+            if q.get("ep") is not None and q["ep"]["status"] == "ok":
+                add(_dimension(q["condition"], "EP"), unit, metrics.extraction_precision(q["ep"]["n_model"], q["ep"]["n_hit"]))
+            if q.get("imp") is not None:
+                add(_dimension(q["condition"], "IMP"), unit, metrics.image_precision(q["imp"]["hits"], q["imp"]["misses"]))
+    return {
+        dim: {unit: sum(v) / len(v) for unit, v in sorted(units.items())} for dim, units in sorted(collected.items())
+    }
+
+
 def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Judge scores per ability and condition, for the report's score histograms."""
     out: dict[str, list[float]] = {}
     for record in records:
         for q in record["questions"]:
-            if q["score"] is not None:
+            if q["score"] is not None and q["score_source"] == "judge":
                 out.setdefault(f"{q['ability']} notes {q['condition']} (0-5)", []).append(q["score"])
     return dict(sorted(out.items()))
 
@@ -130,36 +162,52 @@ def _num(value: float | None, digits: int = 2, pct: bool = False) -> str:
 def _signed(value: float | None, pct: bool = False) -> str:
     if value is None:
         return ""
-    return f" ({'+' if value >= 0 else ''}{100 * value:.1f})" if pct else f" ({'+' if value >= 0 else ''}{value:.2f})"
+    sign = "+" if value >= 0 else ""
+    return f"{sign}{100 * value:.1f} pts" if pct else f"{sign}{value:.2f}"
+
+
+FAILURE_HEAD = (
+    "| figure | value | change | n | cut off (judged as is) | empty (scored 0) "
+    "| judge or helper failed (left out) | errored (left out) | also |"
+)
+
+
+def _row(name: str, value: str, change: str, figure: dict[str, Any], failed_key: str | None, also: str = "") -> str:
+    failed = figure.get(failed_key, 0) if failed_key else "-"
+    return (
+        f"| {name} | {value} | {change} | {figure['n']} | {figure['cut_off']} | {figure['empty']} "
+        f"| {failed} | {figure['errored']} | {also} |"
+    )
 
 
 def tables(m: dict[str, Any]) -> str:
     conds = m.get("conditions", {})
     d = m.get("deltas", {})
-    head = "| | " + " | ".join(ABILITIES) + " | overall | EP | IMP | RP |"
     lines = [
-        "Judge scores are 0-5 means per ability; EP and IMP are precisions (0-1), RP a share."
-        " On the NOTE-TAKING row the change against the responder alone is in brackets.",
-        "",
-        head,
-        "|---|" + "---:|" * (len(ABILITIES) + 4),
+        "Judge scores are 0-5 means per ability; EP and IMP are precisions (0-1); RP is refusals given"
+        " / refusals expected. Beside each figure: n (what it rests on) and the failures of each kind:"
+        " the model under test's own (cut-off answers judged as they stand, empty answers scored 0) count"
+        " in it; unreadable judge or helper verdicts and errored calls are left out. On the NOTE-TAKING"
+        " table, change is against the responder alone.",
     ]
     for cond, s in conds.items():
         delta = d if cond == "on" else {}
-        cells = [_num(s["abilities"][a]["mean"]) + _signed(delta.get(a)) for a in ABILITIES]
-        cells.append(_num(s["overall"]) + _signed(delta.get("overall")))
-        cells.append(_num(s["EP"]["value"], 3) + _signed(delta.get("EP")))
-        cells.append(_num(s["IMP"]["value"], 3) + _signed(delta.get("IMP")))
-        cells.append(_num(s["RP"]["value"], pct=True) + _signed(delta.get("RP"), pct=True))
-        lines.append(f"| {CONDITION_LABEL[cond]} | " + " | ".join(cells) + " |")
-    lines += ["", "What each figure rests on (scored / not scored):", "", "| | " + " | ".join(ABILITIES) + " | EP n (empty, skipped) | IMP n (skipped) | RP n (skipped) | answers ok / total |", "|---|" + "---|" * (len(ABILITIES) + 4)]
-    for cond, s in conds.items():
-        cells = [f"{s['abilities'][a]['n']} / {s['abilities'][a]['unscored']}" for a in ABILITIES]
-        cells.append(f"{s['EP']['n']} ({s['EP']['empty']}, {s['EP']['skipped']})")
-        cells.append(f"{s['IMP']['n']} ({s['IMP']['skipped']})")
-        cells.append(f"{s['RP']['n']} ({s['RP']['skipped']})")
-        cells.append(f"{s['answers'].get('ok', 0)} / {s['answers']['total']}")
-        lines.append(f"| {CONDITION_LABEL[cond]} | " + " | ".join(cells) + " |")
+        lines += ["", f"**{CONDITION_LABEL[cond]}** (notes {cond})", "", FAILURE_HEAD, "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for a in ABILITIES:
+            lines.append(_row(f"{a} (0-5)", _num(s["abilities"][a]["mean"]), _signed(delta.get(a)), s["abilities"][a], "judge_failed"))
+        n_overall = sum(s["abilities"][a]["n"] for a in ABILITIES)
+        lines.append(f"| overall (0-5) | {_num(s['overall'])} | {_signed(delta.get('overall'))} | {n_overall} | | | | | mean of the ability means |")
+        ep, imp, rp = s["EP"], s["IMP"], s["RP"]
+        lines.append(_row("EP", _num(ep["value"], 3), _signed(delta.get("EP")), ep, "helper_failed", f"named no item: {ep['named_none']} (scored 0)"))
+        lines.append(_row("IMP", _num(imp["value"], 3), _signed(delta.get("IMP")), imp, None))
+        lines.append(
+            _row("RP", _num(rp["value"], pct=True), _signed(delta.get("RP"), pct=True), rp, "helper_failed",
+                 f"{rp['refused']} of {rp['n']} refused; refusals where an answer was due: {rp['false_refusals']} of {rp['answerable']}")
+        )  # fmt: skip
+        answers = s["answers"]
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(answers.items()) if k != "total")
+        cut = f"; notes cut to fit the context window: {s['notes_cut']}" if cond == "on" else ""
+        lines += ["", f"Answers: {answers['total']} ({counts}){cut}."]
     nt = m.get("note_taking", {})
     if nt.get("updates"):
         lines += ["", f"Note-taker: {nt['updates']} updates, {nt['ok']} usable, {nt['unusable']} unusable (note kept unchanged)."]
@@ -215,11 +263,12 @@ register_benchmark(
         aggregate=aggregate,
         score_dimensions=score_dimensions,
         tables=tables,
+        item_scores=item_scores,
         roles={
             "reply": "mmrc.reply",
             "notetaker": "mmrc.notetaker",
             "answer": "mmrc.answer",
-            "judge": "mmrc.ability_judge",
+            "judge": "mmrc.ability_judge",  # or mmrc.rubric_judge
             "item_extractor": "mmrc.item_extractor",
             "refusal_detector": "mmrc.refusal_detector",
         },
