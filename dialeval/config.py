@@ -109,6 +109,18 @@ class RunConfig(BaseModel):
     output_dir: str = "runs"
     run_id: str | None = None
     cache_path: str | None = DEFAULT_CACHE
+    plugins: list[str] = Field(default_factory=list, description="modules to import first: they register agents or benchmarks")
+
+    @model_validator(mode="after")
+    def _import_user_code(self) -> RunConfig:
+        """Plugins and import-path agents load now, so a bad path stops before the run."""
+        from dialeval.plugins import agent_factory, is_import_path, load_plugins
+
+        load_plugins(self.plugins)
+        for name in self.agents.values():
+            if is_import_path(name):
+                agent_factory(name)
+        return self
 
     def context(self) -> EvalContext:
         return EvalContext(
