@@ -68,9 +68,9 @@ def load_run(path: str | Path) -> Run:
     )
 
 
-def run_models(run: Run) -> dict[str, str]:
-    """Role -> model spec as configured (``default`` for roles without their own)."""
-    ctx = run.config.get("context", {})
+def run_models(config: dict[str, Any]) -> dict[str, str]:
+    """Role -> model spec in a run's ``config.json`` (``default`` for roles without their own)."""
+    ctx = config.get("context", {})
     out = {"default": (ctx.get("default_model") or {}).get("spec", "?")}
     out.update({role: m.get("spec", "?") for role, m in (ctx.get("models") or {}).items()})
     return out
@@ -86,7 +86,7 @@ def run_summary(run: Run) -> dict[str, Any]:
         "label": run.label,
         "path": str(run.path),
         "benchmark": run.benchmark,
-        "models": run_models(run),
+        "models": run_models(run.config),
         "agents": run.config.get("agents") or {},
         "items": run.items,
         "finished": len(run.records),

@@ -1,0 +1,145 @@
+"""`dialeval view`: pages over run folders, read in a real headless browser (Debian's chromium)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from dialeval.compare import compare_runs
+from dialeval.config import ModelSettings, RunConfig
+from dialeval.models import register_client
+from dialeval.runner import run
+from dialeval.testing.scripted import ScriptedChatModel, prompt_text
+from dialeval.viewer import write_site
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+INJECTION = '<img src=x onerror="document.title=\'pwned\'">'
+
+
+def _data(folder: Path) -> Path:
+    rows = [
+        {"id": "good-1", "question": "What is q1?", "reference": "Paris", "answer": "Paris", "system": "bot"},
+        {"id": "vague-2", "question": "What is q2?", "reference": "Rome", "answer": "Milan " + INJECTION, "system": "bot"},
+        {"id": "cut-3", "question": "What is q3?", "reference": "Oslo", "answer": "Oslo", "system": "bot"},
+        {"id": "good-4", "question": "What is q4?", "reference": "Bern", "answer": "Zurich", "system": "bot"},
+    ]
+    path = folder / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def _judge(strict: bool):
+    def respond(messages):
+        k = int(re.search(r"What is q(\d+)\?", prompt_text(messages)).group(1))
+        if k == 2:
+            return "Hard to say. " + INJECTION  # never JSON: ends unparsed with this raw text
+        if k == 3:
+            return ('{"rationale": "Oslo is the capital and', "length")  # cut off by the token limit
+        return json.dumps({"rationale": "scripted", "score": (5 if k == 1 else 1 if strict else 2)})
+
+    return respond
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("viewer")
+    data = _data(root)
+    for name, strict in (("lenient-judge", False), ("strict-judge", True)):
+        settings = ModelSettings(spec=f"openai:viewer-{name}", max_retries=0)
+        register_client(settings, ScriptedChatModel(respond=_judge(strict)))
+        config = RunConfig(model=settings, output_dir=str(root / "runs"), cache_path=None, run_id=name, parse_retries=1)
+        run("answers", data, config, progress=False)
+    compare_runs([root / "runs" / "lenient-judge", root / "runs" / "strict-judge"], root / "runs" / "compare-judges")
+    write_site(root / "runs")
+    return root / "runs"
+
+
+def test_pages_are_written_beside_the_runs(site):
+    assert (site / "index.html").exists()
+    assert sorted(p.name for p in (site / "strict-judge" / "view" / "items").iterdir()) == [f"{k:05d}.html" for k in range(1, 5)]
+    assert (site / "compare-judges" / "view" / "index.html").exists()
+
+
+def _item_page(site: Path, run_name: str, item_id: str) -> str:
+    index = (site / run_name / "view" / "index.html").read_text()
+    href = re.search(rf'<a href="(items/\d+\.html)">{item_id}</a>', index).group(1)
+    return (site / run_name / "view" / href).read_text()
+
+
+def test_model_text_is_escaped_never_markup(site):
+    page = _item_page(site, "strict-judge", "vague-2")
+    assert INJECTION not in page
+    assert "Hard to say. &lt;img src=x onerror=" in page
+
+
+def test_an_item_page_shows_the_prompt_from_the_run_prompt_store(site):
+    page = _item_page(site, "strict-judge", "good-1")
+    assert "What is q1?" in page and "prompt (2 messages)" in page
+    assert "openai:viewer-strict-judge" in page
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (make setup installs it as root through apt)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        except Exception as err:  # pragma: no cover - a chromium that cannot start here
+            pytest.skip(f"chromium does not start: {err}")
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    import functools
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_the_index_lists_the_runs(browser, server, tmp_path):
+    page = browser.new_page(viewport={"width": 1200, "height": 700})
+    page.goto(f"{server}/index.html")
+    names = page.locator("#runs td:first-child a").all_inner_texts()
+    assert names == ["lenient-judge", "strict-judge"]
+    assert page.locator("#comparisons a").inner_text() == "compare-judges"
+    page.screenshot(path=str(tmp_path / "index.png"))
+
+
+def test_an_item_page_shows_a_calls_raw_answer_and_a_filter_hides_ok_calls(browser, server):
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{server}/strict-judge/view/index.html")
+    page.get_by_role("link", name="vague-2").click()
+    raw = page.locator("section.call pre.raw").first
+    assert raw.inner_text().startswith("Hard to say. <img src=x")  # shown as text...
+    assert page.title() != "pwned"  # ...never run as markup
+
+    page.goto(f"{server}/strict-judge/view/index.html")
+    page.get_by_role("link", name="good-1").click()
+    assert page.locator("section.call.ok").first.is_visible()
+    page.locator(".status-filter[value=ok]").uncheck()
+    assert not page.locator("section.call.ok").first.is_visible()
+
+
+def test_the_run_page_filters_items_with_problems(browser, server):
+    page = browser.new_page()
+    page.goto(f"{server}/strict-judge/view/index.html")
+    page.locator("#only-problems").check()
+    visible = [row.locator("td a").inner_text() for row in page.locator("tr.item").all() if row.is_visible()]
+    assert sorted(visible) == ["cut-3", "vague-2"]
