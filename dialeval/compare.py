@@ -234,7 +234,8 @@ def _plots(out: Path, comparisons: list[dict[str, Any]]) -> dict[str, str]:
         y = np.array([p[2] for p in c["pairs"]], dtype=float)
         fig, ax = plt.subplots(figsize=(4.2, 3.8), dpi=100)
         values = sorted(set(x) | set(y))
-        if c["scale"] == "integer" and len(values) <= 12:
+        if c["scale"] == "integer" and values[-1] - values[0] <= 11:
+            values = [float(v) for v in range(int(values[0]), int(values[-1]) + 1)]  # the scale, gaps included
             grid = np.zeros((len(values), len(values)), dtype=int)
             pos = {v: k for k, v in enumerate(values)}
             for u, v in zip(x, y):

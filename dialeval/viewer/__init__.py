@@ -81,7 +81,7 @@ def run_overview(run_dir: Path) -> dict[str, Any]:
         "name": run_dir.name,
         "benchmark": config.get("benchmark", "?"),
         "models": run_models(config),
-        "items": info.get("items", 0),
+        "item_count": info.get("items", 0),
         "finished": info.get("finished", 0),
         "failed": info.get("failed", 0),
         "unparsed": sum(a.get("unparsed", 0) for a in per_agent.values()),
