@@ -111,16 +111,25 @@ class RunConfig(BaseModel):
     cache_path: str | None = DEFAULT_CACHE
     plugins: list[str] = Field(default_factory=list, description="modules to import first: they register agents or benchmarks")
 
-    @model_validator(mode="after")
-    def _import_user_code(self) -> RunConfig:
-        """Plugins and import-path agents load now, so a bad path stops before the run."""
-        from dialeval.plugins import agent_factory, is_import_path, load_plugins
+    @field_validator("plugins")
+    @classmethod
+    def _load_plugins(cls, plugins: list[str]) -> list[str]:
+        """Plugin modules load now, so a bad path stops before the run."""
+        from dialeval.plugins import load_plugins
 
-        load_plugins(self.plugins)
-        for name in self.agents.values():
+        load_plugins(plugins)
+        return plugins
+
+    @field_validator("agents")
+    @classmethod
+    def _import_agents(cls, agents: dict[str, str]) -> dict[str, str]:
+        """Agents named by import path (``package.module:factory``) must import now."""
+        from dialeval.plugins import agent_factory, is_import_path
+
+        for name in agents.values():
             if is_import_path(name):
                 agent_factory(name)
-        return self
+        return agents
 
     def context(self) -> EvalContext:
         return EvalContext(
