@@ -167,7 +167,11 @@ def main(argv: list[str] | None = None) -> int:
             index = write_site(args.runs_dir)
             print(f"Wrote {index}")
             if not args.no_serve:
-                serve(args.runs_dir, args.port)
+                try:
+                    serve(args.runs_dir, args.port)
+                except OSError as err:  # the port is taken
+                    print(f"dialeval: error: cannot serve on 127.0.0.1:{args.port}: {err} (try --port 0)", file=sys.stderr)
+                    return 2
             return 0
     except (ConfigError, DataError, TemplateError, KeyError, FileNotFoundError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)

@@ -84,7 +84,7 @@ def run_summary(run: Run) -> dict[str, Any]:
     bad = {k: sum(a.get(k, 0) for a in per_agent.values()) for k in ("unparsed", "truncated", "error")}
     return {
         "label": run.label,
-        "path": str(run.path),
+        "path": str(run.path.resolve()),
         "benchmark": run.benchmark,
         "models": run_models(run.config),
         "agents": run.config.get("agents") or {},

@@ -15,7 +15,8 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.models import register_client
 from dialeval.runner import run
 from dialeval.testing.scripted import ScriptedChatModel, prompt_text
-from dialeval.viewer import write_site
+from dialeval.cli import main
+from dialeval.viewer import make_server, write_site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 INJECTION = '<img src=x onerror="document.title=\'pwned\'">'
@@ -83,6 +84,25 @@ def test_an_item_page_shows_the_prompt_from_the_run_prompt_store(site):
     assert "openai:viewer-strict-judge" in page
 
 
+def test_a_failed_item_shows_its_error_and_the_calls_it_made(tmp_path):
+    run_dir = tmp_path / "runs" / "broken-run"
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.json").write_text(json.dumps({"benchmark": "answers"}))
+    row = {"id": "q9", "status": "failed", "error": "RuntimeError: judge <b>unreachable</b>", "traceback": "Traceback ...",
+           "usage": [{"agent": "answer_judge", "model": "openai:gpt-4o-mini", "status": "error", "input_tokens": 0,
+                      "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0, "estimated": False}]}
+    (run_dir / "results.jsonl").write_text(json.dumps(row) + "\n")
+    assert main(["view", str(tmp_path / "runs"), "--no-serve"]) == 0
+    page = (run_dir / "view" / "items" / "00001.html").read_text()
+    assert "RuntimeError: judge &lt;b&gt;unreachable&lt;/b&gt;" in page
+    assert "answer_judge" in page and "openai:gpt-4o-mini" in page and 'data-status="error"' in page
+
+
+def test_view_of_a_missing_folder_exits_2(tmp_path, capsys):
+    assert main(["view", str(tmp_path / "nowhere"), "--no-serve"]) == 2
+    assert "not a folder of runs" in capsys.readouterr().err
+
+
 @pytest.fixture(scope="module")
 def browser():
     if CHROMIUM is None:
@@ -99,14 +119,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def server(site):
-    import functools
-    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    httpd = make_server(site, port=0)  # what `dialeval view` serves
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -143,3 +156,17 @@ def test_the_run_page_filters_items_with_problems(browser, server):
     page.locator("#only-problems").check()
     visible = [row.locator("td a").inner_text() for row in page.locator("tr.item").all() if row.is_visible()]
     assert sorted(visible) == ["cut-3", "vague-2"]
+
+
+def test_prompts_live_in_the_run_prompt_store_not_in_results(site):
+    from dialeval.prompt_store import load_prompts
+    from dialeval.runner import read_results
+
+    run_dir = site / "strict-judge"
+    calls = [c for row in read_results(run_dir).values() for c in row["result"]["calls"]]
+    prompts = load_prompts(run_dir)
+    assert all(c["prompt_ref"] in prompts for c in calls)
+    assert "What is q1?" not in (run_dir / "results.jsonl").read_text()
+    # an unparsed call's prompt is its last request: the first answer and the correction included
+    vague = next(c for c in calls if c["status"] == "unparsed")
+    assert [m["role"] for m in prompts[vague["prompt_ref"]]] == ["system", "human", "ai", "human"]

@@ -125,9 +125,17 @@ def write_run(run_dir: str | Path) -> Path:
 
 
 def write_comparison(folder: str | Path) -> Path:
+    """The page of one ``dialeval compare`` folder, linking to the pages of its runs."""
+    import os
+
     folder = Path(folder)
     result = _read_json(folder / "compare.json")
-    return _render("compare.html", folder / VIEW / "index.html", result=result, name=folder.name)
+    links = {
+        r.get("label"): os.path.relpath(Path(r["path"]).resolve() / VIEW / "index.html", (folder / VIEW).resolve())
+        for r in result.get("runs", [])
+        if r.get("path")
+    }
+    return _render("compare.html", folder / VIEW / "index.html", result=result, name=folder.name, links=links)
 
 
 def write_site(runs_dir: str | Path = "runs") -> Path:
@@ -149,14 +157,22 @@ def write_site(runs_dir: str | Path = "runs") -> Path:
     return _render("index.html", runs_dir / "index.html", runs=runs, comparisons=comparisons, root=str(runs_dir))
 
 
-def serve(runs_dir: str | Path = "runs", port: int = 8765) -> None:
-    """Serve ``runs_dir`` on 127.0.0.1 until interrupted (the pages are static files)."""
+def make_server(runs_dir: str | Path = "runs", port: int = 8765) -> Any:
+    """A static file server for ``runs_dir`` on 127.0.0.1 only (port 0 picks a free one)."""
     import functools
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(runs_dir))
-    with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        print(f"Serving {runs_dir} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # one line per request is noise here
+            pass
+
+    return ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Handler, directory=str(runs_dir)))
+
+
+def serve(runs_dir: str | Path = "runs", port: int = 8765) -> None:
+    """Serve ``runs_dir`` until interrupted (the pages are static files)."""
+    with make_server(runs_dir, port) as server:
+        print(f"Serving {runs_dir} at http://127.0.0.1:{server.server_address[1]}/index.html (Ctrl-C stops)", flush=True)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
