@@ -170,3 +170,32 @@ def test_prompts_live_in_the_run_prompt_store_not_in_results(site):
     # an unparsed call's prompt is its last request: the first answer and the correction included
     vague = next(c for c in calls if c["status"] == "unparsed")
     assert [m["role"] for m in prompts[vague["prompt_ref"]]] == ["system", "human", "ai", "human"]
+
+
+def test_a_prompt_is_stored_once_and_again_after_its_run_folder_is_deleted(tmp_path):
+    import shutil
+
+    from langchain_core.messages import HumanMessage
+
+    from dialeval.prompt_store import load_prompts, store_prompt
+
+    run_dir = tmp_path / "run"
+    first = store_prompt(run_dir, [HumanMessage("grade this")])
+    assert store_prompt(run_dir, [HumanMessage("grade this")]) == first
+    assert load_prompts(run_dir) == {first: [{"role": "human", "content": "grade this"}]}
+    shutil.rmtree(run_dir)
+    store_prompt(run_dir, [HumanMessage("grade this")])
+    assert first in load_prompts(run_dir)
+
+
+def test_inline_image_bytes_are_left_out_of_stored_prompts(tmp_path):
+    from langchain_core.messages import HumanMessage
+
+    from dialeval.prompt_store import load_prompts, store_prompt
+
+    url = "data:image/png;base64," + "A" * 5000
+    message = HumanMessage(content=[{"type": "text", "text": "Which room?"}, {"type": "image_url", "image_url": {"url": url}}])
+    ref = store_prompt(tmp_path, [message])
+    (stored,) = load_prompts(tmp_path)[ref]
+    assert stored["content"][0] == {"type": "text", "text": "Which room?"}
+    assert stored["content"][1]["image_url"]["url"] == f"data:image/png;base64,<{len(url)} characters left out>"
