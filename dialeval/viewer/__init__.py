@@ -112,6 +112,7 @@ def write_run(run_dir: str | Path) -> Path:
         _render(
             "item.html", out / page,
             run=overview, row=row, calls=calls, prompts=prompts, counts=_counts(calls), statuses=STATUSES,
+            scores={k: v for k, v in (row.get("result") or {}).items() if k != "calls"},
             previous=f"{index - 1:05d}.html" if index > 1 else None,
             next=f"{index + 1:05d}.html" if index < len(rows) else None,
         )
