@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml Makefile
 	# WordNet for METEOR, from Debian's packages (optional: without it METEOR is reported unavailable)
 	-{ [ "$$(id -u)" != 0 ] || apt-get update -qq; } && $(BIN)/python scripts/install_wordnet.py \
 	  || echo "WordNet not installed: METEOR will be reported as unavailable"
+	# chromium for the viewer's browser tests, from Debian (as root; the tests skip without it)
+	-[ "$$(id -u)" != 0 ] || command -v chromium >/dev/null || apt-get install -y -qq chromium >/dev/null \
+	  || echo "chromium not installed: the viewer's browser tests will skip"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -74,6 +74,10 @@ def register_benchmark(benchmark: Benchmark) -> Benchmark:
 
 
 def get_benchmark(name: str) -> Benchmark:
+    if name not in _REGISTRY and name not in KNOWN:
+        from dialeval.plugins import load_entry_points
+
+        load_entry_points()
     if name not in _REGISTRY:
         module = KNOWN.get(name)
         if module is None:
@@ -83,6 +87,9 @@ def get_benchmark(name: str) -> Benchmark:
 
 
 def available() -> list[str]:
+    from dialeval.plugins import load_entry_points
+
+    load_entry_points()
     names = set(KNOWN) | set(_REGISTRY)
     out = []
     for name in sorted(names):

@@ -1,4 +1,4 @@
-"""`dialeval run | report | list | metrics`: the command line over the runner.
+"""`dialeval run | report | list | metrics | compare | view`: the command line over the runner.
 
 Imports stay light here (argparse, no torch, transformers or chromadb) so that
 `dialeval --help` and `dialeval list` answer at once; a run imports what it needs.
@@ -34,6 +34,16 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("run_dir")
 
     sub.add_parser("list", help="benchmarks, agents and model backends")
+
+    c = sub.add_parser("compare", help="agreement between runs of one benchmark over the same items")
+    c.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders")
+    c.add_argument("--out", help="output folder (default: runs/compare-<benchmark>-<hash> beside the first run)")
+    c.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+
+    v = sub.add_parser("view", help="browse runs, items and every agent call as web pages")
+    v.add_argument("runs_dir", nargs="?", default="runs", help="folder holding run folders (default: runs)")
+    v.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765; 0 picks a free one)")
+    v.add_argument("--no-serve", action="store_true", help="only write the pages (open index.html as a file)")
 
     m = sub.add_parser("metrics", help="model-free metrics of prediction files (e.g. BLEU, ROUGE-L, METEOR)")
     m.add_argument("benchmark")
@@ -145,6 +155,24 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_list()
         if args.command == "metrics":
             return _cmd_metrics(args)
+        if args.command == "compare":
+            from dialeval.compare import compare_runs
+
+            result = compare_runs(args.runs, args.out, plots=not args.no_plots)
+            print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")
+            return 0
+        if args.command == "view":
+            from dialeval.viewer import serve, write_site
+
+            index = write_site(args.runs_dir)
+            print(f"Wrote {index}")
+            if not args.no_serve:
+                try:
+                    serve(args.runs_dir, args.port)
+                except OSError as err:  # the port is taken
+                    print(f"dialeval: error: cannot serve on 127.0.0.1:{args.port}: {err} (try --port 0)", file=sys.stderr)
+                    return 2
+            return 0
     except (ConfigError, DataError, TemplateError, KeyError, FileNotFoundError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
         print(f"dialeval: error: {message}", file=sys.stderr)

@@ -1,4 +1,11 @@
-"""LangGraph Studio: `langgraph dev` serves every benchmark graph, with model choices as context."""
+"""LangGraph Studio: `langgraph dev` serves every benchmark graph, with its input schema and
+model choices as context.
+
+On Python 3.11 LangGraph can only read a state's fields from ``typing_extensions.TypedDict``
+(not ``typing.TypedDict``); a graph that gets this wrong is served with an empty input
+schema and Studio shows no input form. Each graph is checked on its own, so a failure
+names the graph.
+"""
 
 from __future__ import annotations
 
@@ -80,10 +87,29 @@ async def test_a_graph_runs_in_the_studio_server_with_dry_run_model(studio_serve
     result = await client.runs.wait(
         None,
         "answers",
-        input={"item": {"question": "Capital of France?", "reference": "Paris", "answer": "Paris", "context": ""}},
+        input={"question": "Capital of France?", "reference": "Paris", "answer": "Paris"},  # a record of the data file
         context={"default_model": {"spec": "dry-run"}, "cache_path": None},
     )
     grade = result["grade"]
     assert grade["agent"] == "answer_judge"
     assert grade["status"] == "ok", grade["reason"]
     assert grade["value"]["score"] == 1  # the dry-run placeholder: the smallest valid score
+
+
+GRAPHS = sorted(json.loads((ROOT / "langgraph.json").read_text())["graphs"])
+
+
+@pytest.mark.parametrize("graph_id", GRAPHS)
+async def test_studio_shows_an_input_form_for_the_graph(studio_server, graph_id):
+    from langgraph_sdk import get_client
+
+    client = get_client(url=studio_server)
+    assistants = await client.assistants.search(graph_id=graph_id, limit=5)
+    assert assistants, f"langgraph dev does not serve the graph {graph_id!r}"
+    schemas = await client.assistants.get_schemas(assistants[0]["assistant_id"])
+    properties = (schemas.get("input_schema") or {}).get("properties") or {}
+    assert properties, (
+        f"graph {graph_id!r} is served with an empty input schema: its state must be a "
+        "typing_extensions.TypedDict for Studio to show an input form on Python 3.11"
+    )
+    assert (schemas.get("output_schema") or {}).get("properties"), f"graph {graph_id!r} has an empty output schema"

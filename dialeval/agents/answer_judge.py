@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from dialeval.agents.base import AgentContext, ask, register_agent
 from dialeval.config import EvalContext
+from dialeval.data.answers import answer_item
 
 TEMPLATE = "answers/answer_judge"
 
@@ -23,12 +24,12 @@ def answer_judge():
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         ctx = AgentContext.for_role(context, "judge", TEMPLATE)
-        item = state["item"]
+        item = answer_item(state)
         messages = ctx.template.render(
-            context=item.get("context") or "(no earlier turns)",
-            question=item["question"],
-            reference=item["reference"],
-            answer=item["answer"],
+            context=item.context or "(no earlier turns)",
+            question=item.question,
+            reference=item.reference,
+            answer=item.answer,
         )
         answer = await ask(ctx, "answer_judge", messages, AnswerGrade)
         return {"grade": answer.call.model_dump()}

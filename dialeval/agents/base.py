@@ -34,6 +34,13 @@ class AgentCall(BaseModel):
     attempts: int = 0
     reason: str | None = None
     cached: bool = False
+    # for the viewer: who asked, which model, what it cost, and the prompt (see prompt_store)
+    role: str | None = None
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    prompt_ref: str | None = None
 
 
 @dataclass
@@ -59,6 +66,7 @@ class AgentContext:
     parse_retries: int
     cache_path: str | None
     options: dict[str, Any]
+    run_dir: str | None = None  # where the prompts of the calls are stored
 
     @classmethod
     def for_role(
@@ -82,7 +90,24 @@ class AgentContext:
             parse_retries=context.parse_retries,
             cache_path=context.cache_path,
             options=context.options,
+            run_dir=context.run_dir,
         )
+
+
+def _described(call: AgentCall, ctx: AgentContext, sent: list[BaseMessage], totals: dict[str, Any]) -> AgentCall:
+    """The call with its role, model, tokens, cost and stored prompt, for the viewer."""
+    from dialeval.prompt_store import store_prompt
+
+    return call.model_copy(
+        update=dict(
+            role=ctx.role,
+            model=ctx.client.label,
+            input_tokens=int(totals.get("input_tokens", 0)),
+            output_tokens=int(totals.get("output_tokens", 0)),
+            cost=float(totals.get("cost", 0.0)),
+            prompt_ref=store_prompt(ctx.run_dir, sent),
+        )
+    )
 
 
 def _correction(reason: str, schema: type[BaseModel]) -> str:
@@ -201,6 +226,9 @@ async def ask(
         reason=reason,
         cached=cached_all and status != "error",
     )
+    # the prompt of the last request: without the unsent correction and the answer itself
+    sent = conversation if status == "error" else conversation[: -1 if status == "ok" else -2]
+    call = _described(call, ctx, sent, totals)
     record(
         CallRecord(
             agent=agent,
@@ -228,7 +256,8 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
         gen = await ctx.client.generate(messages, placeholder=placeholder, cache_path=ctx.cache_path)
     except Exception as err:  # the backend gave up after its own retries
         record(CallRecord(agent=agent, model=ctx.client.label, status="error"))
-        return AgentCall(agent=agent, status="error", reason=f"{type(err).__name__}: {err}", attempts=1)
+        call = AgentCall(agent=agent, status="error", reason=f"{type(err).__name__}: {err}", attempts=1)
+        return _described(call, ctx, messages, {})
     text = gen.text.strip()
     status: Status
     if gen.truncated:
@@ -250,7 +279,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
             estimated=gen.estimated,
         )
     )
-    return AgentCall(
+    call = AgentCall(
         agent=agent,
         status=status,
         value={"text": text} if status == "ok" else None,
@@ -259,6 +288,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
         reason=reason,
         cached=gen.cached,
     )
+    return _described(call, ctx, messages, {"input_tokens": gen.input_tokens, "output_tokens": gen.output_tokens, "cost": gen.cost})
 
 
 # ---------------------------------------------------------------- registry
@@ -294,7 +324,16 @@ def register_agent(name: str, *, role: str, benchmark: str) -> Callable[[Callabl
 def resolve_agent(role: str, default: str, context: EvalContext) -> AgentEntry:
     """The agent chosen for ``role`` in the run context, else ``default``."""
     name = context.agents.get(role, default)
+    if ":" in name:  # "package.module:factory", a user's own agent (see dialeval.plugins)
+        from dialeval.plugins import agent_factory
+
+        return AgentEntry(name, role, "custom", agent_factory(name), f"imported from {name}")
     entry = AGENTS.get(name)
+    if entry is None:
+        from dialeval.plugins import load_entry_points
+
+        load_entry_points()
+        entry = AGENTS.get(name)
     if entry is None:
         choices = sorted(n for n, e in AGENTS.items() if e.role == AGENTS[default].role) if default in AGENTS else []
         raise KeyError(f"no agent named {name!r} for role {role!r}; registered: {choices}")

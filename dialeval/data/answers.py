@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dialeval.data.io import DataError, read_records, validate_all
 
@@ -20,6 +21,17 @@ class AnswerItem(BaseModel):
     reference: str = Field(min_length=1)
     answer: str
     system: str = "system"
+
+
+def answer_item(record: dict[str, Any]) -> AnswerItem:
+    """A graph input (one record of the data file) as an item; the id may be left out
+    in Studio. A missing or mistyped field is named in the error."""
+    fields = {k: v for k, v in record.items() if k in AnswerItem.model_fields}
+    try:
+        return AnswerItem.model_validate({"id": "input", **fields})
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+        raise ValueError(f"answers input is not a record of the answers format ({problems})") from None
 
 
 def load_answers(path: str | Path) -> list[AnswerItem]:

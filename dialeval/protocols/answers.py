@@ -16,7 +16,7 @@ def _graph():
 
 
 def to_input(item: AnswerItem, options: dict[str, Any]) -> dict[str, Any]:
-    return {"item": item.model_dump()}
+    return item.model_dump()
 
 
 def to_record(item: AnswerItem, state: dict[str, Any]) -> dict[str, Any]:
@@ -47,6 +47,11 @@ def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
     return {"score (1-5)": [r["score"] for r in records if r["score"] is not None]}
 
 
+def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The judge's 1-5 score per item, readable answers only (for `dialeval compare`)."""
+    return {"score (1-5)": {r["id"]: r["score"] for r in records if r["score"] is not None}}
+
+
 def tables(metrics: dict[str, Any]) -> str:
     lines = ["| system | items | scored | unparsed | mean (1-5) | scaled (0-1) |", "|---|---:|---:|---:|---:|---:|"]
     for name, row in metrics["systems"].items():
@@ -69,5 +74,6 @@ register_benchmark(
         score_dimensions=score_dimensions,
         tables=tables,
         roles={"judge": "answer_judge"},
+        item_scores=item_scores,
     )
 )

@@ -1,0 +1,113 @@
+"""The prompts of a run's calls, kept beside the run without bloating ``results.jsonl``.
+
+Each agent call records only a ``prompt_ref`` (a hash of the messages it sent); the
+messages themselves go once into ``<run>/prompts.sqlite``, compressed and keyed by that
+hash, so a prompt repeated across items or re-runs is stored once. The viewer reads
+them back. Inline images (``data:`` URLs) are replaced by a short marker: their bytes
+are in the data files already.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import sqlite3
+import threading
+import zlib
+from pathlib import Path
+from typing import Any, Iterable
+
+PROMPTS = "prompts.sqlite"
+_INLINE_LIMIT = 256  # data: URLs longer than this are replaced by a marker
+
+_lock = threading.Lock()
+_connections: dict[str, sqlite3.Connection] = {}
+_seen: dict[str, set[str]] = {}  # refs already stored by this process, per store
+
+
+def _content(content: Any) -> Any:
+    """Message content as JSON, with inline image bytes left out."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            url = part.get("image_url")
+            url = url.get("url", "") if isinstance(url, dict) else str(url or "")
+            if url.startswith("data:") and len(url) > _INLINE_LIMIT:
+                url = f"{url.split(',', 1)[0]},<{len(url)} characters left out>"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            parts.append(part)
+    return parts
+
+
+def to_json(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    """LangChain messages as ``[{"role": ..., "content": ...}]``."""
+    return [{"role": getattr(m, "type", "human"), "content": _content(getattr(m, "content", m))} for m in messages]
+
+
+def prompt_hash(payload: list[dict[str, Any]]) -> str:
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+def _connect(run_dir: str) -> sqlite3.Connection:
+    """The open store of a run folder (keyed by the folder string: no path resolution per call)."""
+    path = Path(run_dir) / PROMPTS
+    conn = _connections.get(run_dir)
+    if conn is not None and not path.exists():  # the run folder was deleted and made again
+        conn.close()
+        conn = None
+    if conn is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")  # ~30 us an insert instead of ~300 with a rollback journal
+        conn.execute("PRAGMA synchronous=OFF")  # a lost prompt costs nothing: the run does not depend on it
+        conn.execute("CREATE TABLE IF NOT EXISTS prompts (ref TEXT PRIMARY KEY, messages BLOB NOT NULL)")
+        _connections[run_dir] = conn
+        _seen[run_dir] = set()
+    return conn
+
+
+@atexit.register
+def _close_all() -> None:
+    """Closing checkpoints the WAL into the file and removes the -wal/-shm companions."""
+    with _lock:
+        for conn in _connections.values():
+            conn.close()
+        _connections.clear()
+        _seen.clear()
+
+
+def store_prompt(run_dir: str | Path | None, messages: Iterable[Any]) -> str:
+    """Store ``messages`` under the run folder (when there is one) and return their hash."""
+    payload = to_json(messages)
+    ref = prompt_hash(payload)
+    if run_dir is None:
+        return ref
+    key = str(run_dir)
+    with _lock:
+        conn = _connect(key)
+        seen = _seen[key]
+        if ref not in seen:
+            blob = zlib.compress(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+            conn.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)", (ref, blob))
+            seen.add(ref)
+    return ref
+
+
+def load_prompts(run_dir: str | Path) -> dict[str, list[dict[str, Any]]]:
+    """Every stored prompt of a run: ``{ref: messages}`` (empty when none were stored)."""
+    path = Path(run_dir) / PROMPTS
+    if not path.exists():
+        return {}
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT ref, messages FROM prompts").fetchall()
+    except sqlite3.DatabaseError:  # a store cut short by a crash: the pages say the prompts are missing
+        rows = []
+    finally:
+        conn.close()
+    return {ref: json.loads(zlib.decompress(blob)) for ref, blob in rows}
