@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialeval.metrics.vdact import majority_vote, question_types, score_summary, type_breakdown
+from dialeval.metrics.vdact import headline_scores, majority_vote, question_types, score_summary, type_breakdown
 
 
 @pytest.mark.parametrize(
@@ -36,17 +36,30 @@ def test_majority_vote_excludes_full_disagreement(scores, expected):
     assert majority_vote(scores) == expected
 
 
-def test_score_summary_scales_and_counts_unparsed():
-    s = score_summary([1, 3, None, 2], 1, 3)
-    assert (s["turns"], s["scored"], s["unparsed"]) == (4, 3, 1)
-    assert s["mean"] == 2.0 and s["mean_scaled"] == 0.5
-    assert score_summary([5, 0], 0, 5)["mean_scaled"] == 0.5
-    assert score_summary([None], 1, 3)["mean"] is None
+def test_score_summary_counts_each_failure_kind_apart():
+    s = score_summary([(1, "ok"), (3, "ok"), (None, "unparsed"), (2, "ok"), (None, "truncated"), (None, "error"), (1, "no_answer")], 1, 3)
+    assert (s["turns"], s["judged"], s["no_answer"]) == (7, 3, 1)
+    assert (s["unparsed"], s["truncated"], s["error"]) == (1, 1, 1)  # an errored call is not an unparsed one
+    assert s["n"] == s["valid_n"] == 4  # without a rule the judge's failures are left out
+    assert s["mean"] == s["valid_mean"] == pytest.approx(7 / 4)
+    assert s["mean_scaled"] == pytest.approx(3 / 8)
+    assert score_summary([(5, "ok"), (0, "ok")], 0, 5)["mean_scaled"] == 0.5
+    assert score_summary([(None, "unparsed")], 1, 3)["mean"] is None
+
+
+def test_a_released_rule_scores_unreadable_replies_in_the_headline_only():
+    # VDEval's released scoring rates a reply without a readable rating 1
+    s = score_summary([(3, "ok"), (3, "ok"), (None, "unparsed"), (None, "truncated"), (None, "error")], 1, 3, unreadable_as=1)
+    assert (s["n"], s["mean"]) == (4, 2.0)  # 3, 3, 1, 1: an error is no reply and stays out
+    assert (s["valid_n"], s["valid_mean"], s["valid_mean_scaled"]) == (2, 3.0, 1.0)
+    assert headline_scores([(3, "ok"), (None, "unparsed"), (None, "error")], 1) == [3, 1.0, None]
+    assert headline_scores([(None, "unparsed")], None) == [None]
 
 
 def test_type_breakdown_splits_each_type_from_the_other_turns():
-    out = type_breakdown([(["QNT"], 3), ([], 1), (["QNT", "EXP"], None)], 1, 3)
-    assert out["QNT"]["type"]["scored"] == 1 and out["QNT"]["type"]["unparsed"] == 1
+    out = type_breakdown([(["QNT"], 3, "ok"), ([], 1, "ok"), (["QNT", "EXP"], None, "unparsed")], 1, 3)
+    assert out["QNT"]["type"]["judged"] == 1 and out["QNT"]["type"]["unparsed"] == 1
     assert out["QNT"]["type"]["mean_scaled"] == 1.0
     assert out["QNT"]["others"]["mean_scaled"] == 0.0
     assert out["T-SEQ"]["type"]["mean"] is None
+    assert type_breakdown([(["QNT"], None, "unparsed")], 1, 3, unreadable_as=1)["QNT"]["type"]["mean"] == 1.0

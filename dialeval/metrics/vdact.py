@@ -13,8 +13,10 @@ from typing import Any
 
 from dialeval.metrics.scores import mean_or_none, scale_to_unit
 
-# judge kind -> (lowest, highest) score; 0-1 scaling is (s - low) / (high - low)
-SCALES: dict[str, tuple[int, int]] = {"session": (1, 3), "turn": (1, 3), "llm_acc": (0, 1), "llm_rel": (0, 5)}
+# score dimension -> (lowest, highest); 0-1 scaling is (s - low) / (high - low)
+SCALES: dict[str, tuple[int, int]] = {"rating": (1, 3), "LLM-Acc": (0, 1), "LLM-Rel": (0, 5)}
+JUDGE_FAILURES = ("unparsed", "truncated", "error")
+UNREADABLE = ("unparsed", "truncated")  # the judge answered, but no score can be read
 
 QUESTION_TYPES = ("T-SEQ", "T-FRQ", "EXP", "QNT", "Binary-Q", "Binary-A", "Binary-QA")
 
@@ -60,24 +62,57 @@ def majority_vote(scores: Sequence[int] | None) -> int | None:
     return ranked[0][0]
 
 
-def score_summary(scores: Sequence[float | None], low: int, high: int) -> dict[str, Any]:
-    """Count, unparsed count, mean on the judge's scale and mean scaled to 0-1."""
-    present = [s for s in scores if s is not None]
-    mean = mean_or_none(present)
+def score_summary(
+    turns: Sequence[tuple[float | None, str]], low: float, high: float, unreadable_as: float | None = None
+) -> dict[str, Any]:
+    """Means of one score dimension, with n and every kind of failure beside them.
+
+    ``turns`` are (score, status) pairs. Scored turns are those the judge read (``ok``)
+    and those the system left unanswered (``no_answer``, already scored lowest: the
+    system's failure). The judge's failures are counted apart: ``unparsed`` and
+    ``truncated`` (it answered, unreadably) and ``error`` (no answer at all). The valid
+    mean leaves them out; the headline ``mean`` also counts each unreadable answer as
+    ``unreadable_as`` when the authors' released scoring has such a rule (errors never).
+    """
+    counts = Counter(status for _, status in turns)
+    valid = [float(s) for s, _ in turns if s is not None]
+    unreadable = sum(counts[k] for k in UNREADABLE)
+    headline = valid + ([float(unreadable_as)] * unreadable if unreadable_as is not None else [])
+    mean, valid_mean = mean_or_none(headline), mean_or_none(valid)
     return {
-        "turns": len(scores),
-        "scored": len(present),
-        "unparsed": len(scores) - len(present),
+        "turns": len(turns),
+        "judged": counts["ok"],
+        "no_answer": counts["no_answer"],
+        **{k: counts[k] for k in JUDGE_FAILURES},
+        "other": len(turns) - len(valid) - sum(counts[k] for k in JUDGE_FAILURES),
+        "unreadable_as": unreadable_as,
+        "n": len(headline),
         "mean": mean,
         "mean_scaled": None if mean is None else scale_to_unit(mean, low, high),
+        "valid_n": len(valid),
+        "valid_mean": valid_mean,
+        "valid_mean_scaled": None if valid_mean is None else scale_to_unit(valid_mean, low, high),
     }
 
 
-def type_breakdown(turns: Sequence[tuple[list[str], float | None]], low: int, high: int) -> dict[str, dict[str, Any]]:
+def headline_scores(turns: Sequence[tuple[float | None, str]], unreadable_as: float | None) -> list[float | None]:
+    """Per-turn scores as the headline counts them: unreadable answers as the rule says, else ``None``."""
+    return [
+        s if s is not None or unreadable_as is None or status not in UNREADABLE else float(unreadable_as)
+        for s, status in turns
+    ]
+
+
+def type_breakdown(
+    turns: Sequence[tuple[list[str], float | None, str]], low: float, high: float, unreadable_as: float | None = None
+) -> dict[str, dict[str, Any]]:
     """Per question type: scores of turns of that type, and of all other turns ("All-<type>")."""
     out: dict[str, dict[str, Any]] = {}
     for kind in QUESTION_TYPES:
-        inside = [s for types, s in turns if kind in types]
-        outside = [s for types, s in turns if kind not in types]
-        out[kind] = {"type": score_summary(inside, low, high), "others": score_summary(outside, low, high)}
+        inside = [(s, st) for types, s, st in turns if kind in types]
+        outside = [(s, st) for types, s, st in turns if kind not in types]
+        out[kind] = {
+            "type": score_summary(inside, low, high, unreadable_as),
+            "others": score_summary(outside, low, high, unreadable_as),
+        }
     return out
