@@ -63,3 +63,34 @@ def test_type_breakdown_splits_each_type_from_the_other_turns():
     assert out["QNT"]["others"]["mean_scaled"] == 0.0
     assert out["T-SEQ"]["type"]["mean"] is None
     assert type_breakdown([(["QNT"], None, "unparsed")], 1, 3, unreadable_as=1)["QNT"]["type"]["mean"] == 1.0
+
+
+def _record(statuses: list[tuple[int | None, str]], agent: str = "vdact.session_judge") -> dict:
+    turns = [
+        {"id": f"t{i}", "turn_num": i, "scores": None if s is None else {"rating": s}, "status": st, "types": [],
+         "human": None, "reference": "r", "candidate": "c"}
+        for i, (s, st) in enumerate(statuses, start=1)
+    ]
+    return {"id": "bot/0000101", "system": "bot", "dial_id": "0000101", "agent": agent, "example": "built-in",
+            "turns": turns, "usage": {}, "source_dialogues": 1, "source_turns": len(turns)}
+
+
+def test_tables_list_transport_errors_apart_from_unparsed_replies():
+    from dialeval.benchmarks import get_benchmark
+
+    bench = get_benchmark("vdact")
+    metrics = bench.aggregate([_record([(3, "ok"), (None, "error"), (None, "unparsed"), (1, "no_answer")])], {})
+    rating = metrics["systems"]["bot"]["dimensions"]["rating"]
+    assert (rating["error"], rating["unparsed"], rating["no_answer"]) == (1, 1, 1)
+    assert (rating["n"], rating["mean"]) == (3, pytest.approx(5 / 3))  # 3, 1 (unreadable, released rule), 1 (no answer)
+    assert (rating["valid_n"], rating["valid_mean"]) == (2, 2.0)
+    # turns, judged, no answer, unparsed, truncated, error, n, mean, scaled, valid n, valid mean, valid scaled
+    assert "| bot | 1 | 4 | 1 | 1 | 1 | 0 | 1 | 3 | 1.67 | 33.33 | 2 | 2.00 | 50.00 |" in bench.tables(metrics)
+
+
+def test_records_of_two_judges_are_not_mixed():
+    from dialeval.benchmarks import get_benchmark
+    from dialeval.config import ConfigError
+
+    with pytest.raises(ConfigError, match="mix judges"):
+        get_benchmark("vdact").aggregate([_record([(3, "ok")]), _record([(3, "ok")], agent="vdact.lave_judge")], {})
