@@ -253,16 +253,22 @@ def test_item_scores_are_turn_level_per_dimension(tmp_path):
     assert "demo-bot/0000101/3" not in scores["rating"]
 
 
+MAJORITY = (("fridge", 3), ("knife", 1), ("sandwich", 3), ("after that", 1), ("glasses", 3), ("living room", 3),
+            ("How long", 1), ("finish", 2), ("last thing", 3), ("first thing", 3), ("bathroom at the start", 2),
+            ("after the toothbrush", 3), ("window", 1))
+
+
+def _agreeing(messages) -> str:
+    """A judge that agrees with the human majority votes of the fixture where they exist."""
+    user = _user(messages).split("Turn to grade")[-1]
+    for fragment, score in MAJORITY:
+        if fragment in user:
+            return f"Judged. So rating={score}"
+    return "Judged. So rating=2"
+
+
 def test_human_agreement_is_tested_against_the_best_other_metric(tmp_path):
-    def respond(messages):
-        # agree with the human majority votes of the fixture where they exist
-        user = _user(messages).split("Turn to grade")[-1]
-        for fragment, score in (("fridge", 3), ("knife", 1), ("sandwich", 3), ("after that", 1), ("glasses", 3),
-                                ("living room", 3), ("How long", 1), ("finish", 2), ("last thing", 3), ("first thing", 3),
-                                ("bathroom at the start", 2), ("after the toothbrush", 3), ("window", 1)):
-            if fragment in user:
-                return f"Judged. So rating={score}"
-        return "Judged. So rating=2"
+    respond = _agreeing
 
     result, _ = _judge(tmp_path, "human", respond, judge="session", human_scores=str(DEMO / "human_scores.jsonl"), permutations=200)
     human = result.metrics["systems"]["demo-bot"]["human"]["rating"]
@@ -276,3 +282,15 @@ def test_human_agreement_is_tested_against_the_best_other_metric(tmp_path):
     assert human["permutations"] == 200 and 0 < human["vs_best_p_value"] <= 1
     assert "SPICE" in human["unavailable"]
     assert "Agreement with human majority votes" in (result.run_dir / "report.md").read_text()
+
+
+def test_other_runs_join_the_comparison_so_an_llm_baseline_can_be_the_best_other_metric(tmp_path):
+    humans = str(DEMO / "human_scores.jsonl")
+    lave, _ = _judge(tmp_path / "lave", "baseline-lave", _agreeing, judge="lave")
+    result, _ = _judge(tmp_path / "session", "baseline-session", lambda m: "Judged. So rating=2" if "knife" in _user(m).split("Turn to grade")[-1] else _agreeing(m),
+                       judge="session", human_scores=humans, permutations=200, baseline_runs=[str(lave.run_dir)])
+    human = result.metrics["systems"]["demo-bot"]["human"]["rating"]
+    label = f"LAVE [{lave.run_dir.name}]"
+    assert human["other_metrics"][label] == pytest.approx(1.0)  # the baseline run agrees with every majority vote
+    assert human["best_other"] == label and human["difference"] < 0
+    assert label in (result.run_dir / "report.md").read_text()

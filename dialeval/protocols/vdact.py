@@ -49,6 +49,7 @@ UNREADABLE_RULES: dict[str, tuple[int, str]] = {
     "vdact.lave_judge": (2, "LAVE's released scoring (lave_ft5.py) rates an unexpected output 2"),
 }
 EXAMPLE_JUDGES = ("vdact.session_judge", "vdact.turn_judge")
+LABELS = {"vdact.session_judge": "VDEval", "vdact.turn_judge": "VDEval (turn-based)", "vdact.lave_judge": "LAVE"}
 
 
 class VdactOptions(BaseModel):
@@ -71,6 +72,9 @@ class VdactOptions(BaseModel):
     bertscore_model: str | None = Field(default=None, description="local model folder for BERTScore")
     bertscore_layers: int | None = None
     bartscore_model: str | None = Field(default=None, description="local BART model folder for BARTScore")
+    baseline_runs: list[str] = Field(
+        default_factory=list, description="folders of other vdact runs (e.g. LAVE, Video-ChatGPT) whose scores join the human-agreement comparison"
+    )
 
     @model_validator(mode="after")
     def _summary_fits_judge(self) -> VdactOptions:
@@ -199,8 +203,40 @@ def _usage_estimate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def baseline_scores(run_dirs: list[str]) -> dict[str, dict[str, float | None]]:
+    """Per metric of other vdact runs, the headline score of every turn ``<item id>/<turn>``.
+
+    Lets the significance test consider the LLM baselines (LAVE, LLM-Rel) as the paper
+    does; each run's own released rule for unreadable replies applies.
+    """
+    from dialeval.runner import read_results
+
+    out: dict[str, dict[str, float | None]] = {}
+    for run_dir in run_dirs:
+        rows = read_results(Path(run_dir))
+        records = [r["result"] for r in rows.values() if r.get("status") == "ok"]
+        if not records:
+            raise ConfigError(f"option baseline_runs: {run_dir} holds no finished vdact items")
+        agent = _agent(records, VdactOptions())
+        rule = UNREADABLE_RULES.get(agent)
+        for dim in _dimensions(agent, records):
+            label = LABELS.get(agent, agent) if dim == "rating" else dim
+            scores: dict[str, float | None] = {}
+            for r in records:
+                values = headline_scores(_pairs(r["turns"], dim), rule[0] if rule else None)
+                scores.update({f"{r['id']}/{t['turn_num']}": v for t, v in zip(r["turns"], values)})
+            out[f"{label} [{Path(run_dir).name}]"] = scores
+    return out
+
+
 def _human_correlation(
-    turns: list[dict[str, Any]], dim: str, unreadable_as: float | None, opts: VdactOptions, wordnet: Any
+    item_ids: list[str],
+    turns: list[dict[str, Any]],
+    dim: str,
+    unreadable_as: float | None,
+    opts: VdactOptions,
+    wordnet: Any,
+    baselines: dict[str, dict[str, float | None]],
 ) -> dict[str, Any] | None:
     """Judge vs human majority vote (Kendall tau-b), and a permutation test against the best other metric.
 
@@ -209,10 +245,11 @@ def _human_correlation(
     them); the test compares the judge with whichever other metric has the highest tau
     on the same turns (10,000 permutations by default).
     """
-    rated = [t for t in turns if t.get("human")]
+    rated = [(i, t) for i, t in zip(item_ids, turns) if t.get("human")]
     if not rated:
         return None
-    kept = [(t, m) for t in rated if (m := majority_vote(t["human"])) is not None]
+    kept_ids = [i for i, t in rated if majority_vote(t["human"]) is not None]
+    kept = [(t, m) for _, t in rated if (m := majority_vote(t["human"])) is not None]
     pairs = _pairs([t for t, _ in kept], dim)
     judge = headline_scores(pairs, unreadable_as)
     valid = [s for s, _ in pairs]
@@ -223,6 +260,8 @@ def _human_correlation(
         [t["candidate"] for t, _ in kept], [t["reference"] for t, _ in kept], wordnet=wordnet,
         spice_jar=resolve_spice_jar(opts.spice_jar), bertscore_model=opts.bertscore_model, bartscore_model=opts.bartscore_model,
     )
+    for name, scores in baselines.items():
+        others[name] = [scores.get(f"{i}/{t['turn_num']}") for i, (t, _) in zip(kept_ids, kept)]  # type: ignore[misc]
     taus = {name: kendall_tau_b(values, human).tau for name, values in others.items()}
     ranked = sorted(((tau, name) for name, tau in taus.items() if tau is not None), reverse=True)
     out: dict[str, Any] = {
@@ -252,15 +291,17 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     dims = _dimensions(agent, records)
     rule = UNREADABLE_RULES.get(agent)
     unreadable_as = rule[0] if rule else None
-    wordnet = None
+    wordnet, baselines = None, {}
     if any(t.get("human") for r in records for t in r["turns"]):
         wordnet, _ = load_wordnet()
+        baselines = baseline_scores(opts.baseline_runs)
     systems: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         systems[r["system"]].append(r)
     table = {}
     for name, rows in sorted(systems.items()):
         turns = [t for r in rows for t in r["turns"]]
+        ids = [r["id"] for r in rows for _ in r["turns"]]
         low, high = SCALES[dims[0]]
         table[name] = {
             "dialogues": len(rows),
@@ -271,7 +312,9 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
             ),
             "usage": _usage_estimate(rows),
             "human": {
-                d: h for d in dims if (h := _human_correlation(turns, d, unreadable_as, opts, wordnet)) is not None
+                d: h
+                for d in dims
+                if (h := _human_correlation(ids, turns, d, unreadable_as, opts, wordnet, baselines)) is not None
             },
         }
     examples = sorted({r["example"] for r in records if r.get("example")})
