@@ -130,8 +130,8 @@ def test_the_one_shot_example_comes_from_the_file_the_user_points_to(tmp_path):
     assert "Turn 2\nQuestion: What does he pick up there?\nReference answer: A towel from the rack.\n" in system
     assert "Output: A towel, as in the reference; where it hung is a detail. So rating=3" in system
     assert "A woman walks from the hallway" not in system
-    assert result.metrics["example"] == f"{example}#0000209"
-    assert f"One-shot example: `{example}#0000209`" in (result.run_dir / "report.md").read_text()
+    assert re.fullmatch(rf"{re.escape(str(example))}#0000209 \(sha256 [0-9a-f]{{12}}\)", result.metrics["example"])
+    assert f"One-shot example: `{result.metrics['example']}`" in (result.run_dir / "report.md").read_text()
 
 
 def test_an_example_file_with_several_dialogues_needs_an_id(tmp_path):
@@ -145,7 +145,7 @@ def test_an_example_file_with_several_dialogues_needs_an_id(tmp_path):
     result, model = _judge(tmp_path / "b", "two-b", lambda m: "Ok. So rating=2", judge="session", summary="none",
                            example_path=str(path), example_dialogue="0000210")
     assert "Summary:" not in _system(model.prompts[0])  # a run without summaries shows none in the example either
-    assert result.metrics["example"].endswith("#0000210")
+    assert "#0000210 (sha256 " in result.metrics["example"]
 
 
 def test_turn_judge_has_the_one_shot_example_and_no_other_turn(tmp_path):

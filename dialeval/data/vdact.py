@@ -65,7 +65,7 @@ class ExampleTurn(BaseModel):
 class JudgeExample(BaseModel):
     """The worked example dialogue of the VDEval judges, with where it came from."""
 
-    source: str = Field(description="'<file>#<dial_id>', or 'built-in' for dialeval's hand-written example")
+    source: str = Field(description="'<file>#<dial_id> (sha256 <digest of its turns>)', or 'built-in' for dialeval's hand-written example")
     summary: str | None = None
     turns: list[ExampleTurn] = Field(min_length=1)
 
@@ -358,8 +358,12 @@ def load_example(path: str | Path, dial_id: str | None, summaries: SummarySource
     numbers = [t.turn_num for t in turns]
     if len(set(numbers)) != len(numbers):
         raise DataError(path, f"dialogue {dial_id} repeats a turn number", record=dial_id, field="turn_num")
+    import hashlib
+
+    turns_json = "\n".join(t.model_dump_json() for t in turns)
+    digest = hashlib.sha256(turns_json.encode("utf-8")).hexdigest()[:12]
     return JudgeExample(
-        source=f"{path}#{dial_id}",
+        source=f"{path}#{dial_id} (sha256 {digest})",  # an edited example is a different example
         summary=summaries.get(scenario_of(dial_id)) if summaries else None,
         turns=[
             ExampleTurn(question=t.question, reference=t.ref_answer, candidate=t.gen_answer or "",

@@ -361,6 +361,8 @@ def _example_line(metrics: dict[str, Any]) -> list[str]:
     example = metrics.get("example")
     if metrics["judge"] not in EXAMPLE_JUDGES:
         return []
+    if isinstance(example, list):
+        return [f"**Items were judged with different one-shot examples** ({', '.join(example)}): use a new run id per example."]
     if example == "built-in" or example is None:
         return ["One-shot example: dialeval's built-in, hand-written dialogue (the paper uses a real VDAct dialogue: "
                 "option example_path)."]
