@@ -121,6 +121,15 @@ def turn_values(state: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def turn_only_values(state: dict[str, Any], agent: str) -> dict[str, str]:
+    """Template values for judges that see the turn alone; a run with a summary is a setup error."""
+    if has_summary(state):
+        raise ValueError(f"the {agent} judge takes no video summary: set option summary='none'")
+    values = turn_values(state)
+    del values["summary"]
+    return values
+
+
 async def rate_turn(ctx: AgentContext, agent: str, messages: list[BaseMessage], state: dict[str, Any]) -> dict[str, Any]:
     """Ask for a 1-3 rating of the current turn and move the walk on to the next turn."""
     answer = await ask(

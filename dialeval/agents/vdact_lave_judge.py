@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from dialeval.agents.base import AgentContext, register_agent
-from dialeval.agents.vdact_common import rate_turn, turn_values, unanswered
+from dialeval.agents.vdact_common import rate_turn, turn_only_values, unanswered
 from dialeval.config import EvalContext
 from dialeval.templates import Template
 
@@ -44,8 +44,7 @@ def render_demos(reference: str) -> str:
 
 
 def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessage]:
-    values = turn_values(state)
-    values.pop("summary")
+    values = turn_only_values(state, "LAVE")
     return template.render(**values, example=render_demos(values["reference"]))
 
 
@@ -54,8 +53,6 @@ def lave_judge():
     """Grades a turn 1-3 from that turn alone with LAVE-style general VQA demonstrations."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        if state["dialogue"].get("summary"):
-            raise ValueError("the LAVE judge takes no video summary: set option summary='none'")
         skipped = unanswered(state, {"rating": 1})
         if skipped is not None:
             return skipped

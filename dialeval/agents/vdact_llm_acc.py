@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, field_validator
 
 from dialeval.agents.base import AgentContext, ask, register_agent
-from dialeval.agents.vdact_common import DRY_RUN_RATIONALE, advance, current_turn, turn_values, unanswered, verdict
+from dialeval.agents.vdact_common import DRY_RUN_RATIONALE, advance, current_turn, turn_only_values, unanswered, verdict
 from dialeval.config import EvalContext
 
 TEMPLATE = "vdact/llm_acc"
@@ -33,14 +33,11 @@ def llm_acc():
     """Variant: decides in its own call, with a rationale, whether a turn's answer is correct (1) or not (0)."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        if state["dialogue"].get("summary"):
-            raise ValueError("the vdact.llm_acc judge takes no video summary: set option summary='none'")
         skipped = unanswered(state, {"LLM-Acc": 0})
         if skipped is not None:
             return skipped
         ctx = AgentContext.for_role(context, "judge", TEMPLATE)
-        values = turn_values(state)
-        values.pop("summary")
+        values = turn_only_values(state, "vdact.llm_acc")
         answer = await ask(
             ctx, "vdact.llm_acc", ctx.template.render(**values), AccVerdict,
             placeholder=lambda: AccVerdict(rationale=DRY_RUN_RATIONALE, correct="no"),

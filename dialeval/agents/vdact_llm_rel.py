@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from dialeval.agents.base import AgentContext, ask, register_agent
-from dialeval.agents.vdact_common import DRY_RUN_RATIONALE, advance, current_turn, turn_values, unanswered, verdict
+from dialeval.agents.vdact_common import DRY_RUN_RATIONALE, advance, current_turn, turn_only_values, unanswered, verdict
 from dialeval.config import EvalContext
 
 TEMPLATE = "vdact/llm_rel"
@@ -26,14 +26,11 @@ def llm_rel():
     """Variant: rates 0-5 in its own call, with a rationale, how well a turn's answer matches its reference."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        if state["dialogue"].get("summary"):
-            raise ValueError("the vdact.llm_rel judge takes no video summary: set option summary='none'")
         skipped = unanswered(state, {"LLM-Rel": 0})
         if skipped is not None:
             return skipped
         ctx = AgentContext.for_role(context, "judge", TEMPLATE)
-        values = turn_values(state)
-        values.pop("summary")
+        values = turn_only_values(state, "vdact.llm_rel")
         answer = await ask(
             ctx, "vdact.llm_rel", ctx.template.render(**values), RelScore,
             placeholder=lambda: RelScore(rationale=DRY_RUN_RATIONALE, score=2),

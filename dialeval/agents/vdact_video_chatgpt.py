@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from dialeval.agents.base import AgentContext, ask, register_agent
-from dialeval.agents.vdact_common import advance, current_turn, turn_values, unanswered, verdict
+from dialeval.agents.vdact_common import advance, current_turn, turn_only_values, unanswered, verdict
 from dialeval.config import EvalContext
 
 TEMPLATE = "vdact/video_chatgpt"
@@ -38,14 +38,11 @@ def video_chatgpt():
     """Decides yes/no and scores 0-5 how well a turn's answer matches its reference (LLM-Acc, LLM-Rel)."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        if state["dialogue"].get("summary"):
-            raise ValueError("the Video-ChatGPT judge takes no video summary: set option summary='none'")
         skipped = unanswered(state, {"LLM-Acc": 0, "LLM-Rel": 0})
         if skipped is not None:
             return skipped
         ctx = AgentContext.for_role(context, "judge", TEMPLATE, template_key="video_chatgpt")
-        values = turn_values(state)
-        values.pop("summary")
+        values = turn_only_values(state, "Video-ChatGPT")
         answer = await ask(
             ctx, "vdact.video_chatgpt", ctx.template.render(**values), MatchVerdict,
             placeholder=lambda: MatchVerdict(pred="no", score=2),
