@@ -374,8 +374,8 @@ def tables(metrics: dict[str, Any]) -> str:
     lines = [f"Judge: `{metrics['judge']}`, video summary: `{metrics['summary']}`."]
     lines += _example_line(metrics)
     if rule:
-        lines.append(f"Headline mean: an unreadable reply (unparsed or truncated) counts as {rule['score']}, as the authors' "
-                     f"released scoring does ({rule['source']}); the valid-only mean leaves those turns out.")
+        lines.append(f"Headline mean: an unreadable reply (unparsed or truncated) counts as {rule['score']}, following the "
+                     f"authors' code: {rule['source']}. The valid-only mean leaves those turns out.")
     else:
         lines.append("Means leave the judge's failures out (no released rule scores them); they are counted beside.")
     lines.append("A turn the system left unanswered is the system's failure: scored lowest without asking the judge.")
@@ -442,6 +442,7 @@ def tables(metrics: dict[str, Any]) -> str:
         for name, dim, h in humans:
             lines.append(f"| {name} | {dim} | " + " | ".join(_num(h["other_metrics"].get(m), "{:.4f}") for m in others) + " |")
         missing = {m: r for _, _, h in humans for m, r in h["unavailable"].items()}
+        lines += [""] if missing else []
         for m, reason in missing.items():
             lines.append(f"{m} unavailable: {reason}.")
     return "\n".join(lines)
