@@ -17,11 +17,15 @@ from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.config import ConfigError
 from dialeval.config import parse_options as config_options
 from dialeval.data.vdact import Dialogue, load_dialogues, load_human_scores, load_predictions
-from dialeval.metrics.correlation import kendall_tau_b, permutation_test
+from dialeval.metrics.correlation import kendall_tau_b
+from dialeval.protocols.vdact_tables import num as _num
+from dialeval.protocols.vdact_tables import pct as _pct
+from dialeval.protocols.vdact_tables import tables
 from dialeval.metrics.text import SPICE_ENV, classic_metrics, load_wordnet, per_answer_scores, resolve_spice_jar
 from dialeval.metrics.vdact import (
     SCALES,
     headline_scores,
+    human_agreement,
     majority_vote,
     question_types,
     score_summary,
@@ -229,62 +233,6 @@ def baseline_scores(run_dirs: list[str]) -> dict[str, dict[str, float | None]]:
     return out
 
 
-def _human_correlation(
-    item_ids: list[str],
-    turns: list[dict[str, Any]],
-    dim: str,
-    unreadable_as: float | None,
-    opts: VdactOptions,
-    wordnet: Any,
-    baselines: dict[str, dict[str, float | None]],
-) -> dict[str, Any] | None:
-    """Judge vs human majority vote (Kendall tau-b), and a permutation test against the best other metric.
-
-    As in the paper: turns whose annotators all disagree are left out; the judge's
-    scores are the headline ones (unreadable replies as the released scoring rates
-    them); the test compares the judge with whichever other metric has the highest tau
-    on the same turns (10,000 permutations by default).
-    """
-    rated = [(i, t) for i, t in zip(item_ids, turns) if t.get("human")]
-    if not rated:
-        return None
-    kept_ids = [i for i, t in rated if majority_vote(t["human"]) is not None]
-    kept = [(t, m) for _, t in rated if (m := majority_vote(t["human"])) is not None]
-    pairs = _pairs([t for t, _ in kept], dim)
-    judge = headline_scores(pairs, unreadable_as)
-    valid = [s for s, _ in pairs]
-    human = [m for _, m in kept]
-    corr = kendall_tau_b(judge, human)
-    valid_corr = kendall_tau_b(valid, human)
-    others, unavailable = per_answer_scores(
-        [t["candidate"] for t, _ in kept], [t["reference"] for t, _ in kept], wordnet=wordnet,
-        spice_jar=resolve_spice_jar(opts.spice_jar), bertscore_model=opts.bertscore_model, bartscore_model=opts.bartscore_model,
-    )
-    for name, scores in baselines.items():
-        others[name] = [scores.get(f"{i}/{t['turn_num']}") for i, (t, _) in zip(kept_ids, kept)]  # type: ignore[misc]
-    taus = {name: kendall_tau_b(values, human).tau for name, values in others.items()}
-    ranked = sorted(((tau, name) for name, tau in taus.items() if tau is not None), reverse=True)
-    out: dict[str, Any] = {
-        "rated_turns": len(rated),
-        "excluded_no_majority": len(rated) - len(kept),
-        "excluded_judge_failure": sum(1 for s in judge if s is None),
-        "n": corr.n,
-        "kendall_tau_b": corr.tau,
-        "p_value": corr.p_value,
-        "reason": corr.reason,
-        "valid_only": {"n": valid_corr.n, "kendall_tau_b": valid_corr.tau},
-        "other_metrics": taus,
-        "unavailable": unavailable,
-        "best_other": None,
-    }
-    if ranked:
-        best_tau, best = ranked[0]
-        test = permutation_test(judge, others[best], human, permutations=opts.permutations, seed=opts.seed)
-        out.update(best_other=best, best_other_tau=best_tau, difference=test.difference, vs_best_p_value=test.p_value,
-                   permutations=test.permutations)
-    return out
-
-
 def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
     opts = parse_options(options)
     agent = _agent(records, opts)
@@ -314,7 +262,11 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
             "human": {
                 d: h
                 for d in dims
-                if (h := _human_correlation(ids, turns, d, unreadable_as, opts, wordnet, baselines)) is not None
+                if (h := human_agreement(
+                    ids, turns, d, unreadable_as, baselines=baselines, permutations=opts.permutations, seed=opts.seed,
+                    wordnet=wordnet, spice_jar=resolve_spice_jar(opts.spice_jar), bertscore_model=opts.bertscore_model,
+                    bartscore_model=opts.bartscore_model,
+                )) is not None
             },
         }
     examples = sorted({r["example"] for r in records if r.get("example")})
@@ -347,109 +299,6 @@ def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
                 for dim, value in (t["scores"] or {}).items():
                     out[dim][f"{r['id']}/{t['turn_num']}"] = value
     return dict(out)
-
-
-def _num(value: float | None, fmt: str = "{:.2f}") -> str:
-    return "n/a" if value is None else fmt.format(value)
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}"
-
-
-def _example_line(metrics: dict[str, Any]) -> list[str]:
-    example = metrics.get("example")
-    if metrics["judge"] not in EXAMPLE_JUDGES:
-        return []
-    if isinstance(example, list):
-        return [f"**Items were judged with different one-shot examples** ({', '.join(example)}): use a new run id per example."]
-    if example == "built-in" or example is None:
-        return ["One-shot example: dialeval's built-in, hand-written dialogue (the paper uses a real VDAct dialogue: "
-                "option example_path)."]
-    return [f"One-shot example: `{example}`."]
-
-
-def tables(metrics: dict[str, Any]) -> str:
-    rule = metrics.get("unreadable_rule")
-    lines = [f"Judge: `{metrics['judge']}`, video summary: `{metrics['summary']}`."]
-    lines += _example_line(metrics)
-    if rule:
-        lines.append(f"Headline mean: an unreadable reply (unparsed or truncated) counts as {rule['score']}, following the "
-                     f"authors' code: {rule['source']}. The valid-only mean leaves those turns out.")
-    else:
-        lines.append("Means leave the judge's failures out (no released rule scores them); they are counted beside.")
-    lines.append("A turn the system left unanswered is the system's failure: scored lowest without asking the judge.")
-    for dim, (low, high) in metrics["dimensions"].items():
-        lines += [
-            "",
-            f"**{dim}** ({low}-{high}; scaled = (s - {low}) / {high - low}, in %):",
-            "",
-            "| system | dialogues | turns | judged | no answer | unparsed | truncated | error | n | mean | scaled (%) | valid n | valid mean | valid scaled (%) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for name, s in metrics["systems"].items():
-            d = s["dimensions"][dim]
-            lines.append(
-                f"| {name} | {s['dialogues']} | {d['turns']} | {d['judged']} | {d['no_answer']} | {d['unparsed']} | {d['truncated']} "
-                f"| {d['error']} | {d['n']} | {_num(d['mean'])} | {_pct(d['mean_scaled'])} | {d['valid_n']} "
-                f"| {_num(d['valid_mean'])} | {_pct(d['valid_mean_scaled'])} |"
-            )
-    lines += [
-        "",
-        "Cost per dialogue and for the whole prediction file (extrapolated from the judged dialogues when a run is limited):",
-        "",
-        "| system | judged | calls / dialogue | input tok / dialogue | output tok / dialogue | file: dialogues | file: calls | file: input tok | file: output tok | file: cost (USD) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, s in metrics["systems"].items():
-        u = s["usage"]
-        per, est = u["per_dialogue"], u["file_estimate"]
-        lines.append(
-            f"| {name} | {u['judged_dialogues']} | {per['calls']:.1f} | {per['input_tokens']:.0f} | {per['output_tokens']:.0f} "
-            f"| {u['file_dialogues']} | {est['calls']:.0f} | {est['input_tokens']:.0f} | {est['output_tokens']:.0f} | {est['cost_usd']:.4f} |"
-        )
-    first = next(iter(metrics["dimensions"]))
-    lines += ["", f"Scores by question type ({first}, headline; keyword rules; `others` = all turns not of that type), scaled in %:", ""]
-    lines += ["| system | type | n | failures | scaled (%) | others n | others failures | others scaled (%) |",
-              "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for name, s in metrics["systems"].items():
-        for kind, b in s["question_types"].items():
-            lines.append(
-                f"| {name} | {kind} | {b['type']['n']} | {_failures(b['type'])} | {_pct(b['type']['mean_scaled'])} "
-                f"| {b['others']['n']} | {_failures(b['others'])} | {_pct(b['others']['mean_scaled'])} |"
-            )
-    humans = [(n, d, h) for n, s in metrics["systems"].items() for d, h in s["human"].items()]
-    if humans:
-        lines += [
-            "",
-            "Agreement with human majority votes (Kendall tau-b; turns where annotators all disagree are excluded). "
-            "The permutation test compares the judge with the other metric of highest tau, as the paper does:",
-            "",
-            "| system | dimension | n | excluded (no majority) | excluded (judge failure) | judge tau-b | valid-only tau-b (n) "
-            "| best other metric | its tau-b | difference | permutation p |",
-            "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
-        ]
-        for name, dim, h in humans:
-            v = h["valid_only"]
-            lines.append(
-                f"| {name} | {dim} | {h['n']} | {h['excluded_no_majority']} | {h['excluded_judge_failure']} "
-                f"| {_num(h['kendall_tau_b'], '{:.4f}')} | {_num(v['kendall_tau_b'], '{:.4f}')} ({v['n']}) "
-                f"| {h['best_other'] or 'n/a'} | {_num(h.get('best_other_tau'), '{:.4f}')} "
-                f"| {_num(h.get('difference'), '{:+.4f}')} | {_num(h.get('vs_best_p_value'), '{:.4f}')} |"
-            )
-        others = sorted({m for _, _, h in humans for m in h["other_metrics"]})
-        lines += ["", "| system | dimension | " + " | ".join(others) + " |", "|---|---|" + "---:|" * len(others)]
-        for name, dim, h in humans:
-            lines.append(f"| {name} | {dim} | " + " | ".join(_num(h["other_metrics"].get(m), "{:.4f}") for m in others) + " |")
-        missing = {m: r for _, _, h in humans for m, r in h["unavailable"].items()}
-        lines += [""] if missing else []
-        for m, reason in missing.items():
-            lines.append(f"{m} unavailable: {reason}.")
-    return "\n".join(lines)
-
-
-def _failures(summary: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {summary[k]}" for k in ("no_answer", "unparsed", "truncated", "error") if summary[k]) or "0"
 
 
 # ---------------------------------------------------------------- model-free metrics
