@@ -69,4 +69,4 @@ def test_tokens_need_no_nltk_data():
 
 def test_classic_metrics_give_the_paper_columns():
     names = [m.name for m in classic_metrics(["he walks"], ["he walks in"], wordnet=NoSynonyms())]
-    assert names == ["BLEU", "ROUGE-L", "METEOR", "BERTScore"]
+    assert names == ["BLEU", "ROUGE-L", "METEOR", "SPICE", "BERTScore", "BARTScore"]

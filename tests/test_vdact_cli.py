@@ -17,7 +17,8 @@ def test_dry_run_prints_the_score_and_the_whole_file_estimate(tmp_path, capsys):
                  "--output-dir", str(tmp_path), "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "| demo-bot | 1 | 10 | 10 | 0 | 2.00 | 50.00 |" in out
+    # dialogues, turns, judged, no answer, unparsed, truncated, error, n, mean, scaled, valid n, valid mean, valid scaled
+    assert "| demo-bot | 1 | 10 | 10 | 0 | 0 | 0 | 0 | 10 | 2.00 | 50.00 | 10 | 2.00 | 50.00 |" in out
     row = next(line for line in out.splitlines() if line.startswith("| demo-bot | 1 | 10.0 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     per_dialogue_in, file_dialogues, file_in = float(cells[3]), int(cells[5]), float(cells[7])
@@ -26,14 +27,17 @@ def test_dry_run_prints_the_score_and_the_whole_file_estimate(tmp_path, capsys):
     assert float(cells[9]) > 0  # priced as gpt-4o-mini
 
 
-def test_metrics_only_prints_one_row_per_system(tmp_path):
+def test_metrics_only_prints_one_row_per_system(tmp_path, monkeypatch):
+    monkeypatch.delenv("DIALEVAL_SPICE_JAR", raising=False)
     other = tmp_path / "copy-bot.json"
     other.write_text(PREDICTIONS.read_text())
     table = get_benchmark("vdact").metrics_only([PREDICTIONS, other], {})
     rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
-    assert rows[0].startswith("| system | turns | BLEU | ROUGE-L | METEOR | BERTScore |")
+    assert rows[0].startswith("| system | turns | BLEU | ROUGE-L | METEOR | SPICE | BERTScore | BARTScore |")
     assert [r.split("|")[1].strip() for r in rows[1:]] == ["demo-bot", "copy-bot"]
     assert "BERTScore unavailable: no local model given" in table
+    assert "SPICE unavailable: no SPICE jar given" in table
+    assert "BARTScore unavailable: no local BART model given" in table
 
 
 def test_metrics_only_correlates_classic_metrics_with_humans():
@@ -61,6 +65,6 @@ def test_dry_run_of_a_released_file_estimates_all_450_dialogues(shared_data, tmp
                  "--output-dir", str(tmp_path), "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "| test-videollama2-8f | 3 | 30 | 30 | 0 | 2.00 | 50.00 |" in out
+    assert "| test-videollama2-8f | 3 | 30 | 30 | 0 | 0 | 0 | 0 | 30 | 2.00 | 50.00 | 30 | 2.00 | 50.00 |" in out
     row = next(line for line in out.splitlines() if line.startswith("| test-videollama2-8f | 3 | 10.0 |"))
     assert "| 450 | 4500 |" in row

@@ -75,11 +75,19 @@ def test_an_explicit_summary_folder_wins(tmp_path):
 
 def test_a_bad_record_names_file_record_and_field(tmp_path):
     bad = _turn("1234501", 1)
-    del bad["gen_answer"]
+    del bad["ref_answer"]
     data = _write(tmp_path / "sys.json", [_turn("1234501", 2), bad])
     with pytest.raises(DataError) as err:
         load_predictions(data)
-    assert "sys.json" in str(err.value) and "record 1" in str(err.value) and "gen_answer" in str(err.value)
+    assert "sys.json" in str(err.value) and "record 1" in str(err.value) and "ref_answer" in str(err.value)
+
+
+def test_a_missing_or_null_answer_loads_as_no_answer(tmp_path):
+    missing = _turn("1234501", 1)
+    del missing["gen_answer"]
+    data = _write(tmp_path / "sys.json", [missing, _turn("1234501", 2, gen_answer=None)])
+    turns = load_dialogues(data, summary="none")[0].turns
+    assert [t.candidate for t in turns] == ["", ""]
 
 
 def test_repeated_ids_keep_the_first_answer_and_say_so(tmp_path):

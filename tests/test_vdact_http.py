@@ -43,7 +43,7 @@ def test_a_ten_turn_dialogue_makes_ten_requests_in_turn_order(tmp_path):
     assert [_graded(b)[1] for b in server.requests] == list(range(1, 11))
     last = server.requests[-1]["messages"][-1]["content"]
     assert "So rating=" in last.split("Turn to grade")[0]  # earlier verdicts travel in the prompt
-    assert [t["score"] for t in result.records[0]["turns"]] == [1 + t % 3 for t in range(1, 11)]
+    assert [t["scores"]["rating"] for t in result.records[0]["turns"]] == [1 + t % 3 for t in range(1, 11)]
 
 
 def test_dialogues_run_in_parallel_while_turns_stay_sequential(tmp_path):
@@ -67,4 +67,4 @@ def test_dialogues_run_in_parallel_while_turns_stay_sequential(tmp_path):
     order = [_graded(b) for b in server.requests]
     for first in ("q0-1", "q1-1"):
         assert [t for f, t in order if f == first] == [1, 2, 3, 4]
-    assert result.metrics["systems"]["http-bot"]["scored"] == 8
+    assert result.metrics["systems"]["http-bot"]["dimensions"]["rating"]["judged"] == 8

@@ -28,8 +28,9 @@ def test_session_judge_runs_on_smollm2(tmp_path):
                        cache_path=None, options={"judge": "session", "summary": "none"})
     result = run("vdact", data, config, progress=False)
     assert result.metrics["run"]["failed"] == 0
-    system = result.metrics["systems"]["tiny-bot"]
-    # the tiny model's verdicts are either scored or counted as unparsed, never given a default
-    assert system["scored"] + system["unparsed"] == 1
+    rating = result.metrics["systems"]["tiny-bot"]["dimensions"]["rating"]
+    # the tiny model's verdicts are either read or counted as unreadable, never given a silent default
+    assert rating["judged"] + rating["unparsed"] + rating["truncated"] == 1
+    assert rating["valid_n"] == rating["judged"]
     for turn in result.records[0]["turns"]:
-        assert (turn["score"] is None) == (turn["status"] != "ok")
+        assert (turn["scores"] is None) == (turn["status"] != "ok")

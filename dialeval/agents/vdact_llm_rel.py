@@ -1,4 +1,7 @@
-"""LLM-Rel baseline: how well the answer matches the reference, 0-5."""
+"""A variant of LLM-Rel: its own call, with a one-sentence rationale before the 0-5 score.
+
+The paper's LLM-Rel is `vdact.video_chatgpt` (one call gives LLM-Acc and LLM-Rel).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from dialeval.agents.base import AgentContext, ask, register_agent
-from dialeval.agents.vdact_common import DRY_RUN_RATIONALE, current_turn, turn_values, verdict
+from dialeval.agents.vdact_common import DRY_RUN_RATIONALE, advance, current_turn, turn_only_values, unanswered, verdict
 from dialeval.config import EvalContext
 
 TEMPLATE = "vdact/llm_rel"
@@ -20,19 +23,20 @@ class RelScore(BaseModel):
 
 @register_agent("vdact.llm_rel", role="judge", benchmark="vdact")
 def llm_rel():
-    """Rates 0-5 how well a turn's answer matches its reference, from that turn alone."""
+    """Variant: rates 0-5 in its own call, with a rationale, how well a turn's answer matches its reference."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
+        skipped = unanswered(state, {"LLM-Rel": 0})
+        if skipped is not None:
+            return skipped
         ctx = AgentContext.for_role(context, "judge", TEMPLATE)
+        values = turn_only_values(state, "vdact.llm_rel")
         answer = await ask(
-            ctx,
-            "vdact.llm_rel",
-            ctx.template.render(**turn_values(state)),
-            RelScore,
+            ctx, "vdact.llm_rel", ctx.template.render(**values), RelScore,
             placeholder=lambda: RelScore(rationale=DRY_RUN_RATIONALE, score=2),
         )
         value = answer.value
-        entry = verdict(current_turn(state), answer, value.score if value else None, value.rationale if value else None)
-        return {"judged": [entry], "index": state.get("index", 0) + 1}
+        scores = None if value is None else {"LLM-Rel": value.score}
+        return advance(state, verdict(current_turn(state), answer, scores, value.rationale if value else None))
 
     return judge

@@ -1,4 +1,8 @@
-"""LAVE-style baseline: the same 1-3 scale from the single turn, no dialogue history."""
+"""VDEval with turn-based context: the session judge's one-shot example, no dialogue history.
+
+With ``summary: none`` this differs from LAVE only in its worked example (the paper's
+Table 6 makes that comparison).
+"""
 
 from __future__ import annotations
 
@@ -6,25 +10,26 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from dialeval.agents.base import AgentContext, register_agent
-from dialeval.agents.vdact_common import rate_turn, turn_values
+from dialeval.agents.base import register_agent
+from dialeval.agents.vdact_common import example_of, rate_turn, render_example, template_for, turn_values, unanswered
 from dialeval.config import EvalContext
 from dialeval.templates import Template
-
-TEMPLATE = "vdact/turn_judge"
 
 
 def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessage]:
     """The prompt for the turn at ``state['index']`` alone (summary only if the run uses one)."""
-    return template.render(**turn_values(state))
+    return template.render(**turn_values(state), example=render_example(example_of(state)))
 
 
 @register_agent("vdact.turn_judge", role="judge", benchmark="vdact")
 def turn_judge():
-    """Grades a turn 1-3 from its question, reference and answer only (LAVE-style)."""
+    """Grades a turn 1-3 from that turn alone (and the summary), with VDEval's one-shot example."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        ctx = AgentContext.for_role(context, "judge", TEMPLATE)
+        skipped = unanswered(state, {"rating": 1})
+        if skipped is not None:
+            return skipped
+        ctx = template_for(context, state, "turn_judge")
         return await rate_turn(ctx, "vdact.turn_judge", build_messages(ctx.template, state), state)
 
     return judge

@@ -1,24 +1,31 @@
 """VDAct: walk one dialogue turn by turn, judging each turn with the verdicts so far.
 
-    START -> judge_turn -> (more turns? judge_turn : END)
+    START -> prepare -> judge_turn -> (more turns? judge_turn : END)
 
-The state carries ``judged`` (one verdict per finished turn, in order), so the
-session judge (VDEval) sees turns 1..t-1 with their ratings and rationales when it
-grades turn t; the turn-level baselines ignore it. Turns of one dialogue are
-therefore sequential; dialogues run in parallel in the runner.
+The input is the benchmark's own format: one dialogue's prediction records
+(``{id, dial_id, turn_num, question, ref_answer, gen_answer}``), optionally its video
+summary and the one-shot example. ``prepare`` checks them and builds the dialogue; the
+state then carries ``judged`` (one verdict per finished turn, in order), so the session
+judge (VDEval) sees turns 1..t-1 with their ratings and rationales when it grades turn
+t; the turn-level judges ignore it. Turns of one dialogue are sequential; dialogues run
+in parallel in the runner.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
+
+from typing_extensions import NotRequired, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-import dialeval.agents.vdact_llm_acc  # noqa: F401  (registers the agents)
+import dialeval.agents.vdact_lave_judge  # noqa: F401  (registers the agents)
+import dialeval.agents.vdact_llm_acc  # noqa: F401
 import dialeval.agents.vdact_llm_rel  # noqa: F401
 import dialeval.agents.vdact_session_judge  # noqa: F401
 import dialeval.agents.vdact_turn_judge  # noqa: F401
+import dialeval.agents.vdact_video_chatgpt  # noqa: F401
 from dialeval.agents.base import NodeFn, resolve_agent
 from dialeval.config import EvalContext
 
@@ -26,19 +33,53 @@ from dialeval.config import EvalContext
 JUDGE_AGENTS = {
     "session": "vdact.session_judge",
     "turn": "vdact.turn_judge",
-    "llm_acc": "vdact.llm_acc",
-    "llm_rel": "vdact.llm_rel",
+    "lave": "vdact.lave_judge",
+    "video_chatgpt": "vdact.video_chatgpt",
+    "llm_acc": "vdact.video_chatgpt",  # one Video-ChatGPT call gives LLM-Acc and LLM-Rel
+    "llm_rel": "vdact.video_chatgpt",
 }
 
 
 class VdactInput(TypedDict):
-    dialogue: dict[str, Any]
+    """One dialogue in the prediction-file format (see docs/vdact.md for an example)."""
+
+    records: list[dict[str, Any]]
+    summary: NotRequired[str | None]  # the video summary; else looked up with options kg_dir / summary_path
+    example: NotRequired[dict[str, Any] | None]  # the one-shot example; else option example_path, else built-in
 
 
 class VdactState(TypedDict, total=False):
+    records: list[dict[str, Any]]
+    summary: str | None
+    example: dict[str, Any] | None
     dialogue: dict[str, Any]
     index: int  # the next turn to judge
     judged: Annotated[list[dict[str, Any]], operator.add]
+
+
+def _context(runtime: Any) -> EvalContext:
+    context = runtime.context if runtime is not None and runtime.context is not None else EvalContext()
+    return EvalContext.model_validate(context) if isinstance(context, dict) else context
+
+
+def prepare(state: VdactState, runtime: Any) -> dict[str, Any]:
+    """Input records -> the dialogue to judge (summary attached), and the example if one is configured."""
+    from dialeval.data.vdact import dialogue_input, explicit_summaries, load_example
+    from dialeval.protocols.vdact import parse_options
+
+    opts = parse_options(_context(runtime).options)
+    dialogue = dialogue_input(
+        state.get("records"),  # type: ignore[arg-type]
+        summary=state.get("summary"),
+        summary_kind=opts.summary_kind,  # type: ignore[arg-type]
+        kg_dir=opts.kg_dir,
+        summary_path=opts.summary_path,
+    )
+    out: dict[str, Any] = {"dialogue": dialogue, "index": 0}
+    if not state.get("example") and opts.example_path:
+        source = explicit_summaries(opts.summary_kind, opts.kg_dir, opts.summary_path)  # type: ignore[arg-type]
+        out["example"] = load_example(opts.example_path, opts.example_dialogue, source).model_dump()
+    return out
 
 
 def judge_node() -> NodeFn:
@@ -46,9 +87,7 @@ def judge_node() -> NodeFn:
     built: dict[str, NodeFn] = {}
 
     async def judge_turn(state: VdactState, runtime: Any) -> dict[str, Any]:
-        context = runtime.context if runtime is not None and runtime.context is not None else EvalContext()
-        if isinstance(context, dict):
-            context = EvalContext.model_validate(context)
+        context = _context(runtime)
         kind = context.options.get("judge", "session")
         if kind not in JUDGE_AGENTS:
             raise KeyError(f"option judge={kind!r}: choose one of {sorted(JUDGE_AGENTS)}")
@@ -66,7 +105,9 @@ def more_turns(state: VdactState) -> str:
 
 def build_graph():
     builder = StateGraph(VdactState, input_schema=VdactInput, context_schema=EvalContext)
+    builder.add_node("prepare", prepare)
     builder.add_node("judge_turn", judge_node())
-    builder.add_conditional_edges(START, more_turns, ["judge_turn", END])
+    builder.add_edge(START, "prepare")
+    builder.add_conditional_edges("prepare", more_turns, ["judge_turn", END])
     builder.add_conditional_edges("judge_turn", more_turns, ["judge_turn", END])
     return builder.compile(name="vdact")

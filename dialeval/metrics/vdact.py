@@ -11,10 +11,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from dialeval.metrics.correlation import kendall_tau_b, permutation_test
 from dialeval.metrics.scores import mean_or_none, scale_to_unit
+from dialeval.metrics.text import per_answer_scores
 
-# judge kind -> (lowest, highest) score; 0-1 scaling is (s - low) / (high - low)
-SCALES: dict[str, tuple[int, int]] = {"session": (1, 3), "turn": (1, 3), "llm_acc": (0, 1), "llm_rel": (0, 5)}
+# score dimension -> (lowest, highest); 0-1 scaling is (s - low) / (high - low)
+SCALES: dict[str, tuple[int, int]] = {"rating": (1, 3), "LLM-Acc": (0, 1), "LLM-Rel": (0, 5)}
+JUDGE_FAILURES = ("unparsed", "truncated", "error")
+UNREADABLE = ("unparsed", "truncated")  # the judge answered, but no score can be read
 
 QUESTION_TYPES = ("T-SEQ", "T-FRQ", "EXP", "QNT", "Binary-Q", "Binary-A", "Binary-QA")
 
@@ -60,24 +64,122 @@ def majority_vote(scores: Sequence[int] | None) -> int | None:
     return ranked[0][0]
 
 
-def score_summary(scores: Sequence[float | None], low: int, high: int) -> dict[str, Any]:
-    """Count, unparsed count, mean on the judge's scale and mean scaled to 0-1."""
-    present = [s for s in scores if s is not None]
-    mean = mean_or_none(present)
+def score_summary(
+    turns: Sequence[tuple[float | None, str]], low: float, high: float, unreadable_as: float | None = None
+) -> dict[str, Any]:
+    """Means of one score dimension, with n and every kind of failure beside them.
+
+    ``turns`` are (score, status) pairs. Scored turns are those the judge read (``ok``)
+    and those the system left unanswered (``no_answer``, already scored lowest: the
+    system's failure). The judge's failures are counted apart: ``unparsed`` and
+    ``truncated`` (it answered, unreadably) and ``error`` (no answer at all). The valid
+    mean leaves them out; the headline ``mean`` also counts each unreadable answer as
+    ``unreadable_as`` when the authors' released scoring has such a rule (errors never).
+    """
+    counts = Counter(status for _, status in turns)
+    valid = [float(s) for s, _ in turns if s is not None]
+    unreadable = sum(counts[k] for k in UNREADABLE)
+    headline = valid + ([float(unreadable_as)] * unreadable if unreadable_as is not None else [])
+    mean, valid_mean = mean_or_none(headline), mean_or_none(valid)
     return {
-        "turns": len(scores),
-        "scored": len(present),
-        "unparsed": len(scores) - len(present),
+        "turns": len(turns),
+        "judged": counts["ok"],
+        "no_answer": counts["no_answer"],
+        **{k: counts[k] for k in JUDGE_FAILURES},
+        "other": len(turns) - len(valid) - sum(counts[k] for k in JUDGE_FAILURES),
+        "unreadable_as": unreadable_as,
+        "n": len(headline),
         "mean": mean,
         "mean_scaled": None if mean is None else scale_to_unit(mean, low, high),
+        "valid_n": len(valid),
+        "valid_mean": valid_mean,
+        "valid_mean_scaled": None if valid_mean is None else scale_to_unit(valid_mean, low, high),
     }
 
 
-def type_breakdown(turns: Sequence[tuple[list[str], float | None]], low: int, high: int) -> dict[str, dict[str, Any]]:
+def headline_scores(turns: Sequence[tuple[float | None, str]], unreadable_as: float | None) -> list[float | None]:
+    """Per-turn scores as the headline counts them: unreadable answers as the rule says, else ``None``."""
+    return [
+        s if s is not None or unreadable_as is None or status not in UNREADABLE else float(unreadable_as)
+        for s, status in turns
+    ]
+
+
+def type_breakdown(
+    turns: Sequence[tuple[list[str], float | None, str]], low: float, high: float, unreadable_as: float | None = None
+) -> dict[str, dict[str, Any]]:
     """Per question type: scores of turns of that type, and of all other turns ("All-<type>")."""
     out: dict[str, dict[str, Any]] = {}
     for kind in QUESTION_TYPES:
-        inside = [s for types, s in turns if kind in types]
-        outside = [s for types, s in turns if kind not in types]
-        out[kind] = {"type": score_summary(inside, low, high), "others": score_summary(outside, low, high)}
+        inside = [(s, st) for types, s, st in turns if kind in types]
+        outside = [(s, st) for types, s, st in turns if kind not in types]
+        out[kind] = {
+            "type": score_summary(inside, low, high, unreadable_as),
+            "others": score_summary(outside, low, high, unreadable_as),
+        }
+    return out
+
+
+def human_agreement(
+    item_ids: list[str],
+    turns: list[dict[str, Any]],
+    dim: str,
+    unreadable_as: float | None,
+    *,
+    baselines: dict[str, dict[str, float | None]],
+    permutations: int,
+    seed: int,
+    wordnet: Any = None,
+    spice_jar: str | None = None,
+    bertscore_model: str | None = None,
+    bartscore_model: str | None = None,
+) -> dict[str, Any] | None:
+    """Judge vs human majority vote (Kendall tau-b), and a permutation test against the best other metric.
+
+    ``turns`` are turn records (scores, status, human, candidate, reference) and
+    ``item_ids`` the item of each; ``baselines`` are other runs' scores per
+    ``<item id>/<turn>``, which join the model-free metrics as candidates.
+
+    As in the paper: turns whose annotators all disagree are left out; the judge's
+    scores are the headline ones (unreadable replies as the released scoring rates
+    them); the test compares the judge with whichever other metric has the highest tau
+    on the same turns (10,000 permutations by default).
+    """
+    rated = [(i, t) for i, t in zip(item_ids, turns) if t.get("human")]
+    if not rated:
+        return None
+    kept_ids = [i for i, t in rated if majority_vote(t["human"]) is not None]
+    kept = [(t, m) for _, t in rated if (m := majority_vote(t["human"])) is not None]
+    pairs = [((t["scores"] or {}).get(dim), t["status"]) for t, _ in kept]
+    judge = headline_scores(pairs, unreadable_as)
+    valid = [s for s, _ in pairs]
+    human = [m for _, m in kept]
+    corr = kendall_tau_b(judge, human)
+    valid_corr = kendall_tau_b(valid, human)
+    others, unavailable = per_answer_scores(
+        [t["candidate"] for t, _ in kept], [t["reference"] for t, _ in kept], wordnet=wordnet,
+        spice_jar=spice_jar, bertscore_model=bertscore_model, bartscore_model=bartscore_model,
+    )
+    for name, scores in baselines.items():
+        others[name] = [scores.get(f"{i}/{t['turn_num']}") for i, (t, _) in zip(kept_ids, kept)]  # type: ignore[misc]
+    taus = {name: kendall_tau_b(values, human).tau for name, values in others.items()}
+    ranked = sorted(((tau, name) for name, tau in taus.items() if tau is not None), reverse=True)
+    out: dict[str, Any] = {
+        "rated_turns": len(rated),
+        "excluded_no_majority": len(rated) - len(kept),
+        "excluded_judge_failure": sum(1 for s in judge if s is None),
+        "n": corr.n,
+        "kendall_tau_b": corr.tau,
+        "p_value": corr.p_value,
+        "reason": corr.reason,
+        "valid_only": {"n": valid_corr.n, "kendall_tau_b": valid_corr.tau},
+        "other_metrics": taus,
+        "unavailable": unavailable,
+        "best_other": None,
+    }
+    if ranked:
+        best_tau, best = ranked[0]
+        test = permutation_test(judge, others[best], human, permutations=permutations, seed=seed)
+        out.update(best_other=best, best_other_tau=best_tau, difference=test.difference, vs_best_p_value=test.p_value,
+                   permutations=test.permutations)
     return out

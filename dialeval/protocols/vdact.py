@@ -1,7 +1,7 @@
 """`vdact`: VDEval (session-based judge) and its baselines on VDAct prediction files.
 
-One item is one system's dialogue. Options choose the judge (session, turn, llm_acc,
-llm_rel) and the video summary (none, template, refined), which spans the paper's
+One item is one system's dialogue. Options choose the judge (session, turn, lave,
+video_chatgpt) and the video summary (none, template, refined), which spans the paper's
 ablation (Table 6). Model-free classic metrics (Table 5) come from ``metrics_only``.
 """
 
@@ -11,23 +11,49 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.config import ConfigError
 from dialeval.config import parse_options as config_options
 from dialeval.data.vdact import Dialogue, load_dialogues, load_human_scores, load_predictions
-from dialeval.metrics.correlation import kendall_tau_b, permutation_test
-from dialeval.metrics.text import classic_metrics, load_wordnet, meteor_scores, rouge_l_scores, sentence_bleu
-from dialeval.metrics.vdact import SCALES, majority_vote, question_types, score_summary, type_breakdown
+from dialeval.metrics.correlation import kendall_tau_b
+from dialeval.protocols.vdact_tables import num as _num
+from dialeval.protocols.vdact_tables import pct as _pct
+from dialeval.protocols.vdact_tables import tables
+from dialeval.metrics.text import SPICE_ENV, classic_metrics, load_wordnet, per_answer_scores, resolve_spice_jar
+from dialeval.metrics.vdact import (
+    SCALES,
+    headline_scores,
+    human_agreement,
+    majority_vote,
+    question_types,
+    score_summary,
+    type_breakdown,
+)
 
-JudgeKind = Literal["session", "turn", "llm_acc", "llm_rel"]
-AGENT_KINDS = {
-    "vdact.session_judge": "session",
-    "vdact.turn_judge": "turn",
-    "vdact.llm_acc": "llm_acc",
-    "vdact.llm_rel": "llm_rel",
+NO_ANSWER_STATUS = "no_answer"  # as recorded by dialeval.agents.vdact_common
+
+JudgeKind = Literal["session", "turn", "lave", "video_chatgpt", "llm_acc", "llm_rel"]
+TAKES_SUMMARY = ("session", "turn")  # the VDEval judges; LAVE and Video-ChatGPT's judge see the turn only
+
+# agent -> its score dimensions, the first being the headline one
+DIMENSIONS: dict[str, tuple[str, ...]] = {
+    "vdact.session_judge": ("rating",),
+    "vdact.turn_judge": ("rating",),
+    "vdact.lave_judge": ("rating",),
+    "vdact.video_chatgpt": ("LLM-Acc", "LLM-Rel"),
+    "vdact.llm_acc": ("LLM-Acc",),
+    "vdact.llm_rel": ("LLM-Rel",),
 }
+# agent -> (score given to an unreadable reply, where the rule comes from): the authors' released scoring
+UNREADABLE_RULES: dict[str, tuple[int, str]] = {
+    "vdact.session_judge": (1, "VDEval's released scoring (VDEval/calc_score.py) rates a reply without a readable 'So rating=' 1"),
+    "vdact.turn_judge": (1, "VDEval's released scoring (VDEval/calc_score.py) rates a reply without a readable 'So rating=' 1"),
+    "vdact.lave_judge": (2, "LAVE's released scoring (lave_ft5.py) rates an unexpected output 2"),
+}
+EXAMPLE_JUDGES = ("vdact.session_judge", "vdact.turn_judge")
+LABELS = {"vdact.session_judge": "VDEval", "vdact.turn_judge": "VDEval (turn-based)", "vdact.lave_judge": "LAVE"}
 
 
 class VdactOptions(BaseModel):
@@ -35,17 +61,30 @@ class VdactOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    judge: JudgeKind = "session"
+    judge: JudgeKind = Field(default="session", description="llm_acc and llm_rel name the video_chatgpt judge, which gives both")
     summary: Literal["none", "template", "refined"] | None = Field(
         default=None, description="video summary in the prompt; default refined for the session judge, none otherwise"
     )
     kg_dir: str | None = Field(default=None, description="folder with the summary zips or folders (default <data>/../kg)")
     summary_path: str | None = Field(default=None, description="one summary zip or folder, overriding kg_dir")
+    example_path: str | None = Field(default=None, description="file with the one-shot example dialogue of the VDEval judges")
+    example_dialogue: str | None = Field(default=None, description="dial_id of the example in example_path (needed when it holds several)")
     human_scores: str | None = Field(default=None, description="JSON/JSONL file of human 1-3 scores per turn")
     permutations: int = Field(default=10_000, ge=1)
     seed: int = 0
+    spice_jar: str | None = Field(default=None, description=f"spice-1.0.jar with CoreNLP in lib/ (else env {SPICE_ENV})")
     bertscore_model: str | None = Field(default=None, description="local model folder for BERTScore")
     bertscore_layers: int | None = None
+    bartscore_model: str | None = Field(default=None, description="local BART model folder for BARTScore")
+    baseline_runs: list[str] = Field(
+        default_factory=list, description="folders of other vdact runs (e.g. LAVE, Video-ChatGPT) whose scores join the human-agreement comparison"
+    )
+
+    @model_validator(mode="after")
+    def _summary_fits_judge(self) -> VdactOptions:
+        if self.judge not in TAKES_SUMMARY and self.summary not in (None, "none"):
+            raise ValueError(f"judge {self.judge} takes no video summary (only session and turn do): drop option summary")
+        return self
 
     @property
     def summary_kind(self) -> str:
@@ -66,6 +105,8 @@ def load(path: Path, options: dict[str, Any]) -> list[Dialogue]:
         kg_dir=opts.kg_dir,
         summary_path=opts.summary_path,
         human_scores=opts.human_scores,
+        example_path=opts.example_path,
+        example_dialogue=opts.example_dialogue,
     )
 
 
@@ -76,27 +117,35 @@ def _graph():
 
 
 def to_input(item: Dialogue, options: dict[str, Any]) -> dict[str, Any]:
-    return {"dialogue": item.model_dump()}
+    """The graph's input: the dialogue in its data file's format, its summary and the example."""
+    return {
+        "records": item.prediction_records(),
+        "summary": item.summary,
+        "example": item.example.model_dump() if item.example else None,
+    }
 
 
 def to_record(item: Dialogue, state: dict[str, Any]) -> dict[str, Any]:
     from dialeval.usage import current_ledger
 
     judged = {entry["turn_id"]: entry for entry in state.get("judged", [])}
-    calls = [entry["call"] for entry in state.get("judged", [])]
+    calls = [entry["call"] for entry in state.get("judged", []) if entry.get("call")]
+    agent = calls[0]["agent"] if calls else None
     ledger = current_ledger.get()
+    example = state.get("example") or {}
     return {
         "id": item.id,
         "system": item.system,
         "dial_id": item.dial_id,
         "scenario": item.scenario,
-        "agent": calls[0]["agent"] if calls else None,
+        "agent": agent,
         "summary_used": item.summary is not None,
+        "example": (example.get("source") or "built-in") if agent in EXAMPLE_JUDGES else None,
         "turns": [
             {
                 "id": t.id,
                 "turn_num": t.turn_num,
-                "score": judged.get(t.id, {}).get("score"),
+                "scores": judged.get(t.id, {}).get("scores"),
                 "status": judged.get(t.id, {}).get("status", "missing"),
                 "types": question_types(t.question, t.reference),
                 "human": t.human,
@@ -112,12 +161,30 @@ def to_record(item: Dialogue, state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _kind(records: list[dict[str, Any]], opts: VdactOptions) -> str:
+def _agent(records: list[dict[str, Any]], opts: VdactOptions) -> str:
+    from dialeval.graphs.vdact import JUDGE_AGENTS
+
     agents = {r.get("agent") for r in records if r.get("agent")}
-    kinds = {AGENT_KINDS.get(a, opts.judge) for a in agents} or {opts.judge}
-    if len(kinds) > 1:
-        raise ConfigError(f"records mix judges of different scales: {sorted(kinds)}")
-    return kinds.pop()
+    if len(agents) > 1:
+        raise ConfigError(f"records mix judges: {sorted(agents)}")
+    return agents.pop() if agents else JUDGE_AGENTS[opts.judge]
+
+
+def _dimensions(agent: str, records: list[dict[str, Any]]) -> tuple[str, ...]:
+    if agent in DIMENSIONS:
+        return DIMENSIONS[agent]
+    found: dict[str, None] = {}
+    for r in records:
+        for t in r["turns"]:
+            found.update(dict.fromkeys(t.get("scores") or {}))
+    unknown = [d for d in found if d not in SCALES]
+    if unknown:
+        raise ConfigError(f"agent {agent} gives scores on unknown scales: {unknown}")
+    return tuple(found)
+
+
+def _pairs(turns: list[dict[str, Any]], dim: str) -> list[tuple[float | None, str]]:
+    return [((t["scores"] or {}).get(dim), t["status"]) for t in turns]
 
 
 def _usage_estimate(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -140,132 +207,118 @@ def _usage_estimate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _human_correlation(turns: list[dict[str, Any]], opts: VdactOptions) -> dict[str, Any] | None:
-    """Judge vs human majority vote (Kendall tau-b) and a permutation test against ROUGE-L."""
-    rated = [t for t in turns if t.get("human")]
-    if not rated:
-        return None
-    majority = [majority_vote(t["human"]) for t in rated]
-    kept = [(t, m) for t, m in zip(rated, majority) if m is not None]
-    judge = [t["score"] for t, _ in kept]
-    human = [m for _, m in kept]
-    rouge = rouge_l_scores([t["candidate"] for t, _ in kept], [t["reference"] for t, _ in kept])
-    corr = kendall_tau_b(judge, human)
-    test = permutation_test(judge, rouge, human, permutations=opts.permutations, seed=opts.seed)
-    return {
-        "rated_turns": len(rated),
-        "excluded_no_majority": len(rated) - len(kept),
-        "excluded_unparsed": sum(1 for s in judge if s is None),
-        "n": corr.n,
-        "kendall_tau_b": corr.tau,
-        "p_value": corr.p_value,
-        "reason": corr.reason,
-        "rouge_l_tau_b": test.tau_b,
-        "vs_rouge_l_difference": test.difference,
-        "vs_rouge_l_p_value": test.p_value,
-        "permutations": test.permutations,
-    }
+def baseline_scores(run_dirs: list[str]) -> dict[str, dict[str, float | None]]:
+    """Per metric of other vdact runs, the headline score of every turn ``<item id>/<turn>``.
+
+    Lets the significance test consider the LLM baselines (LAVE, LLM-Rel) as the paper
+    does; each run's own released rule for unreadable replies applies.
+    """
+    from dialeval.runner import read_results
+
+    out: dict[str, dict[str, float | None]] = {}
+    for run_dir in run_dirs:
+        rows = read_results(Path(run_dir))
+        records = [r["result"] for r in rows.values() if r.get("status") == "ok"]
+        if not records:
+            raise ConfigError(f"option baseline_runs: {run_dir} holds no finished vdact items")
+        agent = _agent(records, VdactOptions())
+        rule = UNREADABLE_RULES.get(agent)
+        for dim in _dimensions(agent, records):
+            label = LABELS.get(agent, agent) if dim == "rating" else dim
+            scores: dict[str, float | None] = {}
+            for r in records:
+                values = headline_scores(_pairs(r["turns"], dim), rule[0] if rule else None)
+                scores.update({f"{r['id']}/{t['turn_num']}": v for t, v in zip(r["turns"], values)})
+            out[f"{label} [{Path(run_dir).name}]"] = scores
+    return out
 
 
 def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
     opts = parse_options(options)
-    kind = _kind(records, opts)
-    low, high = SCALES[kind]
+    agent = _agent(records, opts)
+    dims = _dimensions(agent, records)
+    rule = UNREADABLE_RULES.get(agent)
+    unreadable_as = rule[0] if rule else None
+    wordnet, baselines = None, {}
+    if any(t.get("human") for r in records for t in r["turns"]):
+        wordnet, _ = load_wordnet()
+        baselines = baseline_scores(opts.baseline_runs)
     systems: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         systems[r["system"]].append(r)
     table = {}
     for name, rows in sorted(systems.items()):
         turns = [t for r in rows for t in r["turns"]]
+        ids = [r["id"] for r in rows for _ in r["turns"]]
+        low, high = SCALES[dims[0]]
         table[name] = {
-            **score_summary([t["score"] for t in turns], low, high),
             "dialogues": len(rows),
-            "question_types": type_breakdown([(t["types"], t["score"]) for t in turns], low, high),
+            "turns": len(turns),
+            "dimensions": {d: score_summary(_pairs(turns, d), *SCALES[d], unreadable_as) for d in dims},
+            "question_types": type_breakdown(
+                [(t["types"], s, st) for t, (s, st) in zip(turns, _pairs(turns, dims[0]))], low, high, unreadable_as
+            ),
             "usage": _usage_estimate(rows),
-            "human": _human_correlation(turns, opts),
+            "human": {
+                d: h
+                for d in dims
+                if (h := human_agreement(
+                    ids, turns, d, unreadable_as, baselines=baselines, permutations=opts.permutations, seed=opts.seed,
+                    wordnet=wordnet, spice_jar=resolve_spice_jar(opts.spice_jar), bertscore_model=opts.bertscore_model,
+                    bartscore_model=opts.bartscore_model,
+                )) is not None
+            },
         }
-    return {"judge": kind, "scale": [low, high], "summary": opts.summary_kind, "systems": table}
+    examples = sorted({r["example"] for r in records if r.get("example")})
+    return {
+        "judge": agent,
+        "dimensions": {d: list(SCALES[d]) for d in dims},
+        "unreadable_rule": {"score": rule[0], "source": rule[1]} if rule else None,
+        "summary": opts.summary_kind,
+        "example": examples[0] if len(examples) == 1 else (examples or None),
+        "systems": table,
+    }
 
 
 def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
-    return {"turn score": [t["score"] for r in records for t in r["turns"] if t["score"] is not None]}
+    out: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        for t in r["turns"]:
+            if t["status"] == "ok":
+                for dim, value in (t["scores"] or {}).items():
+                    out[dim].append(value)
+    return dict(out)
 
 
-def _num(value: float | None, fmt: str = "{:.2f}") -> str:
-    return "n/a" if value is None else fmt.format(value)
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}"
-
-
-def tables(metrics: dict[str, Any]) -> str:
-    low, high = metrics["scale"]
-    lines = [
-        f"Judge: `{metrics['judge']}`, video summary: `{metrics['summary']}`. Scaled = (s - {low}) / {high - low}, in %.",
-        "",
-        f"| system | dialogues | turns | scored | unparsed | mean ({low}-{high}) | scaled (%) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, s in metrics["systems"].items():
-        lines.append(
-            f"| {name} | {s['dialogues']} | {s['turns']} | {s['scored']} | {s['unparsed']} | {_num(s['mean'])} | {_pct(s['mean_scaled'])} |"
-        )
-    lines += [
-        "",
-        "Cost per dialogue and for the whole prediction file (extrapolated from the judged dialogues when a run is limited):",
-        "",
-        "| system | judged | calls / dialogue | input tok / dialogue | output tok / dialogue | file: dialogues | file: calls | file: input tok | file: output tok | file: cost (USD) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, s in metrics["systems"].items():
-        u = s["usage"]
-        per, est = u["per_dialogue"], u["file_estimate"]
-        lines.append(
-            f"| {name} | {u['judged_dialogues']} | {per['calls']:.1f} | {per['input_tokens']:.0f} | {per['output_tokens']:.0f} "
-            f"| {u['file_dialogues']} | {est['calls']:.0f} | {est['input_tokens']:.0f} | {est['output_tokens']:.0f} | {est['cost_usd']:.4f} |"
-        )
-    lines += ["", "Scores by question type (keyword rules; `others` = all turns not of that type), scaled in %:", ""]
-    lines += ["| system | type | n | scaled (%) | others n | others scaled (%) |", "|---|---|---:|---:|---:|---:|"]
-    for name, s in metrics["systems"].items():
-        for kind, b in s["question_types"].items():
-            lines.append(
-                f"| {name} | {kind} | {b['type']['scored']} | {_pct(b['type']['mean_scaled'])} "
-                f"| {b['others']['scored']} | {_pct(b['others']['mean_scaled'])} |"
-            )
-    humans = {n: s["human"] for n, s in metrics["systems"].items() if s["human"]}
-    if humans:
-        lines += [
-            "",
-            "Agreement with human majority votes (Kendall tau-b; turns where annotators all disagree are excluded):",
-            "",
-            "| system | n | excluded (no majority) | excluded (unparsed) | judge tau-b | ROUGE-L tau-b | difference | permutation p |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for name, h in humans.items():
-            lines.append(
-                f"| {name} | {h['n']} | {h['excluded_no_majority']} | {h['excluded_unparsed']} | {_num(h['kendall_tau_b'], '{:.4f}')} "
-                f"| {_num(h['rouge_l_tau_b'], '{:.4f}')} | {_num(h['vs_rouge_l_difference'], '{:+.4f}')} | {_num(h['vs_rouge_l_p_value'], '{:.4f}')} |"
-            )
-    return "\n".join(lines)
+def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per dimension, the score of every turn ``<item id>/<turn>`` the judge read (or the system left unanswered)."""
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for r in records:
+        for t in r["turns"]:
+            if t["status"] in ("ok", NO_ANSWER_STATUS):
+                for dim, value in (t["scores"] or {}).items():
+                    out[dim][f"{r['id']}/{t['turn_num']}"] = value
+    return dict(out)
 
 
 # ---------------------------------------------------------------- model-free metrics
 
 
 def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
-    """`dialeval metrics vdact --predictions FILE...`: BLEU, ROUGE-L, METEOR, BERTScore per system."""
+    """`dialeval metrics vdact --predictions FILE...`: BLEU, ROUGE-L, METEOR, SPICE, BERTScore, BARTScore per system."""
     opts = parse_options(options)
-    wordnet, missing = load_wordnet()
+    wordnet, _ = load_wordnet()
+    jar = resolve_spice_jar(opts.spice_jar)
     humans = load_human_scores(opts.human_scores) if opts.human_scores else {}
     rows, notes, correlations = [], [], []
     unavailable: dict[str, str] = {}
     signature = None
     for path in paths:
         preds = load_predictions(path)
-        hyps = [t.gen_answer for t in preds.turns]
+        hyps = [t.gen_answer or "" for t in preds.turns]
         refs = [t.ref_answer for t in preds.turns]
-        values = classic_metrics(hyps, refs, bertscore_model=opts.bertscore_model, wordnet=wordnet)
+        values = classic_metrics(hyps, refs, bertscore_model=opts.bertscore_model, wordnet=wordnet,
+                                 spice_jar=jar, bartscore_model=opts.bartscore_model)
         for v in values:
             if v.unavailable:
                 unavailable[v.name] = v.unavailable
@@ -274,12 +327,13 @@ def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
         rows.append((preds.system, len(preds.turns), values))
         notes += [f"{preds.system}: {n}" for n in preds.notes]
         if humans:
-            correlations.append(_classic_correlation(preds.system, preds.turns, humans, wordnet))
+            correlations.append(_classic_correlation(preds.system, preds.turns, humans, wordnet, opts, jar))
     names = [v.name for v in rows[0][2]] if rows else []
     lines = ["| system | turns | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
     for system, n, values in rows:
-        lines.append(f"| {system} | {n} | " + " | ".join(_pct(v.value) for v in values) + " |")
-    lines += ["", "Scores in % (0-100). BLEU is corpus BLEU-4; ROUGE-L and METEOR are means of per-answer scores."]
+        lines.append(f"| {system} | {n} | " + " | ".join(_value(v) for v in values) + " |")
+    lines += ["", "Scores in % (0-100), except BARTScore (mean log-likelihood per token). BLEU is corpus BLEU-4; "
+              "the others are means of per-answer scores."]
     if signature:
         lines.append(f"BLEU signature (sacrebleu): `{signature}`.")
     for name, reason in unavailable.items():
@@ -287,33 +341,38 @@ def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
     for note in notes:
         lines.append(f"Note, {note}.")
     if correlations:
+        metrics = [m for m in ("BLEU", "ROUGE-L", "METEOR", "SPICE", "BERTScore", "BARTScore") if any(m in c for c in correlations)]
         lines += [
             "",
-            "Kendall tau-b with human majority votes (per-answer sentence BLEU, ROUGE-L, METEOR):",
+            "Kendall tau-b with human majority votes (per-answer scores; BLEU is smoothed sentence BLEU):",
             "",
-            "| system | n | excluded (no majority) | BLEU | ROUGE-L | METEOR |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| system | n | excluded (no majority) | " + " | ".join(metrics) + " |",
+            "|---|---:|---:|" + "---:|" * len(metrics),
         ]
         for c in correlations:
-            lines.append(
-                f"| {c['system']} | {c['n']} | {c['excluded']} | "
-                + " | ".join(_num(c[k], "{:.4f}") for k in ("BLEU", "ROUGE-L", "METEOR"))
-                + " |"
-            )
+            lines.append(f"| {c['system']} | {c['n']} | {c['excluded']} | " + " | ".join(_num(c.get(k), "{:.4f}") for k in metrics) + " |")
     return "\n".join(lines)
 
 
-def _classic_correlation(system: str, turns: list[Any], humans: dict[tuple[str | None, str], list[int]], wordnet: Any) -> dict[str, Any]:
+def _value(v: Any) -> str:
+    if v.name == "BARTScore":
+        return _num(v.value, "{:.4f}")
+    return _pct(v.value)
+
+
+def _classic_correlation(
+    system: str, turns: list[Any], humans: dict[tuple[str | None, str], list[int]], wordnet: Any, opts: VdactOptions, jar: str | None
+) -> dict[str, Any]:
     rated = [(t, humans.get((system, t.id)) or humans.get((None, t.id))) for t in turns]
     rated = [(t, majority_vote(h)) for t, h in rated if h]
     kept = [(t, m) for t, m in rated if m is not None]
-    hyps = [t.gen_answer for t, _ in kept]
-    refs = [t.ref_answer for t, _ in kept]
     human = [m for _, m in kept]
+    scores, _ = per_answer_scores(
+        [t.gen_answer or "" for t, _ in kept], [t.ref_answer for t, _ in kept], wordnet=wordnet, spice_jar=jar,
+        bertscore_model=opts.bertscore_model, bartscore_model=opts.bartscore_model,
+    )
     out: dict[str, Any] = {"system": system, "n": len(kept), "excluded": len(rated) - len(kept)}
-    out["BLEU"] = kendall_tau_b(sentence_bleu(hyps, refs), human).tau
-    out["ROUGE-L"] = kendall_tau_b(rouge_l_scores(hyps, refs), human).tau
-    out["METEOR"] = kendall_tau_b(meteor_scores(hyps, refs, wordnet), human).tau if wordnet is not None else None
+    out.update({name: kendall_tau_b(values, human).tau for name, values in scores.items()})
     return out
 
 
@@ -331,5 +390,6 @@ register_benchmark(
         tables=tables,
         roles={"judge": "vdact.session_judge"},
         metrics_only=metrics_only,
+        item_scores=item_scores,
     )
 )
