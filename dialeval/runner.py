@@ -469,11 +469,12 @@ async def run_async(
 
         rows = [done[item.id] for item in items if item.id in done]
         not_evaluated = len(items) - len(rows)
-        metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=breaker.message)
+        stopped = breaker.message if len(rows) < len(items) else None
+        metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped)
     records = [r["result"] for r in rows if r["status"] == "ok"]
     failed = sum(1 for r in rows if r["status"] != "ok")
     summary = failure_summary(rows, len(items))
-    if breaker.message:
+    if breaker.message and not_evaluated:
         summary = f"run stopped, {not_evaluated} of {len(items)} items not evaluated: {breaker.message}" + (
             f"; {summary}" if summary else ""
         )
@@ -483,7 +484,7 @@ async def run_async(
         records=records,
         failed=failed,
         not_evaluated=not_evaluated,
-        stopped=breaker.message,
+        stopped=breaker.message if not_evaluated else None,
         summary=summary,
     )
 

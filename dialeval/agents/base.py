@@ -98,7 +98,9 @@ def _kept(text: str) -> str:
 
 def _error_record(ctx: AgentContext, agent: str, err: BaseException, **totals: Any) -> tuple[str, CallRecord]:
     """The reason (keys scrubbed) and ledger entry of a call the backend could not answer."""
-    reason = scrub(f"{type(err).__name__}: {err}")
+    status = getattr(err, "status_code", None)
+    kind = type(err).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
+    reason = scrub(f"{kind}: {err}")
     entry = CallRecord(
         agent=agent,
         model=ctx.client.label,
