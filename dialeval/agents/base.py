@@ -218,7 +218,6 @@ async def ask(
             value = None
             error = _error_record(ctx, agent, err, **totals)
             status, reason = "error", f"reading the answer failed: {error[0]}"
-            error[1].error = reason
             cached_all = False
             break
         status, reason = "ok", None
