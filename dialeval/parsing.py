@@ -179,6 +179,8 @@ def _candidates(text: str) -> list[tuple[int, str]]:
 
 
 def _answers_schema(mapping: dict[str, Any], schema: type[BaseModel]) -> bool:
+    if not schema.model_fields:  # free-form objects (a note): any mapping is an answer
+        return True
     return bool(_normalise_keys(mapping, schema).keys() & schema.model_fields.keys())
 
 
@@ -201,9 +203,9 @@ def parse_answer(text: str, schema: type[T]) -> T:
     answering = [m for m in mappings if _answers_schema(m, schema)]
     if answering:
         return _validate(answering[-1], schema)
-    if mappings:
+    if mappings:  # no mapping names a field: the last one may still fit (all-optional schemas)
         try:
-            _validate(mappings[-1], schema)
+            return _validate(mappings[-1], schema)
         except ParseFailure as failure:
             last_error = failure
     pairs = _key_values(text, schema)

@@ -87,7 +87,8 @@ class Ledger:
             self.on_add(record)
 
     def totals(self) -> dict[str, float]:
-        return summarize_calls(self.calls)
+        """Numeric totals only (protocols sum them over items)."""
+        return {k: v for k, v in summarize_calls(self.calls).items() if isinstance(v, (int, float))}
 
 
 def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
