@@ -34,10 +34,17 @@ def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: d
         base = load_config(config).model_dump(exclude_unset=True)
     else:
         base = dict(config or {})
+    if "model" in overrides:
+        from dialeval.config import dry_run_over
+
+        overrides = {**overrides, "model": dry_run_over(overrides["model"], base.get("model"))}
     try:
-        return RunConfig.model_validate({**base, **overrides})
+        result = RunConfig.model_validate({**base, **overrides})
     except ValueError as err:
         raise ConfigError(str(err)) from None
+    if isinstance(config, (str, Path)):
+        result._source = str(config)  # messages name the file
+    return result
 
 
 def evaluate(

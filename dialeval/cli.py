@@ -83,15 +83,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fresh=True if args.fresh else None,
         preflight=False if args.no_preflight else None,
     )
-    config = load_config(args.config, **overrides)
-    if model is not None:
-        if args.model.strip() == "dry-run" and config.model is not None:
-            # a bare dry run prices the roles without a model of their own as the
-            # config's default model would have cost
-            model["spec"] = f"dry-run:{config.model.spec}"
-        source = config.source
-        config = load_config(args.config, **overrides, model=model)
-        config._source = source
+    # a bare `--model dry-run` prices the roles as the config's own model would cost
+    config = load_config(args.config, **overrides, model=model)
     if args.no_cache:
         config = config.model_copy(update={"cache_path": None})
     if config.data is None:

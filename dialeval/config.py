@@ -103,6 +103,17 @@ class EvalContext(BaseModel):
         return self.models.get(role, self.default_model)
 
 
+def dry_run_over(override: Any, previous: Any) -> Any:
+    """A bare ``dry-run`` given over a config that names a default model becomes
+    ``dry-run:<that model>``, so the estimate prices what the config would have run."""
+    spec = override.get("spec") if isinstance(override, dict) else override
+    if not isinstance(spec, str) or spec.strip() != "dry-run" or previous is None:
+        return override
+    before = ModelSettings.model_validate(previous).spec
+    new = f"dry-run:{before}"
+    return {**override, "spec": new} if isinstance(override, dict) else new
+
+
 def as_dry_run(model: ModelSettings) -> ModelSettings:
     """``model`` as a dry run priced as ``model`` (a dry run stays as it is)."""
     if model.spec.split(":", 1)[0] == "dry-run":
@@ -196,6 +207,8 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{path}: the top level must be a mapping of fields")
         data = loaded or {}
+    if "model" in overrides:
+        overrides = {**overrides, "model": dry_run_over(overrides["model"], data.get("model"))}
     for key, value in overrides.items():
         if value is None:
             continue

@@ -178,3 +178,17 @@ def test_a_key_echoed_by_the_server_never_reaches_files_or_the_terminal(tmp_path
     written = "".join(p.read_text(errors="replace") for p in files)
     assert "stub failure 500 (key [$OPENAI_API_KEY])" in written  # the message is kept, the key is not
     assert SECRET not in written and SECRET not in captured.out + captured.err
+
+
+def test_a_key_refused_during_the_run_stops_it_naming_the_variable(tmp_path):
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(
+        json.dumps({"id": f"q{i}", "question": "q", "reference": "r", "answer": "a", "system": "s"}) + "\n" for i in range(8)
+    ))
+    with OpenAIStub(respond=lambda body: GRADE, api_key="another-key") as server:
+        config = _config(tmp_path, {"spec": "openai:gpt-4o-mini", "base_url": server.base_url}, concurrency=1, preflight=False)
+        result = run("answers", many, config, progress=False)
+        sent = len(server.requests)
+    assert sent == 3 and result.failed == 3 and result.not_evaluated == 5
+    assert "consecutive authentication errors: openai:gpt-4o-mini at " + server.base_url in result.stopped
+    assert "key from $OPENAI_API_KEY" in result.stopped
