@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from dialeval.cli import main
-from dialeval.config import ConfigError, ModelSettings, RunConfig
+from dialeval.config import ConfigError
 from dialeval.runner import RunLock, RunLocked, read_results, run
 from dialeval.testing.openai_server import OpenAIStub
+from tests.helpers import http_config
 
 DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
 
@@ -26,14 +27,6 @@ def _environment(monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
-def _config(tmp_path: Path, model: dict, **kw) -> RunConfig:
-    return RunConfig(
-        model=ModelSettings(**{"max_retries": 0, **model}),
-        output_dir=str(tmp_path / "runs"),
-        cache_path=str(tmp_path / "cache.sqlite"),
-        parse_retries=0,
-        **kw,
-    )
 
 
 def _grade(score: int):
@@ -42,8 +35,8 @@ def _grade(score: int):
 
 def test_two_servers_with_one_model_name_never_share_answers(tmp_path):
     with OpenAIStub(respond=_grade(2)) as first, OpenAIStub(respond=_grade(5)) as second:
-        one = run("answers", DATA, _config(tmp_path, {"spec": "openai-compatible:same", "base_url": first.base_url}, run_id="a"), progress=False)
-        two = run("answers", DATA, _config(tmp_path, {"spec": "openai-compatible:same", "base_url": second.base_url}, run_id="b"), progress=False)
+        one = run("answers", DATA, http_config(tmp_path, {"spec": "openai-compatible:same", "base_url": first.base_url}, run_id="a"), progress=False)
+        two = run("answers", DATA, http_config(tmp_path, {"spec": "openai-compatible:same", "base_url": second.base_url}, run_id="b"), progress=False)
     assert len(second.requests) == 3  # nothing came from the first server's cache entries
     assert one.metrics["systems"]["demo-bot"]["mean_score"] == 2.0
     assert two.metrics["systems"]["demo-bot"]["mean_score"] == 5.0
@@ -52,9 +45,9 @@ def test_two_servers_with_one_model_name_never_share_answers(tmp_path):
 def test_the_endpoint_from_openai_base_url_is_part_of_the_key(tmp_path, monkeypatch):
     with OpenAIStub(respond=_grade(2)) as first, OpenAIStub(respond=_grade(5)) as second:
         monkeypatch.setenv("OPENAI_BASE_URL", first.base_url)
-        run("answers", DATA, _config(tmp_path, {"spec": "openai:gpt-4o-mini"}, run_id="a"), progress=False)
+        run("answers", DATA, http_config(tmp_path, {"spec": "openai:gpt-4o-mini"}, run_id="a"), progress=False)
         monkeypatch.setenv("OPENAI_BASE_URL", second.base_url)
-        two = run("answers", DATA, _config(tmp_path, {"spec": "openai:gpt-4o-mini"}, run_id="b"), progress=False)
+        two = run("answers", DATA, http_config(tmp_path, {"spec": "openai:gpt-4o-mini"}, run_id="b"), progress=False)
     assert len(first.requests) == 3 and len(second.requests) == 3
     assert two.metrics["systems"]["demo-bot"]["mean_score"] == 5.0
 
@@ -62,7 +55,7 @@ def test_the_endpoint_from_openai_base_url_is_part_of_the_key(tmp_path, monkeypa
 def test_a_malformed_answer_is_not_replayed_from_the_cache(tmp_path):
     answers = iter(["I will not grade this."] * 3 + ['{"rationale": "r", "score": 4}'] * 3)
     with OpenAIStub(respond=lambda body: next(answers)) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
         run("answers", DATA, config.model_copy(update={"run_id": "first"}), progress=False)
         again = run("answers", DATA, config.model_copy(update={"run_id": "second"}), progress=False)
     assert len(server.requests) == 6  # the unparsed answers were asked again, not replayed
@@ -71,7 +64,7 @@ def test_a_malformed_answer_is_not_replayed_from_the_cache(tmp_path):
 
 def test_an_ok_answer_is_replayed_without_a_request(tmp_path):
     with OpenAIStub(respond=_grade(4)) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
         run("answers", DATA, config.model_copy(update={"run_id": "first"}), progress=False)
         again = run("answers", DATA, config.model_copy(update={"run_id": "second"}), progress=False)
     assert len(server.requests) == 3 and again.metrics["run"]["usage"]["cached"] == 3
@@ -87,7 +80,7 @@ def test_a_reply_that_crashes_the_reader_fails_the_item_and_is_not_replayed(tmp_
 
     replies = iter(['{"rationale": "r", "score": 4}'] * 6)
     with OpenAIStub(respond=lambda body: next(replies)) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
         original = answer_judge.AnswerGrade
         answer_judge.AnswerGrade = Exploding
         try:
@@ -103,7 +96,7 @@ def test_editing_the_data_file_makes_a_new_run(tmp_path):
     data = tmp_path / "answers.jsonl"
     shutil.copy(DATA, data)
     with OpenAIStub(respond=lambda body: _grade(1 if "bicycle" in json.dumps(body) else 4)(body)) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
         before = run("answers", data, config, progress=False)
         data.write_text(data.read_text().replace("The chain and the rear cogs", "Your bicycle chain and the rear cogs"))
         after = run("answers", data, config, progress=False)
@@ -116,7 +109,7 @@ def test_edited_data_under_an_explicit_run_id_is_refused(tmp_path):
     data = tmp_path / "answers.jsonl"
     shutil.copy(DATA, data)
     with OpenAIStub(respond=_grade(4)) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, run_id="mine")
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, run_id="mine")
         run("answers", data, config, progress=False)
         data.write_text(data.read_text().replace("bike", "bicycle"))
         with pytest.raises(ConfigError, match="different configuration or data"):
@@ -131,7 +124,7 @@ def _hold_lock(run_dir: str, ready, release) -> None:
 
 def test_a_second_process_on_the_same_run_folder_stops_and_names_the_holder(tmp_path, capsys):
     with OpenAIStub(respond=_grade(4)) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, run_id="shared")
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, run_id="shared")
         run_dir = tmp_path / "runs" / "shared"
         run_dir.mkdir(parents=True)
         ctx = multiprocessing.get_context("fork")

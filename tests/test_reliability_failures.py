@@ -13,9 +13,10 @@ import pytest
 
 import dialeval
 from dialeval.cli import main
-from dialeval.config import ModelSettings, RunConfig
+
 from dialeval.runner import read_results, run
 from dialeval.testing.openai_server import OpenAIStub
+from tests.helpers import http_config
 
 DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
 GRADE = '{"rationale": "agrees", "score": 4}'
@@ -37,14 +38,6 @@ def closed_port_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-def _config(tmp_path: Path, model: dict, **kw) -> RunConfig:
-    return RunConfig(
-        model=ModelSettings(**{"max_retries": 0, **model}),
-        output_dir=str(tmp_path / "runs"),
-        cache_path=str(tmp_path / "cache.sqlite"),
-        parse_retries=0,
-        **kw,
-    )
 
 
 def _yaml(tmp_path: Path, text: str) -> str:
@@ -74,7 +67,7 @@ def test_an_unreachable_judge_fails_every_item_and_the_exit_code(tmp_path, capsy
 
 def test_a_rerun_retries_exactly_the_failed_items_and_then_succeeds(tmp_path):
     with OpenAIStub(respond=lambda body: GRADE, failures=[500]) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, concurrency=1)
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, concurrency=1)
         first = run("answers", DATA, config, progress=False)
         assert first.failed == 1 and not first.complete
         assert first.summary == f"1 of 3 items failed: 1 x OpenAIAPIError (HTTP 500) at {server.base_url} (openai-compatible:judge)"
@@ -103,7 +96,7 @@ def test_unparsed_and_truncated_answers_finish_their_item_and_are_not_errors(tmp
     replies = iter(["no verdict here", ("{\"rationale\": \"cut", "length"), GRADE])
 
     with OpenAIStub(respond=lambda body: next(replies)) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, concurrency=1)
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, concurrency=1)
         result = run("answers", DATA, config, progress=False)
     assert result.complete
     usage = json.loads((result.run_dir / "usage.json").read_text())["per_agent"]["answer_judge"]
@@ -122,7 +115,7 @@ def test_preflight_names_model_url_and_variable_when_nothing_listens(tmp_path, c
 
 def test_preflight_stops_a_server_that_never_answers(tmp_path):
     with OpenAIStub(hang_models=True) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:x", "base_url": server.base_url, "timeout": 0.5})
+        config = http_config(tmp_path, {"spec": "openai-compatible:x", "base_url": server.base_url, "timeout": 0.5})
         with pytest.raises(dialeval.config.ConfigError, match="ReadTimeout"):
             run("answers", DATA, config, progress=False)
         assert server.requests == []
@@ -130,7 +123,7 @@ def test_preflight_stops_a_server_that_never_answers(tmp_path):
 
 def test_preflight_reports_a_refused_key_by_its_variable(tmp_path, monkeypatch):
     with OpenAIStub(api_key="the-right-key", echo_auth=True) as server:
-        config = _config(tmp_path, {"spec": "openai:gpt-4o-mini", "base_url": server.base_url})
+        config = http_config(tmp_path, {"spec": "openai:gpt-4o-mini", "base_url": server.base_url})
         with pytest.raises(dialeval.config.ConfigError) as failure:
             run("answers", DATA, config, progress=False)
     message = str(failure.value)
@@ -140,7 +133,7 @@ def test_preflight_reports_a_refused_key_by_its_variable(tmp_path, monkeypatch):
 
 def test_a_missing_key_stops_before_any_call(tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    config = _config(tmp_path, {"spec": "anthropic:claude-haiku-4-5"})
+    config = http_config(tmp_path, {"spec": "anthropic:claude-haiku-4-5"})
     with pytest.raises(dialeval.config.ConfigError, match=r"field 'model': model anthropic:claude-haiku-4-5: no API key; set \$ANTHROPIC_API_KEY"):
         run("answers", DATA, config, progress=False)
 
@@ -151,7 +144,7 @@ def test_the_circuit_breaker_stops_a_run_whose_server_stopped_answering(tmp_path
         json.dumps({"id": f"q{i}", "question": "q", "reference": "r", "answer": "a", "system": "s"}) + "\n" for i in range(12)
     ))
     with OpenAIStub(hang=True) as server:  # /models answers, completions never do
-        config = _config(tmp_path, {"spec": "openai-compatible:x", "base_url": server.base_url, "timeout": 0.3}, concurrency=1)
+        config = http_config(tmp_path, {"spec": "openai-compatible:x", "base_url": server.base_url, "timeout": 0.3}, concurrency=1)
         result = run("answers", many, config, progress=False)
         sent = len(server.requests)
     assert sent == 3  # three time-outs in a row, then nothing more is sent
@@ -163,7 +156,7 @@ def test_the_circuit_breaker_stops_a_run_whose_server_stopped_answering(tmp_path
 
 def test_the_progress_bar_shows_errors_as_they_happen(tmp_path, capsys):
     with OpenAIStub(respond=lambda body: GRADE, failures=[500]) as server:
-        config = _config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, concurrency=1)
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, concurrency=1)
         run("answers", DATA, config, progress=True)
     assert "errors=1" in capsys.readouterr().err
 
@@ -186,7 +179,7 @@ def test_a_key_refused_during_the_run_stops_it_naming_the_variable(tmp_path):
         json.dumps({"id": f"q{i}", "question": "q", "reference": "r", "answer": "a", "system": "s"}) + "\n" for i in range(8)
     ))
     with OpenAIStub(respond=lambda body: GRADE, api_key="another-key") as server:
-        config = _config(tmp_path, {"spec": "openai:gpt-4o-mini", "base_url": server.base_url}, concurrency=1, preflight=False)
+        config = http_config(tmp_path, {"spec": "openai:gpt-4o-mini", "base_url": server.base_url}, concurrency=1, preflight=False)
         result = run("answers", many, config, progress=False)
         sent = len(server.requests)
     assert sent == 3 and result.failed == 3 and result.not_evaluated == 5
