@@ -101,3 +101,10 @@ def test_local_models_cost_zero_as_a_known_price(tmp_path, capsys):
     assert _cli(tmp_path, "answers", "--data", str(DATA), "--model", "dry-run:smollm2") == 0
     captured = capsys.readouterr()
     assert "| 0.0000 |" in captured.out and "cost unknown" not in captured.err
+
+
+def test_the_vdact_file_estimate_says_unknown_for_an_unpriced_model(tmp_path, capsys):
+    predictions = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "vdact_demo" / "predictions" / "demo-bot.json"
+    assert _cli(tmp_path, "vdact", "--data", str(predictions), "--model", "dry-run:openai-compatible:x") == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| demo-bot |")]
+    assert any(line.endswith("| unknown |") for line in rows) and not any(line.endswith("| 0.0000 |") for line in rows)

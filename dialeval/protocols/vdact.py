@@ -137,6 +137,7 @@ def _usage_estimate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "per_dialogue": per_dialogue,
         "file_estimate": {k: per_dialogue[k] * file_dialogues for k in ("calls", "input_tokens", "output_tokens", "cost_usd")},
         "extrapolated": n < file_dialogues,
+        "cost_known": not total["unpriced_calls"],  # a model without a price: cost unknown, not 0
     }
 
 
@@ -221,9 +222,10 @@ def tables(metrics: dict[str, Any]) -> str:
     for name, s in metrics["systems"].items():
         u = s["usage"]
         per, est = u["per_dialogue"], u["file_estimate"]
+        cost = f"{est['cost_usd']:.4f}" if u.get("cost_known", True) else "unknown"
         lines.append(
             f"| {name} | {u['judged_dialogues']} | {per['calls']:.1f} | {per['input_tokens']:.0f} | {per['output_tokens']:.0f} "
-            f"| {u['file_dialogues']} | {est['calls']:.0f} | {est['input_tokens']:.0f} | {est['output_tokens']:.0f} | {est['cost_usd']:.4f} |"
+            f"| {u['file_dialogues']} | {est['calls']:.0f} | {est['input_tokens']:.0f} | {est['output_tokens']:.0f} | {cost} |"
         )
     lines += ["", "Scores by question type (keyword rules; `others` = all turns not of that type), scaled in %:", ""]
     lines += ["| system | type | n | scaled (%) | others n | others scaled (%) |", "|---|---|---:|---:|---:|---:|"]
