@@ -5,6 +5,10 @@ Public API::
     import dialeval
     result = dialeval.evaluate("kgds", "KGDS.json", {"model": "openai:gpt-4o-mini", "limit": 5})
     result.metrics, result.run_dir
+    result.failed, result.complete, result.summary   # items whose model calls failed
+
+Metrics come from finished items only; failed items (a model call ended ``error``)
+are counted beside them, reported in a ``RuntimeWarning``, and retried by a re-run.
 """
 
 from __future__ import annotations
@@ -30,10 +34,17 @@ def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: d
         base = load_config(config).model_dump(exclude_unset=True)
     else:
         base = dict(config or {})
+    if "model" in overrides:
+        from dialeval.config import dry_run_over
+
+        overrides = {**overrides, "model": dry_run_over(overrides["model"], base.get("model"))}
     try:
-        return RunConfig.model_validate({**base, **overrides})
+        result = RunConfig.model_validate({**base, **overrides})
     except ValueError as err:
         raise ConfigError(str(err)) from None
+    if isinstance(config, (str, Path)):
+        result._source = str(config)  # messages name the file
+    return result
 
 
 def evaluate(
@@ -46,7 +57,7 @@ def evaluate(
     """
     from dialeval.runner import run
 
-    return run(benchmark, data, _config(config, overrides), progress=False)
+    return _warn_if_incomplete(run(benchmark, data, _config(config, overrides), progress=False))
 
 
 async def aevaluate(
@@ -55,7 +66,16 @@ async def aevaluate(
     """Async form of :func:`evaluate`, for notebooks and services with a running loop."""
     from dialeval.runner import run_async
 
-    return await run_async(benchmark, data, _config(config, overrides), progress=False)
+    return _warn_if_incomplete(await run_async(benchmark, data, _config(config, overrides), progress=False))
+
+
+def _warn_if_incomplete(result: RunResult) -> RunResult:
+    """A Python caller sees failures as loudly as the CLI's exit code."""
+    if not result.complete:
+        import warnings
+
+        warnings.warn(f"{result.summary}; evaluate again to retry them", RuntimeWarning, stacklevel=3)
+    return result
 
 
 def load_dataset(benchmark: str, data: str | Path, options: dict[str, Any] | None = None) -> list[Any]:

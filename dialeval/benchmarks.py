@@ -32,6 +32,9 @@ class Benchmark:
       judge-reliability section of the report.
     - ``tables(metrics)`` renders the paper-style Markdown tables.
     - ``after_run(run_dir, records, metrics)`` may write extra artifacts (plots).
+    - ``roles`` maps agent roles (keys under ``agents:``) to default agents;
+      ``model_roles`` / ``template_keys`` list the keys valid under ``models:`` /
+      ``templates:`` when they differ from the roles (the runner rejects others).
     - ``item_scores(records)`` gives, per judged dimension, the score of every scored unit
       (an item id, or ``"<item id>/<turn>"`` for turn-level scores), readable answers only;
       ``dialeval compare`` and the viewer align runs with it.
@@ -48,6 +51,11 @@ class Benchmark:
     score_dimensions: Callable[[list[dict[str, Any]]], dict[str, list[float]]]
     tables: Callable[[dict[str, Any]], str]
     roles: dict[str, str] = field(default_factory=dict)  # role -> default agent name
+    # keys a config may use under `models:` and `templates:` (default: the keys of
+    # `roles`); declare them when agents pick models or templates by other names, so
+    # a mistyped key stops the run at start instead of being silently ignored
+    model_roles: tuple[str, ...] = ()
+    template_keys: tuple[str, ...] = ()
     after_run: Callable[[Path, list[dict[str, Any]], dict[str, Any]], None] | None = None
     # `dialeval metrics <name> --predictions FILE...`: model-free metrics, returns Markdown
     metrics_only: Callable[[list[Path], dict[str, Any]], str] | None = None

@@ -20,7 +20,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("benchmark", help="benchmark name (see `dialeval list`)")
     r.add_argument("--data", required=False, help="data file or folder (or `data:` in the config)")
     r.add_argument("--config", help="YAML run config")
-    r.add_argument("--model", help="default model spec for every role, e.g. openai:gpt-4o-mini, smollm2, dry-run")
+    r.add_argument(
+        "--model",
+        help="default model spec for every role, e.g. openai:gpt-4o-mini, smollm2; "
+        "dry-run[:<model>] replaces every role's model (no call is made) and prices it",
+    )
     r.add_argument("--base-url", help="base URL for openai-compatible models")
     r.add_argument("--limit", type=int, help="evaluate only the first N items")
     r.add_argument("--concurrency", type=int, help="items and model requests in flight")
@@ -28,6 +32,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--output-dir", help="where run folders go (default: runs)")
     r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
     r.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    r.add_argument(
+        "--fresh",
+        action="store_true",
+        help="evaluate every item again and skip cache reads (old results.jsonl is kept aside)",
+    )
+    r.add_argument("--no-preflight", action="store_true", help="skip the reachability check of API models before the first item")
     r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
@@ -66,7 +76,7 @@ def _options(pairs: list[str]) -> dict[str, object]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from dialeval.config import load_config
+    from dialeval.config import ConfigError, load_config
     from dialeval.runner import run
 
     model = None
@@ -75,21 +85,37 @@ def _cmd_run(args: argparse.Namespace) -> int:
     overrides = dict(
         benchmark=args.benchmark,
         data=args.data,
-        model=model,
         limit=args.limit,
         concurrency=args.concurrency,
         run_id=args.run_id,
         output_dir=args.output_dir,
         options=_options(args.option) or None,
+        fresh=True if args.fresh else None,
+        preflight=False if args.no_preflight else None,
     )
-    config = load_config(args.config, **overrides)
+    # a bare `--model dry-run` prices the roles as the config's own model would cost
+    config = load_config(args.config, **overrides, model=model)
     if args.no_cache:
         config = config.model_copy(update={"cache_path": None})
     if config.data is None:
-        raise SystemExit("dialeval run: no data given (use --data or `data:` in the config)")
+        raise ConfigError("dialeval run: no data given (use --data or `data:` in the config)")
     result = run(args.benchmark, config.data, config, progress=not args.no_progress)
     print(_summary(result.run_dir))
+    for warning in _warnings(result.metrics):
+        print(f"dialeval: warning: {warning}", file=sys.stderr)
+    if not result.complete:
+        print(f"dialeval: {result.summary}; re-run the same command to retry them")
+        return 1
     return 0
+
+
+def _warnings(metrics: dict[str, object]) -> list[str]:
+    run = metrics.get("run", {}) if isinstance(metrics.get("run"), dict) else {}
+    usage = run.get("usage", {}) if isinstance(run, dict) else {}
+    if isinstance(usage, dict) and usage.get("unpriced_calls"):
+        models = ", ".join(usage.get("unpriced_models", []))
+        return [f"cost unknown: no price is known for {models}; set `price` or `price_as` for it"]
+    return []
 
 
 def _summary(run_dir: Path) -> str:
@@ -174,8 +200,10 @@ def main(argv: list[str] | None = None) -> int:
                     return 2
             return 0
     except (ConfigError, DataError, TemplateError, KeyError, FileNotFoundError) as err:
+        from dialeval.secrets import scrub
+
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
-        print(f"dialeval: error: {message}", file=sys.stderr)
+        print(f"dialeval: error: {scrub(str(message))}", file=sys.stderr)
         return 2
     return 1
 

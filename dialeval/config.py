@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)
@@ -33,8 +33,10 @@ class ModelSettings(BaseModel):
     )
     temperature: float = 0.0
     max_tokens: int = Field(default=512, gt=0)
-    timeout: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
+    timeout: float = Field(
+        default=60.0, gt=0, description="seconds to wait for an answer (connecting: at most 10)"
+    )
+    max_retries: int = Field(default=3, ge=0, description="retries on 429/5xx/time-outs, with backoff")
     requests_per_second: float | None = Field(default=None, gt=0)
     structured_output: bool = Field(
         default=True, description="native structured output (OpenAI JSON schema, Anthropic forced tool); local models get the JSON answer started"
@@ -87,8 +89,37 @@ class EvalContext(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="benchmark-specific options")
     run_dir: str | None = Field(default=None, description="the run folder, set by the runner (stores such as notes live under it)")
 
+    refresh_cache: bool = Field(default=False, description="do not read the response cache (answers are still stored)")
+
+    @model_validator(mode="after")
+    def _dry_run_everywhere(self) -> EvalContext:
+        """A dry-run default replaces every role's backend: a dry run never calls a model.
+        Roles with their own model become ``dry-run:<that model>`` and are priced as it."""
+        if self.default_model.spec.split(":", 1)[0] == "dry-run":
+            self.models = {role: as_dry_run(m) for role, m in self.models.items()}
+        return self
+
     def model_for(self, role: str) -> ModelSettings:
         return self.models.get(role, self.default_model)
+
+
+def dry_run_over(override: Any, previous: Any) -> Any:
+    """A bare ``dry-run`` given over a config that names a default model becomes
+    ``dry-run:<that model>``, so the estimate prices what the config would have run."""
+    spec = override.get("spec") if isinstance(override, dict) else override
+    if not isinstance(spec, str) or spec.strip() != "dry-run" or previous is None:
+        return override
+    before = ModelSettings.model_validate(previous).spec
+    new = f"dry-run:{before}"
+    return {**override, "spec": new} if isinstance(override, dict) else new
+
+
+def as_dry_run(model: ModelSettings) -> ModelSettings:
+    """``model`` as a dry run priced as ``model`` (a dry run stays as it is)."""
+    if model.spec.split(":", 1)[0] == "dry-run":
+        return model
+    keep = model.model_dump(include={"max_tokens", "price", "price_as", "temperature"})
+    return ModelSettings(spec=f"dry-run:{model.spec}", **keep)
 
 
 class RunConfig(BaseModel):
@@ -109,6 +140,19 @@ class RunConfig(BaseModel):
     output_dir: str = "runs"
     run_id: str | None = None
     cache_path: str | None = DEFAULT_CACHE
+    fresh: bool = Field(
+        default=False, description="evaluate every item again and skip cache reads (old results are kept aside)"
+    )
+    max_consecutive_errors: int = Field(
+        default=3, gt=0, description="stop the run after this many connection/auth errors in a row"
+    )
+    preflight: bool = Field(default=True, description="check every API model answers before the first item")
+    _source: str = PrivateAttr(default="config")
+
+    @property
+    def source(self) -> str:
+        """The config file this came from, for messages (``config`` when built in code)."""
+        return self._source
     plugins: list[str] = Field(default_factory=list, description="modules to import first: they register agents or benchmarks")
 
     @field_validator("plugins")
@@ -133,6 +177,7 @@ class RunConfig(BaseModel):
 
     def context(self) -> EvalContext:
         return EvalContext(
+            refresh_cache=self.fresh,
             default_model=self.model or ModelSettings(spec=default_model_spec()),
             models=self.models,
             agents=self.agents,
@@ -176,11 +221,15 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
             loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"config file not found: {path}") from None
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"{path}: not UTF-8 text (byte offset {err.start}: {err.reason})") from None
         except yaml.YAMLError as err:
             raise ConfigError(f"{path}: not valid YAML: {err}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{path}: the top level must be a mapping of fields")
         data = loaded or {}
+    if "model" in overrides:
+        overrides = {**overrides, "model": dry_run_over(overrides["model"], data.get("model"))}
     for key, value in overrides.items():
         if value is None:
             continue
@@ -189,8 +238,10 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
         else:
             data[key] = value
     try:
-        return RunConfig.model_validate(data)
+        config = RunConfig.model_validate(data)
     except ValidationError as err:
         raise ConfigError(f"{source}: {_describe(err)}") from None
     except ValueError as err:  # spec errors raised inside validators
         raise ConfigError(f"{source}: {err}") from None
+    config._source = source
+    return config

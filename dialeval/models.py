@@ -39,6 +39,8 @@ BACKENDS = {
 
 
 LOCAL_DECODING = "json-prefill-close/1"
+CONNECT_TIMEOUT = 10.0
+DEFAULT_ENDPOINTS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 
 class SpecError(ValueError):
@@ -78,7 +80,7 @@ def build_chat_model(settings: ModelSettings) -> BaseChatModel:
         from langchain_openai import ChatOpenAI
 
         kwargs: dict[str, Any] = dict(
-            model=name, max_tokens=settings.max_tokens, timeout=settings.timeout, max_retries=settings.max_retries
+            model=name, max_tokens=settings.max_tokens, timeout=http_timeout(settings), max_retries=settings.max_retries
         )
         if settings.base_url:
             kwargs["base_url"] = settings.base_url
@@ -109,7 +111,7 @@ def build_chat_model(settings: ModelSettings) -> BaseChatModel:
 
         # same reason as above: give this model its own pool instead of the shared one
         model.__dict__["_async_client"] = anthropic.AsyncClient(
-            **model._client_params, http_client=anthropic.DefaultAsyncHttpxClient(timeout=settings.timeout)
+            **model._client_params, http_client=anthropic.DefaultAsyncHttpxClient(timeout=http_timeout(settings))
         )
         return model
     if backend in ("hf", "smollm2"):
@@ -127,11 +129,19 @@ def build_chat_model(settings: ModelSettings) -> BaseChatModel:
     return DryRunChatModel()
 
 
+def http_timeout(settings: ModelSettings) -> Any:
+    """``timeout`` for reading an answer, but at most 10 s to connect: a dead server
+    shows up at once instead of after the whole answer budget."""
+    import httpx
+
+    return httpx.Timeout(settings.timeout, connect=min(CONNECT_TIMEOUT, settings.timeout))
+
+
 def _async_http(settings: ModelSettings) -> Any:
     import httpx
 
     return httpx.AsyncClient(
-        timeout=settings.timeout, limits=httpx.Limits(max_connections=256, max_keepalive_connections=64)
+        timeout=http_timeout(settings), limits=httpx.Limits(max_connections=256, max_keepalive_connections=64)
     )
 
 
@@ -146,6 +156,8 @@ class Generation:
     cached: bool
     cost: float
     estimated: bool = False
+    cache_key: str | None = None  # where :meth:`ModelClient.remember` stores it
+    cache_path: str | None = None
 
     @property
     def truncated(self) -> bool:
@@ -209,22 +221,163 @@ def _truncated_message(err: Exception) -> Any:
     )
 
 
+def price_for(backend: str, name: str) -> tuple[float, float] | None:
+    """USD per million tokens of a backend's model; ``None`` when unknown.
+
+    Local models cost nothing (a known price of 0). ``dry-run:<model>`` is priced as
+    ``<model>``, which may be a bare name (``gpt-4o-mini``) or a spec
+    (``openai:gpt-4o-mini``); a bare ``dry-run`` or an OpenAI-compatible server has no
+    known price.
+    """
+    if backend in ("hf", "smollm2"):
+        return (0.0, 0.0)
+    if backend in ("openai", "anthropic"):
+        return price_of(name)
+    if backend == "dry-run" and name:
+        try:
+            inner = parse_spec(name)
+        except SpecError:
+            return price_of(name)
+        return price_for(*inner)
+    return None
+
+
+def error_kind(err: BaseException) -> str | None:
+    """``connection`` or ``authentication`` for errors that no retry will cure soon."""
+    names = {c.__name__ for c in type(err).__mro__}
+    if getattr(err, "status_code", None) in (401, 403) or names & {"AuthenticationError", "PermissionDeniedError"}:
+        return "authentication"
+    connection = {"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout", "ReadTimeout",
+                  "TimeoutException", "ConnectionError", "TimeoutError", "RemoteProtocolError"}
+    return "connection" if names & connection else None
+
+
+class RunStopped(RuntimeError):
+    """The run's circuit breaker opened: calls are no longer sent."""
+
+
+class CircuitBreaker:
+    """Stops a run after ``limit`` consecutive connection or authentication errors.
+
+    A dead server or a wrong key fails every call the same way; going on would only
+    spend time (and, with retries, the server's patience) to fail every item.
+    """
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.streak = 0
+        self.message: str | None = None
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        if self.message is not None:
+            raise RunStopped(self.message)
+
+    def succeeded(self) -> None:
+        with self._lock:
+            self.streak = 0
+
+    def failed(self, client: ModelClient, err: BaseException) -> None:
+        kind = error_kind(err)
+        with self._lock:
+            if kind is None:
+                self.streak = 0
+                return
+            self.streak += 1
+            if self.streak >= self.limit and self.message is None:
+                from dialeval.secrets import scrub
+
+                self.message = scrub(
+                    f"stopped after {self.streak} consecutive {kind} errors: {client.where()}; "
+                    f"last error {type(err).__name__}: {err}"
+                )
+
+
+current_breaker: contextvars.ContextVar[CircuitBreaker | None] = contextvars.ContextVar(
+    "dialeval_breaker", default=None
+)
+
+
 class ModelClient:
     """Cache, limits and accounting around one chat model; built once per settings."""
 
     def __init__(self, settings: ModelSettings, chat_model: BaseChatModel | None = None):
+        from dialeval.secrets import register_key_env
+
         self.settings = settings
         self.backend, self.name = parse_spec(settings.spec)
         self._model = chat_model
+        self.injected = chat_model is not None  # tests and custom backends: no preflight
         self._per_loop: weakref.WeakKeyDictionary[Any, BaseChatModel] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
-        price_name = settings.price_as or (self.name if self.backend in ("openai", "anthropic", "dry-run") else None)
-        self.price = settings.price or (price_of(price_name) if self.backend != "hf" else None)
+        self.price = self._price()
         self.is_dry_run = self.backend == "dry-run"
+        register_key_env(settings.api_key_env)
+
+    def _price(self) -> tuple[float, float] | None:
+        s = self.settings
+        if s.price:
+            return s.price
+        if s.price_as:
+            try:
+                return price_for(*parse_spec(s.price_as))
+            except SpecError:
+                return price_of(s.price_as)
+        return price_for(self.backend, self.name)
 
     @property
     def label(self) -> str:
         return self.settings.spec
+
+    @property
+    def endpoint(self) -> str | None:
+        """The URL requests go to: the configured ``base_url``, else the SDK's own
+        environment variables, else the SDK default (``None`` for local backends)."""
+        import os
+
+        s = self.settings
+        if self.backend in ("openai", "openai-compatible"):
+            return (
+                s.base_url
+                or os.environ.get("OPENAI_API_BASE")
+                or os.environ.get("OPENAI_BASE_URL")
+                or (DEFAULT_ENDPOINTS["openai"] if self.backend == "openai" else None)
+            )
+        if self.backend == "anthropic":
+            return (
+                s.base_url
+                or os.environ.get("ANTHROPIC_API_URL")
+                or os.environ.get("ANTHROPIC_BASE_URL")
+                or DEFAULT_ENDPOINTS["anthropic"]
+            )
+        return None
+
+    @property
+    def endpoint_source(self) -> str:
+        """Where :attr:`endpoint` came from, for messages."""
+        import os
+
+        if self.settings.base_url:
+            return "base_url in the config"
+        for var in ("OPENAI_API_BASE", "OPENAI_BASE_URL") if self.backend != "anthropic" else ("ANTHROPIC_API_URL", "ANTHROPIC_BASE_URL"):
+            if os.environ.get(var):
+                return f"${var}"
+        return "the SDK default"
+
+    @property
+    def key_env(self) -> str | None:
+        """The environment variable holding this model's key (API backends)."""
+        if self.backend in ("openai", "openai-compatible"):
+            return self.settings.api_key_env or "OPENAI_API_KEY"
+        if self.backend == "anthropic":
+            return self.settings.api_key_env or "ANTHROPIC_API_KEY"
+        return None
+
+    def where(self) -> str:
+        """``spec at URL (URL from ..., key from $VAR)``: what a failure message names."""
+        if self.endpoint is None:
+            return self.label
+        return f"{self.label} at {self.endpoint} (URL from {self.endpoint_source}; key from ${self.key_env})"
 
     @property
     def model(self) -> BaseChatModel:
@@ -277,7 +430,8 @@ class ModelClient:
         return {
             "backend": self.backend,
             "model": self.name,
-            "base_url": s.base_url,
+            # the server actually asked: two servers may serve different models by one name
+            "base_url": self.endpoint,
             "temperature": s.temperature,
             "max_tokens": s.max_tokens,
             "structured": schema.__name__ if (schema is not None and s.structured_output) else None,
@@ -293,17 +447,20 @@ class ModelClient:
         schema: type[BaseModel] | None = None,
         placeholder: str | None = None,
         cache_path: str | None = None,
+        read_cache: bool = True,
     ) -> Generation:
-        """Answer ``messages``: from the cache when possible, else from the model."""
+        """Answer ``messages``: from the cache when possible, else from the model.
+
+        Nothing is stored here: the caller calls :meth:`remember` once the answer has
+        been parsed and validated, so only answers that ended ``ok`` are replayed.
+        """
         messages = self._prefilled(messages, schema)
         key = None
-        cache = None
         if cache_path and not self.is_dry_run:
             from dialeval.cache import cache_key, open_cache
 
-            cache = open_cache(cache_path)
             key = cache_key(self.cache_parts(messages, schema))
-            hit = cache.get(key)
+            hit = open_cache(cache_path).get(key) if read_cache else None
             if hit is not None:
                 return Generation(
                     text=hit["text"],
@@ -318,6 +475,9 @@ class ModelClient:
             n_in = sum(count_tokens(m.text if hasattr(m, "text") else str(m.content)) + 4 for m in messages)
             n_out = count_tokens(text)
             return Generation(text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out), estimated=True)
+        breaker = current_breaker.get()
+        if breaker is not None:
+            breaker.check()
         slots = request_slots.get()
         try:
             if slots is not None:
@@ -328,32 +488,94 @@ class ModelClient:
         except Exception as err:
             message = _truncated_message(err)
             if message is None:
+                if breaker is not None:
+                    breaker.failed(self, err)
                 raise
+        if breaker is not None:
+            breaker.succeeded()
         text = _text_of(message)
         usage = getattr(message, "usage_metadata", None) or {}
         n_in = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)
         n_out = usage.get("output_tokens") or count_tokens(text)
-        generation = Generation(
+        return Generation(
             text=text,
             finish_reason=_finish_reason(message),
             input_tokens=n_in,
             output_tokens=n_out,
             cached=False,
             cost=self._cost(n_in, n_out),
+            cache_key=key,
+            cache_path=cache_path,
         )
-        if cache is not None and key is not None:
-            cache.put(
-                key,
-                self.settings.spec,
-                {
-                    "text": text,
-                    "finish_reason": generation.finish_reason,
-                    "input_tokens": n_in,
-                    "output_tokens": n_out,
-                    "stored": time.time(),
-                },
-            )
-        return generation
+
+    def remember(self, generation: Generation) -> None:
+        """Store an answer that ended ``ok`` for reuse (others are never replayed)."""
+        if generation.cached or generation.estimated or not generation.cache_key or not generation.cache_path:
+            return
+        from dialeval.cache import open_cache
+
+        open_cache(generation.cache_path).put(
+            generation.cache_key,
+            self.settings.spec,
+            {
+                "text": generation.text,
+                "finish_reason": generation.finish_reason,
+                "input_tokens": generation.input_tokens,
+                "output_tokens": generation.output_tokens,
+                "stored": time.time(),
+            },
+        )
+
+
+class PreflightError(ValueError):
+    """A configured model cannot work: no key, no URL, no server, key refused, no file."""
+
+
+def preflight(client: ModelClient) -> None:
+    """Cheap checks before the first item, so a setup mistake costs seconds, not a run.
+
+    API models: a key where the SDK needs one, a URL, and one ``GET .../models`` (which
+    answers without spending tokens) that must connect and must not refuse the key;
+    a server without that route passes. Local models: the file or folder exists.
+    """
+    import os
+
+    if client.injected or client.is_dry_run:
+        return
+    if client.backend in ("hf", "smollm2"):
+        from dialeval.local_models import LocalModelError, _locate
+
+        try:
+            _locate(client.name if client.backend == "hf" else "smollm2")
+        except (LocalModelError, OSError) as err:
+            raise PreflightError(str(err)) from None
+        return
+    if client.endpoint is None:
+        raise PreflightError(
+            f"model {client.label}: openai-compatible models need base_url in the config (or $OPENAI_BASE_URL)"
+        )
+    key_env = client.key_env or ""
+    key = os.environ.get(key_env)
+    if client.backend in ("openai", "anthropic") and not key:
+        raise PreflightError(f"model {client.label}: no API key; set ${key_env} in the environment")
+    import httpx
+
+    from dialeval.secrets import scrub
+
+    if client.backend == "anthropic":
+        url = client.endpoint.rstrip("/") + "/v1/models"
+        headers = {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
+    else:
+        url = client.endpoint.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        response = httpx.get(url, headers=headers, timeout=min(CONNECT_TIMEOUT, client.settings.timeout))
+    except httpx.HTTPError as err:
+        raise PreflightError(scrub(f"cannot reach {client.where()}: {type(err).__name__}: {err}")) from None
+    if response.status_code in (401, 403):
+        raise PreflightError(
+            scrub(f"{client.where()} refused the key (HTTP {response.status_code}): {response.text[:200]}")
+        )
 
 
 _CLIENTS: dict[str, ModelClient] = {}

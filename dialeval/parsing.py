@@ -17,6 +17,9 @@ from pydantic import BaseModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
 
+MAX_ANSWER_CHARS = 64 * 1024  # longer answers are not parsed (and are stored cut)
+MAX_DEPTH = 64  # deeper brackets are not a verdict; they are never handed to json/ast
+
 _FENCE = re.compile(r"```(?:json|python|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _KEY_VALUE = re.compile(r"""(?P<key>[A-Za-z_][\w\- ]{0,40}?)\s*(?:=|:)\s*(?P<value>"[^"\n]*"|'[^'\n]*'|[^\n,;]+)""")
@@ -30,10 +33,12 @@ class ParseFailure(ValueError):
         self.reason = reason
 
 
-def _balanced_objects(text: str) -> list[str]:
-    """Every top-level ``{...}`` span in ``text``, in order (strings are respected)."""
-    spans: list[str] = []
+def _balanced_objects(text: str) -> list[tuple[int, str]]:
+    """Every top-level ``{...}`` span in ``text`` with its end offset, in order (strings
+    are respected); spans nested deeper than :data:`MAX_DEPTH` are left out."""
+    spans: list[tuple[int, str]] = []
     depth = 0
+    deepest = 0
     start = -1
     quote: str | None = None
     escaped = False
@@ -51,14 +56,18 @@ def _balanced_objects(text: str) -> list[str]:
             if ch == "'" and i > 0 and text[i - 1].isalnum():
                 continue
             quote = ch
-        elif ch == "{":
+        elif ch in "{[":
             if depth == 0:
+                if ch == "[":
+                    continue
                 start = i
+                deepest = 0
             depth += 1
-        elif ch == "}" and depth > 0:
+            deepest = max(deepest, depth)
+        elif ch in "}]" and depth > 0:
             depth -= 1
-            if depth == 0:
-                spans.append(text[start : i + 1])
+            if depth == 0 and deepest <= MAX_DEPTH:
+                spans.append((i + 1, text[start : i + 1]))
     return spans
 
 
@@ -67,10 +76,10 @@ def _load_mapping(candidate: str) -> dict[str, Any] | None:
     for attempt in (candidate, _TRAILING_COMMA.sub(r"\1", candidate)):
         try:
             value = json.loads(attempt)
-        except ValueError:
+        except (ValueError, RecursionError):
             try:
                 value = ast.literal_eval(attempt)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
         if isinstance(value, dict):
             return value
@@ -108,7 +117,52 @@ def _key_values(text: str, schema: type[BaseModel]) -> dict[str, Any]:
     return found
 
 
+def _booleans_as_numbers(data: Any, annotation: Any, where: str) -> str | None:
+    """Where ``data`` puts a JSON boolean in a numeric field of ``annotation``, if anywhere.
+
+    Pydantic reads ``true`` as 1 in an ``int`` field; a judge that answers ``"score":
+    true`` gave no score, so every schema gets this check without declaring it.
+    """
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _booleans_as_numbers(data, args[0], where)
+    if origin in (typing.Union, types.UnionType):
+        if isinstance(data, bool) and bool not in args and any(a in (int, float) for a in args):
+            return where
+        options = [a for a in args if a is not type(None)]
+        return _booleans_as_numbers(data, options[0], where) if len(options) == 1 else None
+    if annotation in (int, float):
+        return where if isinstance(data, bool) else None
+    if origin in (list, tuple, set, frozenset) and isinstance(data, list) and args:
+        for index, element in enumerate(data):
+            found = _booleans_as_numbers(element, args[0], f"{where}.{index}")
+            if found:
+                return found
+        return None
+    if origin is dict and isinstance(data, dict) and len(args) == 2:
+        for key, element in data.items():
+            found = _booleans_as_numbers(element, args[1], f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(data, dict):
+        data = _normalise_keys(data, annotation)
+        for name, field in annotation.model_fields.items():
+            if name in data:
+                found = _booleans_as_numbers(data[name], field.annotation, f"{where}.{name}" if where else name)
+                if found:
+                    return found
+    return None
+
+
 def _validate(data: dict[str, Any], schema: type[T]) -> T:
+    boolean = _booleans_as_numbers(data, schema, "")
+    if boolean:
+        raise ParseFailure(f"field '{boolean}': a boolean is not a number")
     try:
         return schema.model_validate(_normalise_keys(data, schema))
     except ValidationError as err:
@@ -117,25 +171,41 @@ def _validate(data: dict[str, Any], schema: type[T]) -> T:
         raise ParseFailure(f"field '{where}': {first['msg']}") from None
 
 
+def _candidates(text: str) -> list[tuple[int, str]]:
+    """Fenced blocks and top-level ``{...}`` spans, each with its end offset."""
+    found = [(m.end(), m.group(1)) for m in _FENCE.finditer(text)]
+    found += _balanced_objects(text)
+    return sorted(found, key=lambda c: c[0])
+
+
+def _answers_schema(mapping: dict[str, Any], schema: type[BaseModel]) -> bool:
+    if not schema.model_fields:  # free-form objects (a note): any mapping is an answer
+        return True
+    return bool(_normalise_keys(mapping, schema).keys() & schema.model_fields.keys())
+
+
 def parse_answer(text: str, schema: type[T]) -> T:
     """Turn a model answer into ``schema`` or raise :class:`ParseFailure`.
 
-    Order: fenced blocks, then every ``{...}`` span (last first, since models tend to
-    restate their final answer at the end), then ``key=value`` endings. A text field the
-    answer does not fill in a key=value ending (such as a rationale) takes the prose that
-    precedes the first key.
+    The LAST mapping in the answer (fenced or inline) that names a field of the schema
+    decides, since models restate their final answer at the end; if it does not fit,
+    the answer is unparsed (an earlier object never stands in for it). Without such a
+    mapping, ``key=value`` endings are read. A text field the answer does not fill in a
+    key=value ending (such as a rationale) takes the prose that precedes the first key.
+    Answers longer than :data:`MAX_ANSWER_CHARS` are not read at all.
     """
     if not text or not text.strip():
         raise ParseFailure("empty answer")
-    candidates = [m.group(1) for m in _FENCE.finditer(text)]
-    candidates += list(reversed(_balanced_objects(text)))
+    if len(text) > MAX_ANSWER_CHARS:
+        raise ParseFailure(f"answer too long to read ({len(text)} characters; limit {MAX_ANSWER_CHARS})")
     last_error: ParseFailure | None = None
-    for candidate in candidates:
-        mapping = _load_mapping(candidate.strip())
-        if mapping is None:
-            continue
+    mappings = [m for _, c in _candidates(text) if (m := _load_mapping(c.strip())) is not None]
+    answering = [m for m in mappings if _answers_schema(m, schema)]
+    if answering:
+        return _validate(answering[-1], schema)
+    if mappings:  # no mapping names a field: the last one may still fit (all-optional schemas)
         try:
-            return _validate(mapping, schema)
+            return _validate(mappings[-1], schema)
         except ParseFailure as failure:
             last_error = failure
     pairs = _key_values(text, schema)

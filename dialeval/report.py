@@ -14,7 +14,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
-from dialeval.usage import summarize_calls
+from dialeval.usage import cost_text, summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
 
@@ -58,8 +58,20 @@ def score_reliability(bench: Benchmark, records: list[dict[str, Any]]) -> dict[s
     return out
 
 
-def finish_run(run_dir: Path, bench: Benchmark, rows: list[dict[str, Any]], resolved: dict[str, Any]) -> dict[str, Any]:
-    """Aggregate, then write ``metrics.json``, ``usage.json`` and ``report.md``."""
+def finish_run(
+    run_dir: Path,
+    bench: Benchmark,
+    rows: list[dict[str, Any]],
+    resolved: dict[str, Any],
+    *,
+    expected: int | None = None,
+    stopped: str | None = None,
+) -> dict[str, Any]:
+    """Aggregate the finished items, then write ``metrics.json``, ``usage.json`` and
+    ``report.md``. Failed items are counted, described and left out of every metric;
+    ``expected`` items minus the rows are those a stopped run never started."""
+    from dialeval.runner import failure_summary
+
     records = [r["result"] for r in rows if r["status"] == "ok"]
     options = resolved.get("options", {})
     metrics = bench.aggregate(records, options) if records else {}
@@ -71,14 +83,19 @@ def finish_run(run_dir: Path, bench: Benchmark, rows: list[dict[str, Any]], reso
         "items": len(rows),
         "finished": len(records),
         "failed": sum(1 for r in rows if r["status"] != "ok"),
+        "not_evaluated": max(0, (expected or len(rows)) - len(rows)),
+        "stopped": stopped,
+        "failures": failure_summary(rows, expected or len(rows)) or None,
         "dry_run": dry_run,
         "usage": usage["total"],
         "scores": score_reliability(bench, records),
     }
     metrics = {**metrics, "run": run_info}
-    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str))
-    (run_dir / "usage.json").write_text(json.dumps(usage, indent=2))
-    (run_dir / "report.md").write_text(render_report(bench, metrics, usage, rows, resolved))
+    from dialeval.secrets import scrub  # a key echoed in an error message stays out
+
+    (run_dir / "metrics.json").write_text(scrub(json.dumps(metrics, indent=2, default=str)))
+    (run_dir / "usage.json").write_text(scrub(json.dumps(usage, indent=2)))
+    (run_dir / "report.md").write_text(scrub(render_report(bench, metrics, usage, rows, resolved)))
     if bench.after_run is not None and records:
         bench.after_run(run_dir, records, metrics)
     return metrics
@@ -94,6 +111,14 @@ def render_report(
     run = metrics["run"]
     ctx = resolved.get("context", {})
     lines = [f"# {bench.title}", ""]
+    if run.get("failed") or run.get("not_evaluated"):
+        lines += [
+            f"> **Incomplete run.** {run.get('failures') or ''}{' ' if run.get('failures') else ''}"
+            + (f"Stopped: {run['stopped']}. " if run.get("stopped") else "")
+            + "Failed and unevaluated items are left out of every number below; "
+            "re-run the same command to retry them (see *Failed items*).",
+            "",
+        ]
     if run["dry_run"]:
         lines += [
             "> **Dry run.** No model was called: scores below are placeholders, token counts",
@@ -105,7 +130,8 @@ def render_report(
         f"- data: `{resolved.get('data')}`",
         f"- default model: `{ctx.get('default_model', {}).get('spec')}`"
         + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),
-        f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed",
+        f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed"
+        + (f", {run['not_evaluated']} not evaluated (run stopped)" if run.get("not_evaluated") else ""),
         "",
         "## Results",
         "",
@@ -118,8 +144,15 @@ def render_report(
     ]
     t = usage["total"]
     lines.append(
-        f"| {t['calls']} | {t['requests']} | {t['cached']} | {t['input_tokens']} | {t['output_tokens']} | {t['cost_usd']:.4f} |"
+        f"| {t['calls']} | {t['requests']} | {t['cached']} | {t['input_tokens']} | {t['output_tokens']} | {cost_text(t)} |"
     )
+    if t.get("unpriced_calls"):
+        lines += [
+            "",
+            f"Cost unknown: no price is known for {', '.join(f'`{m}`' for m in t['unpriced_models'])} "
+            f"({t['unpriced_calls']} calls); set `price` or `price_as` for that model. "
+            f"Priced calls alone cost {t['cost_usd']:.4f} USD.",
+        ]
     lines += ["", "## Judge reliability", "", "| agent | model | calls | unparsed | truncated | errors |", "|---|---|---:|---:|---:|---:|"]
     for agent, a in usage["per_agent"].items():
         lines.append(
@@ -136,7 +169,7 @@ def render_report(
     unparsed = [
         (r["id"], c)
         for r in rows
-        if r["status"] == "ok"
+        if isinstance(r.get("result"), dict)
         for c in r["result"].get("calls", [])
         if c.get("status") in ("unparsed", "truncated", "error")
     ]
@@ -149,9 +182,19 @@ def render_report(
             lines.append(f"- ... {len(unparsed) - 10} more in results.jsonl")
     failures = [r for r in rows if r["status"] != "ok"]
     if failures:
-        lines += ["", f"## Failed items ({len(failures)})", ""]
+        lines += [
+            "",
+            f"## Failed items ({len(failures)})",
+            "",
+            "A model call of these items ended `error` (the model did not answer) or the item's",
+            "evaluation raised; they count in no metric and a re-run retries them.",
+            "",
+        ]
         for r in failures[:20]:
-            lines.append(f"- `{r['id']}`: {r.get('error')}")
+            partial = " (partial record kept in results.jsonl)" if r.get("result") else ""
+            lines.append(f"- `{r['id']}`: {r.get('error')}{partial}")
+        if len(failures) > 20:
+            lines.append(f"- ... {len(failures) - 20} more in results.jsonl")
     return "\n".join(lines) + "\n"
 
 
@@ -163,7 +206,14 @@ def write_report(run_dir: str | Path) -> dict[str, Any]:
     config_path = run_dir / "config.json"
     if not config_path.exists():
         raise FileNotFoundError(f"{run_dir} is not a run folder (no config.json)")
-    resolved = json.loads(config_path.read_text())
+    from dialeval.config import ConfigError
+
+    try:
+        resolved = json.loads(config_path.read_text(encoding="utf-8"))
+        if not isinstance(resolved, dict) or "benchmark" not in resolved:
+            raise ValueError("not a run config (no 'benchmark')")
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{config_path}: not a readable run config ({err})") from None
     bench = get_benchmark(resolved["benchmark"])
     rows = list(read_results(run_dir).values())
     return finish_run(run_dir, bench, rows, resolved)

@@ -11,7 +11,7 @@ import contextvars
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 # USD per million tokens (input, output). Overridable per run with `prices:`-style
 # updates through `PRICES.update(...)` or a model's `price_as`. Local models cost 0.
@@ -69,6 +69,9 @@ class CallRecord:
     requests: int = 0  # requests that reached a model (cache hits are 0)
     cached: int = 0
     estimated: bool = False  # dry-run: tokens counted, nothing sent
+    priced: bool = True  # False: the model has no known price, so ``cost`` is not a cost
+    error: str | None = None  # status error: "<exception type>: <message>", keys scrubbed
+    endpoint: str | None = None  # status error: the URL the call went to (API backends)
 
 
 @dataclass
@@ -76,25 +79,46 @@ class Ledger:
     """Calls made while evaluating one item (or a whole run, once merged)."""
 
     calls: list[CallRecord] = field(default_factory=list)
+    on_add: Callable[[CallRecord], None] | None = None  # the runner's live progress
 
     def add(self, record: CallRecord) -> None:
         self.calls.append(record)
+        if self.on_add is not None:
+            self.on_add(record)
 
     def totals(self) -> dict[str, float]:
-        return summarize_calls(self.calls)
+        """Numeric totals only (protocols sum them over items)."""
+        return {k: v for k, v in summarize_calls(self.calls).items() if isinstance(v, (int, float))}
 
 
-def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, float]:
-    total = Counter()
+def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
+    """Totals of calls; ``cost_usd`` sums priced calls only, ``unpriced_models`` names
+    the models whose calls have no known price (their cost is unknown, not zero)."""
+    total: Counter[str] = Counter()
+    cost = 0.0
+    unpriced: set[str] = set()
     for c in calls:
         d = c if isinstance(c, dict) else c.__dict__
         total["calls"] += 1
         for key in ("input_tokens", "output_tokens", "requests", "cached"):
             total[key] += d.get(key, 0)
-        total["cost_usd"] += d.get("cost", 0.0)
-    out = {k: total[k] for k in ("calls", "requests", "cached", "input_tokens", "output_tokens")}
-    out["cost_usd"] = round(total["cost_usd"], 6)
+        cost += d.get("cost", 0.0)
+        sent = d.get("requests", 0) or d.get("estimated", False)
+        if not d.get("priced", True) and sent:
+            total["unpriced_calls"] += 1
+            unpriced.add(d.get("model", "?"))
+    out: dict[str, Any] = {k: total[k] for k in ("calls", "requests", "cached", "input_tokens", "output_tokens")}
+    out["cost_usd"] = round(cost, 6)
+    out["unpriced_calls"] = total["unpriced_calls"]
+    out["unpriced_models"] = sorted(unpriced)
     return out
+
+
+def cost_text(totals: dict[str, Any]) -> str:
+    """The cost as a reader should see it: ``unknown`` when any call had no price."""
+    if totals.get("unpriced_calls"):
+        return "unknown"
+    return f"{totals.get('cost_usd', 0.0):.4f}"
 
 
 current_ledger: contextvars.ContextVar[Ledger | None] = contextvars.ContextVar("dialeval_ledger", default=None)

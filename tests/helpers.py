@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any, Callable
 
-from dialeval.config import ModelSettings
+from dialeval.config import ModelSettings, RunConfig
 from dialeval.models import register_client
 from dialeval.testing.scripted import ScriptedChatModel
 
@@ -18,3 +19,15 @@ def scripted(respond: Callable[[list[Any]], Any] | None = None, replies: list[An
     model = ScriptedChatModel(respond=respond, replies=list(replies or []))
     register_client(settings, model)
     return settings, model
+
+
+def http_config(tmp_path: Path, model: dict[str, Any], **kw: Any) -> RunConfig:
+    """A run config for HTTP tests: one model (no SDK retries unless given), its own
+    run folder and cache under ``tmp_path``, no corrective retries."""
+    return RunConfig(
+        model=ModelSettings(**{"max_retries": 0, **model}),
+        output_dir=str(tmp_path / "runs"),
+        cache_path=str(tmp_path / "cache.sqlite"),
+        parse_retries=0,
+        **kw,
+    )

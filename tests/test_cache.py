@@ -15,6 +15,7 @@ async def test_second_identical_call_is_served_from_the_cache(tmp_path):
     client = ModelClient(ModelSettings(spec="openai:cache-test"), model)
     path = str(tmp_path / "c.sqlite")
     first = await client.generate([HumanMessage("hello")], cache_path=path)
+    client.remember(first)  # agents store an answer once it was read as ok
     second = await client.generate([HumanMessage("hello")], cache_path=path)
     assert len(model.prompts) == 1
     assert not first.cached and second.cached and second.text == "answer" and second.cost == 0
@@ -25,7 +26,7 @@ async def test_a_different_prompt_or_parameter_is_a_new_call(tmp_path):
     path = str(tmp_path / "c.sqlite")
     cold = ModelClient(ModelSettings(spec="openai:cache-test"), model)
     warm = ModelClient(ModelSettings(spec="openai:cache-test", temperature=0.7), model)
-    await cold.generate([HumanMessage("hello")], cache_path=path)
+    cold.remember(await cold.generate([HumanMessage("hello")], cache_path=path))
     await cold.generate([HumanMessage("hello again")], cache_path=path)
     await warm.generate([HumanMessage("hello")], cache_path=path)
     assert len(model.prompts) == 3
@@ -54,3 +55,4 @@ async def test_costs_follow_the_price_table_unless_overridden():
     assert (await listed.generate([HumanMessage("a")])).cost == (10 * 0.15 + 5 * 0.60) / 1e6
     assert (await custom.generate([HumanMessage("a")])).cost == (10 * 1000 + 5 * 2000) / 1e6
     assert (await local.generate([HumanMessage("a")])).cost == 0.0
+    assert local.price is None  # a server of unknown price: the report says "unknown", not 0

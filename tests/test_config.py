@@ -28,8 +28,10 @@ def test_yaml_config_with_per_role_models(tmp_path):
 def test_command_line_overrides_the_file(tmp_path):
     path = tmp_path / "run.yaml"
     path.write_text("model: openai:gpt-4o-mini\nlimit: 10\n")
-    config = load_config(path, model="dry-run", limit=2)
-    assert config.model.spec == "dry-run" and config.limit == 2
+    config = load_config(path, model="openai:gpt-4o", limit=2)
+    assert config.model.spec == "openai:gpt-4o" and config.limit == 2
+    # a bare dry run over the file's model is a dry run priced as that model
+    assert load_config(path, model="dry-run").model.spec == "dry-run:openai:gpt-4o-mini"
 
 
 def test_default_model_is_the_bundled_offline_one():

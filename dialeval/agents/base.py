@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from dialeval.config import EvalContext, ModelSettings
 from dialeval.models import ModelClient, get_client
-from dialeval.parsing import ParseFailure, parse_answer, schema_hint
+from dialeval.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer, schema_hint
+from dialeval.secrets import scrub
 from dialeval.templates import Template, load_template
 from dialeval.usage import CallRecord, record
 
@@ -67,6 +68,7 @@ class AgentContext:
     cache_path: str | None
     options: dict[str, Any]
     run_dir: str | None = None  # where the prompts of the calls are stored
+    read_cache: bool = True
 
     @classmethod
     def for_role(
@@ -91,7 +93,33 @@ class AgentContext:
             cache_path=context.cache_path,
             options=context.options,
             run_dir=context.run_dir,
+            read_cache=not context.refresh_cache,
         )
+
+
+def _kept(text: str) -> str:
+    """At most :data:`MAX_ANSWER_CHARS` of an answer, with a note when cut: a runaway
+    reply must not fill results files or be sent back in a corrective retry."""
+    if len(text) <= MAX_ANSWER_CHARS:
+        return text
+    return text[:MAX_ANSWER_CHARS] + f"\n[... cut by dialeval: {len(text)} characters in all]"
+
+
+def _error_record(ctx: AgentContext, agent: str, err: BaseException, **totals: Any) -> tuple[str, CallRecord]:
+    """The reason (keys scrubbed) and ledger entry of a call the backend could not answer."""
+    status = getattr(err, "status_code", None)
+    kind = type(err).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
+    reason = scrub(f"{kind}: {err}")
+    entry = CallRecord(
+        agent=agent,
+        model=ctx.client.label,
+        status="error",
+        priced=ctx.client.price is not None,
+        error=reason,
+        endpoint=ctx.client.endpoint,
+        **totals,
+    )
+    return reason, entry
 
 
 def _described(call: AgentCall, ctx: AgentContext, sent: list[BaseMessage], totals: dict[str, Any]) -> AgentCall:
@@ -181,14 +209,18 @@ async def ask(
     value: T | None = None
     cached_all = True
     attempt = 0
+    error: tuple[str, CallRecord] | None = None
     for attempt in range(1, (ctx.parse_retries if retries is None else retries) + 2):
         dummy = None
         if ctx.client.is_dry_run:
             dummy = (placeholder() if placeholder else placeholder_for(schema)).model_dump_json()
         try:
-            gen = await ctx.client.generate(conversation, schema=schema, placeholder=dummy, cache_path=ctx.cache_path)
+            gen = await ctx.client.generate(
+                conversation, schema=schema, placeholder=dummy, cache_path=ctx.cache_path, read_cache=ctx.read_cache
+            )
         except Exception as err:  # the backend gave up after its own retries
-            status, reason, raw = "error", f"{type(err).__name__}: {err}", ""
+            error = _error_record(ctx, agent, err, **totals)
+            status, reason, raw = "error", error[0], ""
             cached_all = False
             break
         estimated = estimated or gen.estimated
@@ -197,7 +229,7 @@ async def ask(
         totals["cost"] += gen.cost
         totals["cached" if gen.cached else "requests"] += 0 if gen.estimated else 1
         cached_all = cached_all and gen.cached
-        raw = gen.text
+        raw = _kept(gen.text)
         if gen.truncated:
             status, reason = "truncated", "the answer hit the token limit"
             if not retry_truncated:
@@ -206,17 +238,25 @@ async def ask(
             conversation += [AIMessage(raw), HumanMessage("Your answer was cut off. Answer again, shorter, with only the JSON.")]
             continue
         try:
-            value = parse_answer(raw, schema)
+            value = parse_answer(gen.text, schema)
             problem = validate(value) if validate else None
             if problem:
                 raise ParseFailure(problem)
-            status, reason = "ok", None
-            conversation.append(AIMessage(raw))
-            break
         except ParseFailure as failure:
             value = None
             status, reason = "unparsed", failure.reason
             conversation += [AIMessage(raw), HumanMessage(_correction(failure.reason, schema))]
+            continue
+        except Exception as err:  # a reply that crashes our code fails the item, and is not cached
+            value = None
+            error = _error_record(ctx, agent, err, **totals)
+            status, reason = "error", f"reading the answer failed: {error[0]}"
+            cached_all = False
+            break
+        status, reason = "ok", None
+        conversation.append(AIMessage(raw))
+        ctx.client.remember(gen)
+        break
     call = AgentCall(
         agent=agent,
         status=status,
@@ -227,21 +267,27 @@ async def ask(
         cached=cached_all and status != "error",
     )
     # the prompt of the last request: without the unsent correction and the answer itself
-    sent = conversation if status == "error" else conversation[: -1 if status == "ok" else -2]
+    sent = conversation
+    if status != "error":
+        sent = conversation[:-1] if isinstance(conversation[-1], AIMessage) else conversation[:-2]
     call = _described(call, ctx, sent, totals)
-    record(
-        CallRecord(
-            agent=agent,
-            model=ctx.client.label,
-            status=status,
-            input_tokens=totals["input_tokens"],
-            output_tokens=totals["output_tokens"],
-            cost=totals["cost"],
-            requests=totals["requests"],
-            cached=totals["cached"],
-            estimated=estimated,
+    if error is not None:
+        record(error[1])
+    else:
+        record(
+            CallRecord(
+                agent=agent,
+                model=ctx.client.label,
+                status=status,
+                input_tokens=totals["input_tokens"],
+                output_tokens=totals["output_tokens"],
+                cost=totals["cost"],
+                requests=totals["requests"],
+                cached=totals["cached"],
+                estimated=estimated,
+                priced=ctx.client.price is not None,
+            )
         )
-    )
     return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
 
 
@@ -253,10 +299,13 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
     ``{"text": ...}`` when ok.
     """
     try:
-        gen = await ctx.client.generate(messages, placeholder=placeholder, cache_path=ctx.cache_path)
+        gen = await ctx.client.generate(
+            messages, placeholder=placeholder, cache_path=ctx.cache_path, read_cache=ctx.read_cache
+        )
     except Exception as err:  # the backend gave up after its own retries
-        record(CallRecord(agent=agent, model=ctx.client.label, status="error"))
-        call = AgentCall(agent=agent, status="error", reason=f"{type(err).__name__}: {err}", attempts=1)
+        reason, entry = _error_record(ctx, agent, err)
+        record(entry)
+        call = AgentCall(agent=agent, status="error", reason=reason, attempts=1)
         return _described(call, ctx, messages, {})
     text = gen.text.strip()
     status: Status
@@ -264,8 +313,11 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
         status, reason = "truncated", "the answer hit the token limit"
     elif not text:
         status, reason = "unparsed", "empty answer"
+    elif len(text) > MAX_ANSWER_CHARS:
+        status, reason = "unparsed", f"answer too long ({len(text)} characters; limit {MAX_ANSWER_CHARS})"
     else:
         status, reason = "ok", None
+        ctx.client.remember(gen)
     record(
         CallRecord(
             agent=agent,
@@ -277,13 +329,14 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
             requests=0 if (gen.cached or gen.estimated) else 1,
             cached=1 if gen.cached else 0,
             estimated=gen.estimated,
+            priced=ctx.client.price is not None,
         )
     )
     call = AgentCall(
         agent=agent,
         status=status,
         value={"text": text} if status == "ok" else None,
-        raw=gen.text,
+        raw=_kept(gen.text),
         attempts=1,
         reason=reason,
         cached=gen.cached,

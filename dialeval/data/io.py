@@ -24,12 +24,20 @@ class DataError(ValueError):
         self.file, self.record, self.field = str(file), record, field
 
 
+def read_text(path: str | Path) -> str:
+    """A data file as UTF-8 text; other encodings stop with the file and byte offset."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(path, f"not UTF-8 text (byte offset {err.start}: {err.reason}); save it as UTF-8") from None
+
+
 def read_records(path: str | Path) -> list[Any]:
     """Records of a JSON array/object file or a JSONL file (one JSON value a line)."""
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "file not found")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     if path.suffix == ".jsonl":
         records = []
         for number, line in enumerate(text.splitlines(), start=1):

@@ -276,6 +276,7 @@ register_benchmark(
             "opinion_verifier": "kgds.opinion_verifier",
             "error_classifier": "kgds.error_classifier",
         },
+        template_keys=("summarizer_ebs", "summarizer_abs", "reflection_ebs", "reflection_abs", "feedback_judge", "fact_decomposer", "fact_verifier", "opinion_verifier", "error_classifier"),
         metrics_only=metrics_only,
         item_scores=item_scores,
     )

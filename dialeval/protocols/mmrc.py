@@ -272,6 +272,8 @@ register_benchmark(
             "item_extractor": "mmrc.item_extractor",
             "refusal_detector": "mmrc.refusal_detector",
         },
+        model_roles=("responder", "notetaker", "judge", "item_extractor", "refusal_detector"),
+        template_keys=("responder", "responder_question", "notetaker", "item_extractor", "refusal_detector", "judge_ie", "judge_cr", "judge_iu", "judge_im", "judge_mr", "judge_ar"),
         after_run=after_run,
     )
 )

@@ -60,9 +60,10 @@ def tables(metrics: dict[str, Any]) -> str:
     for name, s in metrics["systems"].items():
         u = s["usage"]
         per, est = u["per_dialogue"], u["file_estimate"]
+        cost = f"{est['cost_usd']:.4f}" if u.get("cost_known", True) else "unknown"
         lines.append(
             f"| {name} | {u['judged_dialogues']} | {per['calls']:.1f} | {per['input_tokens']:.0f} | {per['output_tokens']:.0f} "
-            f"| {u['file_dialogues']} | {est['calls']:.0f} | {est['input_tokens']:.0f} | {est['output_tokens']:.0f} | {est['cost_usd']:.4f} |"
+            f"| {u['file_dialogues']} | {est['calls']:.0f} | {est['input_tokens']:.0f} | {est['output_tokens']:.0f} | {cost} |"
         )
     first = next(iter(metrics["dimensions"]))
     lines += ["", f"Scores by question type ({first}, headline; keyword rules; `others` = all turns not of that type), scaled in %:", ""]

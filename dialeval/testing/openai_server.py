@@ -2,7 +2,9 @@
 
 It answers ``POST /v1/chat/completions`` from a Python function, can wait a fixed
 latency, and can fail the first requests with chosen HTTP statuses (429, 500) to
-exercise retries. Every request body is kept, in arrival order.
+exercise retries. Every request body is kept, in arrival order. For fault tests it can
+also never answer (``hang``), demand a key and answer 401 otherwise (``api_key``), and
+echo the key it received in its error bodies (``echo_auth``), as some servers do.
 """
 
 from __future__ import annotations
@@ -50,8 +52,18 @@ class OpenAIStub:
         latency: float = 0.0,
         failures: list[int] | None = None,
         port: int = 0,
+        hang: bool = False,
+        hang_models: bool = False,
+        api_key: str | None = None,
+        echo_auth: bool = False,
     ):
         self.respond = respond or (lambda body: '{"ok": true}')
+        self.hang = hang  # chat requests are accepted and never answered
+        self.hang_models = hang_models  # GET /models too
+        self.api_key = api_key  # when set, other keys get 401
+        self.echo_auth = echo_auth  # error bodies quote the key received
+        self.gets: list[str] = []  # paths of GET requests (the preflight's /models)
+        self._closing = threading.Event()
         self.latency = latency
         self.failures = list(failures or [])
         self.requests: list[dict[str, Any]] = []
@@ -82,6 +94,7 @@ class OpenAIStub:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()  # releases hanging handlers
         self._server.shutdown()
         self._server.server_close()
 
@@ -105,7 +118,26 @@ class OpenAIStub:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _received_key(self) -> str:
+                auth = self.headers.get("Authorization") or ""
+                return auth.removeprefix("Bearer ").strip() or (self.headers.get("x-api-key") or "")
+
+            def _refuse(self) -> bool:
+                """401 when a key is demanded and another was sent."""
+                if stub.api_key is None or self._received_key() == stub.api_key:
+                    return False
+                quoted = f": {self._received_key()}" if stub.echo_auth else ""
+                self._send(401, {"error": {"message": f"Incorrect API key provided{quoted}", "type": "invalid_request_error"}})
+                return True
+
             def do_GET(self) -> None:
+                with stub._lock:
+                    stub.gets.append(self.path)
+                if stub.hang_models:
+                    stub._closing.wait()
+                    return
+                if self._refuse():
+                    return
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
                 else:
@@ -118,10 +150,16 @@ class OpenAIStub:
                     status = stub.failures.pop(0) if stub.failures else 200
                     stub.requests.append(body)
                     stub.statuses.append(status)
+                if stub.hang:
+                    stub._closing.wait()
+                    return
+                if self._refuse():
+                    return
                 if status != 200:
+                    quoted = f" (key {self._received_key()})" if stub.echo_auth else ""
                     self._send(
                         status,
-                        {"error": {"message": f"stub failure {status}", "type": "stub", "code": status}},
+                        {"error": {"message": f"stub failure {status}{quoted}", "type": "stub", "code": status}},
                         {"retry-after-ms": "10", "retry-after": "0"},
                     )
                     return

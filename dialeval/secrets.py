@@ -1,0 +1,41 @@
+"""Keep API keys out of everything a run writes or prints.
+
+Keys live in environment variables only. Servers sometimes echo the key they received
+in an error message, and error text goes to results, reports and the terminal, so every
+piece of error text passes through :func:`scrub`, which replaces the value of every
+key variable in use (the SDK defaults plus each model's ``api_key_env``) by its name.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+DEFAULT_KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+MIN_SECRET_LENGTH = 6  # shorter values ("x", "none") are placeholders, not secrets
+
+_extra: set[str] = set()
+_lock = threading.Lock()
+
+
+def register_key_env(name: str | None) -> None:
+    """Scrub the value of ``name`` from now on (a model's ``api_key_env``)."""
+    if name:
+        with _lock:
+            _extra.add(name)
+
+
+def key_envs() -> list[str]:
+    with _lock:
+        return [*DEFAULT_KEY_ENVS, *sorted(_extra - set(DEFAULT_KEY_ENVS))]
+
+
+def scrub(text: str) -> str:
+    """``text`` with every configured key replaced by ``[$NAME]``."""
+    if not text:
+        return text
+    for name in key_envs():
+        value = os.environ.get(name, "")
+        if len(value) >= MIN_SECRET_LENGTH and value in text:
+            text = text.replace(value, f"[${name}]")
+    return text
