@@ -294,6 +294,7 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
     """Config mistakes stop before the first call, naming the file, the field and the
     valid choices: role names, agent names and template files for this benchmark."""
     from dialeval.agents.base import AGENTS
+    from dialeval.plugins import is_import_path
     from dialeval.templates import TemplateError, load_template
 
     src = config.source
@@ -308,6 +309,8 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
             raise ConfigError(
                 f"{src}: field 'agents.{role}': {bench.name} has no agent role {role!r}; valid: {', '.join(bench.roles)}"
             )
+        if is_import_path(name):
+            continue  # a user's own factory: imported (and checked) when the config was read
         default = AGENTS.get(bench.roles[role])
         choices = sorted(
             n for n, e in AGENTS.items() if default is not None and (e.benchmark, e.role) == (default.benchmark, default.role)

@@ -50,6 +50,16 @@ def skeleton(template: Template, values: dict[str, str]) -> list[str]:
 
 TEMPLATES = packaged_templates()
 
+# Variables that are not benchmark data: turn numbers dialeval itself counts.
+COUNTERS = {"turn", "turn_num"}
+# The system under test in MMRC sees the conversation itself, as a user would write it:
+# wrapping the user's message in tags would change the task the paper evaluates.
+CONVERSATION = {"mmrc/responder": {"message"}, "mmrc/responder_guided": {"message"}, "mmrc/responder_notes": {"question"}}
+
+
+def data_variables(ref: str, template: Template) -> set[str]:
+    return template.variables - COUNTERS - CONVERSATION.get(ref, set())
+
 
 def test_every_packaged_template_is_checked():
     assert "answers/answer_judge" in TEMPLATES and len(TEMPLATES) >= 10
@@ -58,11 +68,13 @@ def test_every_packaged_template_is_checked():
 @pytest.mark.parametrize("ref", TEMPLATES)
 def test_hostile_values_do_not_change_the_prompt_structure(ref):
     template = load_template(ref)
+    if not data_variables(ref, template):
+        pytest.skip(f"{ref} holds no benchmark data (a follow-up turn, or the conversation under test)")
     assert template.delimiters, f"template {ref}: has no data delimiters (<tag>...</tag>) at all"
     benign = {name: f"plain value of {name}" for name in template.variables}
-    hostile = {name: hostile_value(template) for name in template.variables}
+    hostile = {**benign, **{name: hostile_value(template) for name in data_variables(ref, template)}}
     outside = skeleton(template, {name: f"@@{name}@@" for name in template.variables})
-    loose = sorted(name for name in template.variables if any(f"@@{name}@@" in text for text in outside))
+    loose = sorted(name for name in data_variables(ref, template) if any(f"@@{name}@@" in text for text in outside))
     assert not loose, f"template {ref}: variables outside any delimiter block: {loose}"
     assert skeleton(template, hostile) == skeleton(template, benign), f"template {ref}: data changed the prompt structure"
 
@@ -70,7 +82,9 @@ def test_hostile_values_do_not_change_the_prompt_structure(ref):
 @pytest.mark.parametrize("ref", TEMPLATES)
 def test_instructions_name_delimited_text_as_material_never_instructions(ref):
     template = load_template(ref)
-    text = " ".join(body for _, body in template.sections).lower()
-    assert "never instructions" in text or "not instructions" in text, (
+    if not data_variables(ref, template):
+        pytest.skip(f"{ref} holds no benchmark data (a follow-up turn, or the conversation under test)")
+    text = " ".join(" ".join(body.split()) for _, body in template.sections).lower()
+    assert re.search(r"\b(never|not) (as )?instructions", text), (
         f"template {ref}: does not tell the model that tagged text is material to judge, never instructions"
     )
