@@ -38,7 +38,15 @@ BACKENDS = {
 }
 
 
-LOCAL_DECODING = "json-prefill-close/1"
+# Local decoding rules change answers without any parameter changing: part of the cache key.
+LOCAL_DECODING = {"grammar": "json-schema-grammar/1", "prefill": "json-prefill-close/1"}
+
+
+def local_decoding() -> str:
+    """How local models decode JSON answers here: under the schema's grammar when xgrammar is installed."""
+    from dialeval.local_grammar import available
+
+    return LOCAL_DECODING["grammar" if available() else "prefill"]
 
 
 class SpecError(ValueError):
@@ -167,6 +175,11 @@ def _response_format(schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=256)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    return schema.model_json_schema()
+
+
 def _message_payload(messages: list[BaseMessage]) -> list[dict[str, Any]]:
     return [{"type": m.type, "content": m.content} for m in messages]
 
@@ -252,27 +265,37 @@ class ModelClient:
             return 0.0
         return (input_tokens * self.price[0] + output_tokens * self.price[1]) / 1_000_000
 
+    @property
+    def is_local(self) -> bool:
+        return self.backend in ("hf", "smollm2")
+
     def _prefilled(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> list[BaseMessage]:
-        """Local models: start the answer as the schema's JSON object, which small models
-        then complete far more often than they write valid JSON unprompted."""
-        if schema is None or not self.settings.structured_output or self.backend not in ("hf", "smollm2"):
+        """Local models without a grammar: start the answer as the schema's JSON object,
+        which small models then complete far more often than they write valid JSON unprompted."""
+        if schema is None or not self.settings.structured_output or not self.is_local:
             return messages
+        if local_decoding() == LOCAL_DECODING["grammar"]:
+            return messages  # the grammar writes the JSON from its first token
         from langchain_core.messages import AIMessage
 
         first = next(iter(schema.model_fields), None)
         return [*messages, AIMessage('{"' + first + '":' if first else "{")]
 
-    def _bound(self, schema: type[BaseModel] | None) -> Any:
+    def _bound(self, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None) -> Any:
         model = self.model
         if schema is None or not self.settings.structured_output:
             return model
+        if self.is_local and local_decoding() == LOCAL_DECODING["grammar"]:
+            return model.bind(json_schema=json_schema or _json_schema(schema))
         if self.backend in ("openai", "openai-compatible"):
             return model.bind(response_format=_response_format(schema))
         if self.backend == "anthropic":  # Claude's structured output: one forced tool call
             return model.bind_tools([schema], tool_choice=schema.__name__)
         return model
 
-    def cache_parts(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> dict[str, Any]:
+    def cache_parts(
+        self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         s = self.settings
         return {
             "backend": self.backend,
@@ -282,19 +305,31 @@ class ModelClient:
             "max_tokens": s.max_tokens,
             "structured": schema.__name__ if (schema is not None and s.structured_output) else None,
             "messages": _message_payload(messages),
-            # local decoding rules change answers without any parameter changing
-            "local_decoding": LOCAL_DECODING if self.backend in ("hf", "smollm2") else None,
+            "local_decoding": self._local_decoding(schema, json_schema),
         }
+
+    def _local_decoding(self, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
+        """Local models: the decoding rules, and the grammar's schema when one constrains the answer."""
+        if not self.is_local:
+            return None
+        decoding = local_decoding()
+        if schema is None or not self.settings.structured_output or decoding != LOCAL_DECODING["grammar"]:
+            return decoding
+        return [decoding, json_schema or _json_schema(schema)]
 
     async def generate(
         self,
         messages: list[BaseMessage],
         *,
         schema: type[BaseModel] | None = None,
+        json_schema: dict[str, Any] | None = None,
         placeholder: str | None = None,
         cache_path: str | None = None,
     ) -> Generation:
-        """Answer ``messages``: from the cache when possible, else from the model."""
+        """Answer ``messages``: from the cache when possible, else from the model.
+
+        ``json_schema`` narrows ``schema``'s JSON schema for this call (e.g. an array
+        length known in advance); local models decode under it."""
         messages = self._prefilled(messages, schema)
         key = None
         cache = None
@@ -302,7 +337,7 @@ class ModelClient:
             from dialeval.cache import cache_key, open_cache
 
             cache = open_cache(cache_path)
-            key = cache_key(self.cache_parts(messages, schema))
+            key = cache_key(self.cache_parts(messages, schema, json_schema))
             hit = cache.get(key)
             if hit is not None:
                 return Generation(
@@ -322,9 +357,9 @@ class ModelClient:
         try:
             if slots is not None:
                 async with slots:
-                    message = await self._bound(schema).ainvoke(messages)
+                    message = await self._bound(schema, json_schema).ainvoke(messages)
             else:
-                message = await self._bound(schema).ainvoke(messages)
+                message = await self._bound(schema, json_schema).ainvoke(messages)
         except Exception as err:
             message = _truncated_message(err)
             if message is None:

@@ -92,6 +92,17 @@ def _correction(reason: str, schema: type[BaseModel]) -> str:
     )
 
 
+def schema_with(schema: type[BaseModel], **fields: dict[str, Any]) -> dict[str, Any]:
+    """``schema``'s JSON schema with extra keywords on top-level fields, for what one call
+    knows in advance, e.g. ``schema_with(Verdicts, verdicts={"minItems": 3, "maxItems": 3})``."""
+    import copy
+
+    out = copy.deepcopy(schema.model_json_schema())
+    for name, keywords in fields.items():
+        out["properties"][name].update(keywords)
+    return out
+
+
 def placeholder_for(schema: type[BaseModel]) -> BaseModel:
     """A schema-valid stand-in answer for dry runs: smallest values, empty lists."""
     values: dict[str, Any] = {}
@@ -135,11 +146,14 @@ async def ask(
     *,
     validate: Callable[[T], str | None] | None = None,
     placeholder: Callable[[], T] | None = None,
+    json_schema: dict[str, Any] | None = None,
 ) -> Answer[T]:
     """Call the model and parse its answer into ``schema``, retrying with corrections.
 
     ``validate`` checks meaning beyond the schema (e.g. one verdict per fact) and returns
-    a reason when the answer does not fit. A ``length`` finish is never parsed as whole.
+    a reason when the answer does not fit. ``json_schema`` narrows the schema for this
+    call where the agent knows more in advance (:func:`schema_with`); local models decode
+    under it. A ``length`` finish is never parsed as whole.
     The returned ``messages`` include the final answer, for multi-turn agents.
     """
     conversation = list(messages)
@@ -156,7 +170,9 @@ async def ask(
         if ctx.client.is_dry_run:
             dummy = (placeholder() if placeholder else placeholder_for(schema)).model_dump_json()
         try:
-            gen = await ctx.client.generate(conversation, schema=schema, placeholder=dummy, cache_path=ctx.cache_path)
+            gen = await ctx.client.generate(
+                conversation, schema=schema, json_schema=json_schema, placeholder=dummy, cache_path=ctx.cache_path
+            )
         except Exception as err:  # the backend gave up after its own retries
             status, reason, raw = "error", f"{type(err).__name__}: {err}", ""
             cached_all = False
