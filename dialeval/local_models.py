@@ -15,13 +15,19 @@ loop never blocks.
   every core this process may run on (or ``OMP_NUM_THREADS`` when set), with
   ``OMP_WAIT_POLICY=PASSIVE`` unless set. On cores shared with other busy processes,
   ``OMP_NUM_THREADS=1`` can be several times faster (see ``benchmarks/local_batching.py``).
-- Text only: an image block becomes ``[image: <caption>]`` when the block carries a
-  caption (``caption``, ``alt_text`` or ``text``, at the top of the block, inside its
-  ``image_url`` dict or its ``metadata``), else ``[image omitted]``.
+- A folder holding a vision-language model loads as one (:mod:`dialeval.local_vision`)
+  and sees images as images. Text-only models: an image block becomes
+  ``[image: <caption>]`` when the block carries a caption (``caption``, ``alt_text`` or
+  ``text``, at the top of the block, inside its ``image_url`` dict or its
+  ``metadata``), else ``[image omitted]``.
+- ``json_schema=`` (bound by :class:`dialeval.models.ModelClient` for structured
+  answers) makes the answer follow that JSON schema token by token
+  (:mod:`dialeval.local_grammar`), per row of a batch.
 - A trailing AI message is a prefill: generation continues it, and the answer text
-  starts with it. dialeval starts JSON answers this way for local models; such an
-  answer ends where its JSON object closes (like an API's JSON mode), so a small model
-  that keeps talking after a complete object is not cut off mid-ramble.
+  starts with it. Without a grammar (xgrammar not installed) dialeval starts JSON
+  answers this way; such an answer ends where its JSON object closes (like an API's
+  JSON mode), so a small model that keeps talking after a complete object is not cut
+  off mid-ramble.
 - ``temperature == 0`` decodes greedily, otherwise samples. ``finish_reason`` is
   ``"length"`` when the answer hit ``max_new_tokens`` without an end-of-turn token, else
   ``"stop"``; ``stop`` strings cut the decoded text afterwards.
@@ -151,6 +157,10 @@ class LocalEngine:
         if self.tokenizer.eos_token_id is not None:
             ids.add(self.tokenizer.eos_token_id)
         return ids
+
+    def request(self, messages: Sequence[BaseMessage], prefill: str, schema: str | None) -> Request:
+        """What to generate for ``messages`` (the answer continues ``prefill``)."""
+        return Request(self.prompt(messages) + prefill, prefill, schema)
 
     def prompt(self, messages: Sequence[BaseMessage]) -> str:
         turns = chat_turns(messages)
@@ -376,6 +386,13 @@ def _load(source: str) -> LocalEngine:
     torch.set_num_threads(_threads())
     gpu = torch.cuda.is_available()
     try:
+        if "gguf_file" not in kwargs and _is_vision(where, kwargs):
+            from dialeval.local_vision import load_vision
+
+            engine = load_vision(spec, where, kwargs, gpu)
+            engine.model.eval()
+            engine.load_seconds = time.perf_counter() - started
+            return engine
         tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
         with _cached_gguf_name_maps():
             model = AutoModelForCausalLM.from_pretrained(
@@ -397,6 +414,15 @@ def _load(source: str) -> LocalEngine:
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return LocalEngine(source=spec, tokenizer=tokenizer, model=model, load_seconds=time.perf_counter() - started)
+
+
+def _is_vision(where: str, kwargs: dict[str, Any]) -> bool:
+    """Whether the folder holds a vision-language model (its config names one)."""
+    from transformers import AutoConfig
+
+    from dialeval.local_vision import is_vision_config
+
+    return is_vision_config(AutoConfig.from_pretrained(where, **kwargs))
 
 
 def _cached_gguf_name_maps() -> Any:
@@ -586,7 +612,7 @@ class LocalChatModel(BaseChatModel):
             if not available():
                 raise LocalModelError(f"{self._engine.source}: a JSON schema to follow needs xgrammar (`pip install xgrammar`)")
             schema = schema_text(json_schema)
-        return Request(self._engine.prompt(turns) + prefill, prefill, schema)
+        return self._engine.request(turns, prefill, schema)
 
     def _generate(
         self,

@@ -64,3 +64,47 @@ def build_causal_lm(folder: Path) -> Path:
     )
     LlamaForCausalLM(config).save_pretrained(folder)
     return folder
+
+
+def build_vision_lm(folder: Path) -> Path:
+    """A tiny LLaVA (CLIP vision tower + 1-layer Llama) with its processor, saved in ``folder``."""
+    import torch
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    tokenizer = build_tokenizer(folder)
+    image_size, patch = 32, 16
+    vision = CLIPVisionConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        image_size=image_size, patch_size=patch, projection_dim=32,
+    )
+    text = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=2048,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+    )
+    config = LlavaConfig(
+        vision_config=vision, text_config=text, image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_layer=-1,
+    )
+    torch.manual_seed(0)
+    LlavaForConditionalGeneration(config).save_pretrained(folder)
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(
+            size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+        ),
+        tokenizer=tokenizer,
+        patch_size=patch,
+        vision_feature_select_strategy="default",
+        chat_template=CHAT_TEMPLATE,
+        image_token="<image>",
+        num_additional_image_tokens=1,  # the CLS token of the CLIP tower
+    )
+    processor.save_pretrained(folder)
+    return folder
