@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from dialeval.config import EvalContext, ModelSettings
 from dialeval.models import ModelClient, get_client
 from dialeval.parsing import ParseFailure, parse_answer, schema_hint
+from dialeval.progress import tick
 from dialeval.templates import Template, load_template
 from dialeval.usage import CallRecord, record
 
@@ -200,6 +201,7 @@ async def ask(
             value = None
             status, reason = "unparsed", failure.reason
             conversation += [AIMessage(raw), HumanMessage(_correction(failure.reason, schema))]
+    tick()
     call = AgentCall(
         agent=agent,
         status=status,
@@ -236,7 +238,9 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
         gen = await ctx.client.generate(messages, placeholder=placeholder, cache_path=ctx.cache_path)
     except Exception as err:  # the backend gave up after its own retries
         record(CallRecord(agent=agent, model=ctx.client.label, status="error"))
+        tick()
         return AgentCall(agent=agent, status="error", reason=f"{type(err).__name__}: {err}", attempts=1)
+    tick()
     text = gen.text.strip()
     status: Status
     if gen.truncated:
