@@ -14,6 +14,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
+from dialeval.report_header import header
 from dialeval.usage import summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
@@ -106,7 +107,7 @@ def render_report(
         f"- default model: `{ctx.get('default_model', {}).get('spec')}`"
         + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),
         f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed",
-        "",
+        *header(bench, resolved, usage),
         "## Results",
         "",
         bench.tables(metrics) if run["finished"] else "_No item finished._",

@@ -22,7 +22,7 @@ from dialeval.agents.kgds_common import (
     summary_entry,
     template_for,
 )
-from dialeval.agents.kgds_summarizer import AbsSummary, EbsSummary, dry_run_summary
+from dialeval.agents.kgds_summarizer import AbsSummary, EbsSummary, dry_run_summary, paragraph_choice
 from dialeval.config import EvalContext
 
 TEMPLATES = {"ebs": "kgds/reflection_ebs", "abs": "kgds/reflection_abs"}
@@ -58,6 +58,7 @@ async def reflect(previous: dict[str, Any], sample: dict[str, Any], context: Eva
         messages,
         SCHEMAS[pattern],
         placeholder=lambda: SCHEMAS[pattern](**dry_run_summary(pattern, sample).model_dump(), reflection=PLACEHOLDER_REASONING),
+        json_schema=paragraph_choice(SCHEMAS[pattern], pattern, sample),
     )
     return summary_entry(pattern, round_, answer)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from dialeval.agents.base import ask, register_agent
+from dialeval.agents.base import ask, register_agent, schema_with
 from dialeval.agents.kgds_common import (
     agent_context,
     format_discussion,
@@ -62,13 +62,29 @@ def dry_run_summary(pattern: str, sample: dict[str, Any], **extra: Any) -> BaseM
     return AbsSummary(background_summary=background, opinion_summary=opinion, **extra)
 
 
+def paragraph_choice(schema: type[BaseModel], pattern: str, sample: dict[str, Any]) -> dict[str, Any] | None:
+    """EBS answers pick this sample's paragraphs: each number one of them, at most all of
+    them (decoders that follow a schema then cannot count on past the last paragraph)."""
+    if pattern != "ebs":
+        return None
+    numbers = sorted({int(p["paragraph_index"]) for p in sample["SBK"]})
+    return schema_with(
+        schema, background_paragraphs={"items": {"type": "integer", "enum": numbers}, "maxItems": len(numbers)}
+    )
+
+
 async def summarize(pattern: str, sample: dict[str, Any], context: EvalContext) -> Any:
     """One structured-prompt call; the answer keeps the conversation for reflection."""
     template = template_for(context, f"summarizer_{pattern}", TEMPLATES[pattern])
     ctx = agent_context(context, "summarizer", context.model_for("summarizer"), template)
     messages = template.render(paragraphs=format_paragraphs(sample["SBK"]), discussion=format_discussion(sample["KGD"]))
     return await ask(
-        ctx, f"kgds.summarizer.{pattern}", messages, SCHEMAS[pattern], placeholder=lambda: dry_run_summary(pattern, sample)
+        ctx,
+        f"kgds.summarizer.{pattern}",
+        messages,
+        SCHEMAS[pattern],
+        placeholder=lambda: dry_run_summary(pattern, sample),
+        json_schema=paragraph_choice(SCHEMAS[pattern], pattern, sample),
     )
 
 
