@@ -596,6 +596,11 @@ class LocalChatModel(BaseChatModel):
         return self._engine
 
     @property
+    def sees_images(self) -> bool:
+        """A vision-language model: image blocks are given to it as images."""
+        return getattr(self._engine, "processor", None) is not None
+
+    @property
     def _llm_type(self) -> str:
         return "dialeval-local"
 

@@ -269,6 +269,11 @@ class ModelClient:
     def is_local(self) -> bool:
         return self.backend in ("hf", "smollm2")
 
+    @property
+    def sees_images(self) -> bool:
+        """Whether image blocks reach the model as images (a local vision-language model)."""
+        return self.is_local and bool(getattr(self.model, "sees_images", False))
+
     def _prefilled(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> list[BaseMessage]:
         """Local models without a grammar: start the answer as the schema's JSON object,
         which small models then complete far more often than they write valid JSON unprompted."""

@@ -314,3 +314,15 @@ def test_a_local_model_does_not_download_images(tiny_vlm):
     message = HumanMessage([{"type": "image_url", "image_url": {"url": "https://example.org/cat.png"}}])
     with pytest.raises(LocalModelError, match="do not download images"):
         tiny_vlm.invoke([message])
+
+
+def test_mmrc_sends_image_blocks_to_a_local_vision_model_and_lines_to_a_text_one(tiny_vlm, tiny_lm):
+    from types import SimpleNamespace
+
+    from dialeval.agents.mmrc_common import accepts_images
+    from dialeval.models import register_client
+
+    vision = register_client(ModelSettings(spec=f"hf:{tiny_vlm.source}"), tiny_vlm)
+    text = register_client(ModelSettings(spec=f"hf:{tiny_lm.source}"), tiny_lm)
+    assert accepts_images(SimpleNamespace(client=vision), "auto")
+    assert not accepts_images(SimpleNamespace(client=text), "auto")
