@@ -40,7 +40,7 @@ test-fast: setup
 
 bench: setup
 	$(BIN)/python benchmarks/runner_overhead.py
-	$(BIN)/python benchmarks/local_constrained.py
+	$(BIN)/python benchmarks/local_constrained.py --part speed
 
 clean:
 	rm -rf $(VENV) runs/.cache

@@ -326,3 +326,18 @@ def test_mmrc_sends_image_blocks_to_a_local_vision_model_and_lines_to_a_text_one
     text = register_client(ModelSettings(spec=f"hf:{tiny_lm.source}"), tiny_lm)
     assert accepts_images(SimpleNamespace(client=vision), "auto")
     assert not accepts_images(SimpleNamespace(client=text), "auto")
+
+
+def test_without_xgrammar_the_json_answer_is_started_and_cached_apart(tiny_lm, monkeypatch):
+    from dialeval import local_grammar
+    from dialeval.models import LOCAL_DECODING, ModelClient
+
+    client = ModelClient(ModelSettings(spec=f"hf:{tiny_lm.source}"), tiny_lm)
+    question = [HumanMessage("Rate it.")]
+    assert client._prefilled(question, Score) == question  # the grammar writes the JSON itself
+    constrained = client.cache_parts(question, Score)["local_decoding"]
+    monkeypatch.setattr(local_grammar, "available", lambda: False)
+    assert client._prefilled(question, Score)[-1].content == '{"score":'
+    assert client.cache_parts(question, Score)["local_decoding"] == LOCAL_DECODING["prefill"]
+    assert constrained[0] == LOCAL_DECODING["grammar"]
+    assert constrained[1]["properties"]["score"] == {"maximum": 5, "minimum": 0, "title": "Score", "type": "integer"}
