@@ -341,3 +341,20 @@ def test_without_xgrammar_the_json_answer_is_started_and_cached_apart(tiny_lm, m
     assert client.cache_parts(question, Score)["local_decoding"] == LOCAL_DECODING["prefill"]
     assert constrained[0] == LOCAL_DECODING["grammar"]
     assert constrained[1]["properties"]["score"] == {"maximum": 5, "minimum": 0, "title": "Score", "type": "integer"}
+
+
+def test_a_local_note_taker_writes_a_short_note_of_strings(tiny_lm):
+    import json
+
+    from dialeval.agents.mmrc_notetaker import NEW_KEYS_PER_TURN, note_schema
+
+    current = {"user_info": "lives in Lyon"}
+    roomy = LocalChatModel.load(source=tiny_lm.source, max_new_tokens=2000)  # room for a large note
+    answer = roomy.invoke([HumanMessage("Update the note.")], json_schema=note_schema(current))
+    assert answer.response_metadata["finish_reason"] == "stop"
+    note = json.loads(answer.content)
+    assert isinstance(note, dict) and len(note) <= len(current) + NEW_KEYS_PER_TURN
+    assert all(key[0].islower() and len(key) <= 40 for key in note)
+    for value in note.values():
+        entries = value if isinstance(value, list) else [value]
+        assert len(entries) <= 5 and all(isinstance(e, str) and len(e) <= 100 for e in entries)

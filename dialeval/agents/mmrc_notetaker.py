@@ -39,13 +39,14 @@ NEW_KEYS_PER_TURN = 3
 
 
 def note_schema(current: dict[str, Any]) -> dict[str, Any]:
-    """The note's shape for decoders that follow a schema (local models): short strings or
-    short lists of strings under each key, as the prompt asks, and a few new keys per turn,
+    """The note's shape for decoders that follow a schema (local models): short snake_case
+    keys over short strings or short lists of strings, as the prompt asks, a few new keys per turn,
     so a small model cannot fill its whole token budget with one note."""
     entry = {"type": "string", "maxLength": 100}
     return {
         "type": "object",
         "maxProperties": len(current) + NEW_KEYS_PER_TURN,
+        "propertyNames": {"pattern": "^[a-z][a-z0-9_]{0,39}$"},  # short snake_case keys
         "additionalProperties": {"anyOf": [entry, {"type": "array", "items": entry, "maxItems": 5}]},
     }
 
