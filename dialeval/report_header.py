@@ -61,11 +61,15 @@ def role_rows(bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, d
     rows = ["| role | agent | model(s) called |", "|---|---|---|"]
     for role, default in bench.roles.items():
         agent = chosen.get(role, default)
-        models = sorted(
-            {m for name, a in per_agent.items() if name == agent or name.startswith(agent + ".") for m in a["models"]}
-        )
-        rows.append(f"| {role} | `{agent}` | {', '.join(f'`{m}`' for m in models) or 'not called'} |")
+        stems = {agent, default, f"{bench.name}.{role}"}  # calls are recorded under such names
+        models = sorted({m for name, a in per_agent.items() if _recorded_as(name, stems) for m in a["models"]})
+        rows.append(f"| {role} | `{agent}` | {', '.join(f'`{m}`' for m in models) or 'no call recorded'} |")
     return rows
+
+
+def _recorded_as(name: str, stems: set[str]) -> bool:
+    """``kgds.summarizer.ebs`` and ``mmrc.judge_ar`` are calls of ``kgds.summarizer`` and ``mmrc.judge``."""
+    return any(name == stem or name.startswith((stem + ".", stem + "_")) for stem in stems)
 
 
 def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) -> list[str]:
