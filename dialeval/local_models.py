@@ -416,6 +416,16 @@ def _load(source: str) -> LocalEngine:
     return LocalEngine(source=spec, tokenizer=tokenizer, model=model, load_seconds=time.perf_counter() - started)
 
 
+def is_vision_source(source: str) -> bool:
+    """Whether ``source`` is a vision-language model, from its config alone (no weights
+    loaded); ``False`` when it cannot be found (loading it will say why)."""
+    try:
+        _, where, kwargs = _locate(source)
+        return "gguf_file" not in kwargs and _is_vision(where, kwargs)
+    except (LocalModelError, OSError, ValueError):
+        return False
+
+
 def _is_vision(where: str, kwargs: dict[str, Any]) -> bool:
     """Whether the folder holds a vision-language model (its config names one)."""
     from transformers import AutoConfig

@@ -272,7 +272,13 @@ class ModelClient:
     @property
     def sees_images(self) -> bool:
         """Whether image blocks reach the model as images (a local vision-language model)."""
-        return self.is_local and bool(getattr(self.model, "sees_images", False))
+        if not self.is_local:
+            return False
+        if self._model is not None:
+            return bool(getattr(self._model, "sees_images", False))
+        from dialeval.local_models import is_vision_source
+
+        return is_vision_source(self.name if self.backend == "hf" else "smollm2")  # read its config, not the weights
 
     def _prefilled(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> list[BaseMessage]:
         """Local models without a grammar: start the answer as the schema's JSON object,

@@ -326,6 +326,9 @@ def test_mmrc_sends_image_blocks_to_a_local_vision_model_and_lines_to_a_text_one
     text = register_client(ModelSettings(spec=f"hf:{tiny_lm.source}"), tiny_lm)
     assert accepts_images(SimpleNamespace(client=vision), "auto")
     assert not accepts_images(SimpleNamespace(client=text), "auto")
+    # before any model is loaded, the folder's config decides
+    assert local_models.is_vision_source(tiny_vlm.source) and not local_models.is_vision_source(tiny_lm.source)
+    assert not local_models.is_vision_source("/nonexistent/folder")
 
 
 def test_without_xgrammar_the_json_answer_is_started_and_cached_apart(tiny_lm, monkeypatch):
