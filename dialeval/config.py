@@ -39,7 +39,8 @@ class ModelSettings(BaseModel):
     max_retries: int = Field(default=3, ge=0, description="retries on 429/5xx/time-outs, with backoff")
     requests_per_second: float | None = Field(default=None, gt=0)
     structured_output: bool = Field(
-        default=True, description="native structured output (OpenAI JSON schema, Anthropic forced tool); local models get the JSON answer started"
+        default=True,
+        description="native structured output (OpenAI JSON schema, Anthropic forced tool); local models decode under the JSON schema's grammar (xgrammar), or get the JSON answer started without it",
     )
     batch_size: int = Field(default=8, gt=0, description="local models: prompts generated together")
     price_as: str | None = Field(

@@ -15,13 +15,19 @@ loop never blocks.
   every core this process may run on (or ``OMP_NUM_THREADS`` when set), with
   ``OMP_WAIT_POLICY=PASSIVE`` unless set. On cores shared with other busy processes,
   ``OMP_NUM_THREADS=1`` can be several times faster (see ``benchmarks/local_batching.py``).
-- Text only: an image block becomes ``[image: <caption>]`` when the block carries a
-  caption (``caption``, ``alt_text`` or ``text``, at the top of the block, inside its
-  ``image_url`` dict or its ``metadata``), else ``[image omitted]``.
+- A folder holding a vision-language model loads as one (:mod:`dialeval.local_vision`)
+  and sees images as images. Text-only models: an image block becomes
+  ``[image: <caption>]`` when the block carries a caption (``caption``, ``alt_text`` or
+  ``text``, at the top of the block, inside its ``image_url`` dict or its
+  ``metadata``), else ``[image omitted]``.
+- ``json_schema=`` (bound by :class:`dialeval.models.ModelClient` for structured
+  answers) makes the answer follow that JSON schema token by token
+  (:mod:`dialeval.local_grammar`), per row of a batch.
 - A trailing AI message is a prefill: generation continues it, and the answer text
-  starts with it. dialeval starts JSON answers this way for local models; such an
-  answer ends where its JSON object closes (like an API's JSON mode), so a small model
-  that keeps talking after a complete object is not cut off mid-ramble.
+  starts with it. Without a grammar (xgrammar not installed) dialeval starts JSON
+  answers this way; such an answer ends where its JSON object closes (like an API's
+  JSON mode), so a small model that keeps talking after a complete object is not cut
+  off mid-ramble.
 - ``temperature == 0`` decodes greedily, otherwise samples. ``finish_reason`` is
   ``"length"`` when the answer hit ``max_new_tokens`` without an end-of-turn token, else
   ``"stop"``; ``stop`` strings cut the decoded text afterwards.
@@ -115,6 +121,15 @@ class Output:
     output_tokens: int
 
 
+@dataclass(frozen=True)
+class Request:
+    """One prompt to answer: its rendered text, the answer's start already in it, its schema."""
+
+    prompt: Any  # the rendered prompt (text; a vision engine's prompts carry images too)
+    prefill: str = ""  # answer text the prompt already ends with (it is part of the answer)
+    schema: str | None = None  # the JSON schema the answer must follow, as canonical text
+
+
 @dataclass
 class LocalEngine:
     """A loaded tokenizer + model; generates one batch at a time on its own worker thread."""
@@ -143,6 +158,10 @@ class LocalEngine:
             ids.add(self.tokenizer.eos_token_id)
         return ids
 
+    def request(self, messages: Sequence[BaseMessage], prefill: str, schema: str | None) -> Request:
+        """What to generate for ``messages`` (the answer continues ``prefill``)."""
+        return Request(self.prompt(messages) + prefill, prefill, schema)
+
     def prompt(self, messages: Sequence[BaseMessage]) -> str:
         turns = chat_turns(messages)
         if getattr(self.tokenizer, "chat_template", None):
@@ -150,59 +169,92 @@ class LocalEngine:
         # Base models without a template: a plain transcript ending where the answer goes.
         return "".join(f"{t['role']}: {t['content']}\n" for t in turns) + "assistant:"
 
-    def generate(
-        self, prompts: list[str], *, max_new_tokens: int, temperature: float, json_open: list[bool] | None = None
-    ) -> list[Output | Exception]:
-        """Generate ``prompts`` together; a prompt too long for the model fails alone.
+    @functools.cached_property
+    def vocab_size(self) -> int:
+        """The width of the model's logits (may exceed the tokenizer's, for padding)."""
+        head = self.model.get_output_embeddings()
+        if head is not None and getattr(head, "weight", None) is not None:
+            return int(head.weight.shape[0])
+        config = getattr(self.model.config, "text_config", None) or self.model.config
+        return int(config.vocab_size)
 
-        ``json_open[i]`` says prompt i ends inside a JSON object it started (a prefill):
-        that answer ends where the object closes, as in the JSON modes of API models.
-        """
-        json_open = json_open or [False] * len(prompts)
+    @functools.cached_property
+    def grammars(self) -> Any:
+        """Compiled JSON-schema grammars for this tokenizer (see :mod:`dialeval.local_grammar`)."""
+        from dialeval.local_grammar import GrammarCache
+
+        return GrammarCache(self.tokenizer, self.vocab_size, self.eos_ids)
+
+    def prompt_tokens(self, request: Request) -> int:
+        return len(self.tokenizer(request.prompt, add_special_tokens=False)["input_ids"])
+
+    def encode(self, requests: list[Request]) -> Any:
+        """The batch's model inputs, left-padded (generation continues at the right edge)."""
+        return self.tokenizer(
+            [r.prompt for r in requests], return_tensors="pt", padding=True, add_special_tokens=False
+        )
+
+    def generate(self, requests: list[Request], *, max_new_tokens: int, temperature: float) -> list[Output | Exception]:
+        """Generate ``requests`` together; a request too long for the model or with a
+        prefill its schema rejects fails alone."""
         import torch
 
-        limit = getattr(self.model.config, "max_position_embeddings", None)
-        results: list[Output | Exception | None] = [None] * len(prompts)
+        config = getattr(self.model.config, "text_config", None) or self.model.config
+        limit = getattr(config, "max_position_embeddings", None)
+        results: list[Output | Exception | None] = [None] * len(requests)
         ready: list[int] = []
-        for i, p in enumerate(prompts):
-            n = len(self.tokenizer(p, add_special_tokens=False)["input_ids"])
+        for i, request in enumerate(requests):
+            n = self.prompt_tokens(request)
             if limit and n + max_new_tokens > limit:
                 results[i] = LocalModelError(
                     f"{self.source}: prompt of {n} tokens + {max_new_tokens} new tokens exceeds the context of {limit}"
+                )
+            elif request.schema is not None and not self._fits(request):
+                results[i] = LocalModelError(
+                    f"{self.source}: the answer's start {request.prefill!r} does not fit its JSON schema"
                 )
             else:
                 ready.append(i)
         if ready:
             with self._lock, torch.inference_mode():
-                outputs = self._generate_batch(
-                    [prompts[i] for i in ready], max_new_tokens, temperature, [json_open[i] for i in ready]
-                )
+                outputs = self._generate_batch([requests[i] for i in ready], max_new_tokens, temperature)
             for i, out in zip(ready, outputs):
                 results[i] = out
         return results  # type: ignore[return-value]
 
-    def _generate_batch(
-        self, prompts: list[str], max_new_tokens: int, temperature: float, json_open: list[bool] | None = None
-    ) -> list[Output]:
-        from transformers import StoppingCriteriaList
+    def _fits(self, request: Request) -> bool:
+        from dialeval.local_grammar import start_matcher
 
-        json_open = json_open or [False] * len(prompts)
-        self.batch_sizes.append(len(prompts))
-        enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-        enc = enc.to(self.model.device)
+        return start_matcher(self.grammars.get(request.schema), request.prefill) is not None
+
+    def _generate_batch(self, requests: list[Request], max_new_tokens: int, temperature: float) -> list[Output]:
+        from transformers import LogitsProcessorList, StoppingCriteriaList
+
+        self.batch_sizes.append(len(requests))
+        enc = self.encode(requests).to(self.model.device)
         sampling: dict[str, Any] = (
             {"do_sample": True, "temperature": temperature}
             if temperature > 0
             else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
         )
         start = enc["input_ids"].shape[1]
+        # unconstrained answers that continue an opened JSON object end where it closes
+        json_open = [r.schema is None and r.prefill.lstrip().startswith("{") for r in requests]
         closer = JsonObjectEnd(self.tokenizer, start, json_open)
+        processors = None
+        if any(r.schema is not None for r in requests):
+            from dialeval.local_grammar import SchemaConstraint
+
+            grammars = [self.grammars.get(r.schema) if r.schema is not None else None for r in requests]
+            processors = LogitsProcessorList([SchemaConstraint(grammars, [r.prefill for r in requests], self.vocab_size)])
+        pad = self.tokenizer.pad_token_id
         generated = self.model.generate(
             **enc,
             max_new_tokens=max_new_tokens,
-            pad_token_id=self.tokenizer.pad_token_id,
+            pad_token_id=pad,
             use_cache=True,
             stopping_criteria=StoppingCriteriaList([closer]) if any(json_open) else None,
+            logits_processor=processors,
             **sampling,
         )
         eos = self.eos_ids
@@ -334,6 +386,13 @@ def _load(source: str) -> LocalEngine:
     torch.set_num_threads(_threads())
     gpu = torch.cuda.is_available()
     try:
+        if "gguf_file" not in kwargs and _is_vision(where, kwargs):
+            from dialeval.local_vision import load_vision
+
+            engine = load_vision(spec, where, kwargs, gpu)
+            engine.model.eval()
+            engine.load_seconds = time.perf_counter() - started
+            return engine
         tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
         with _cached_gguf_name_maps():
             model = AutoModelForCausalLM.from_pretrained(
@@ -355,6 +414,25 @@ def _load(source: str) -> LocalEngine:
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return LocalEngine(source=spec, tokenizer=tokenizer, model=model, load_seconds=time.perf_counter() - started)
+
+
+def is_vision_source(source: str) -> bool:
+    """Whether ``source`` is a vision-language model, from its config alone (no weights
+    loaded); ``False`` when it cannot be found (loading it will say why)."""
+    try:
+        _, where, kwargs = _locate(source)
+        return "gguf_file" not in kwargs and _is_vision(where, kwargs)
+    except (LocalModelError, OSError, ValueError):
+        return False
+
+
+def _is_vision(where: str, kwargs: dict[str, Any]) -> bool:
+    """Whether the folder holds a vision-language model (its config names one)."""
+    from transformers import AutoConfig
+
+    from dialeval.local_vision import is_vision_config
+
+    return is_vision_config(AutoConfig.from_pretrained(where, **kwargs))
 
 
 def _cached_gguf_name_maps() -> Any:
@@ -394,9 +472,8 @@ def load_engine(source: str) -> LocalEngine:
 
 @dataclass
 class _Pending:
-    prompt: str
+    request: Request
     future: asyncio.Future
-    json_open: bool = False
 
 
 @dataclass
@@ -418,11 +495,11 @@ class _Batcher:
         self.params = {"max_new_tokens": max_new_tokens, "temperature": temperature}
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopQueue] = weakref.WeakKeyDictionary()
 
-    async def submit(self, prompt: str, json_open: bool = False) -> Output:
+    async def submit(self, request: Request) -> Output:
         loop = asyncio.get_running_loop()
         queue = self._queues.setdefault(loop, _LoopQueue())
         future = loop.create_future()
-        queue.pending.append(_Pending(prompt, future, json_open))
+        queue.pending.append(_Pending(request, future))
         if not queue.busy:
             if len(queue.pending) >= self.batch_size:
                 self._start(loop, queue)
@@ -443,9 +520,7 @@ class _Batcher:
 
     async def _run(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue, batch: list[_Pending]) -> None:
         try:
-            call = functools.partial(
-                self.engine.generate, [p.prompt for p in batch], json_open=[p.json_open for p in batch], **self.params
-            )
+            call = functools.partial(self.engine.generate, [p.request for p in batch], **self.params)
             results: list[Any] = await loop.run_in_executor(self.engine.executor, call)
         except Exception as err:  # the whole batch failed (e.g. out of memory)
             results = [err] * len(batch)
@@ -531,6 +606,11 @@ class LocalChatModel(BaseChatModel):
         return self._engine
 
     @property
+    def sees_images(self) -> bool:
+        """A vision-language model: image blocks are given to it as images."""
+        return getattr(self._engine, "processor", None) is not None
+
+    @property
     def _llm_type(self) -> str:
         return "dialeval-local"
 
@@ -538,23 +618,41 @@ class LocalChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"source": self.source, "max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
 
-    def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
+    def _request(self, messages: list[BaseMessage], json_schema: dict[str, Any] | str | None) -> Request:
         turns, prefill = split_prefill(messages)
+        schema = None
+        if json_schema is not None:
+            from dialeval.local_grammar import available, schema_text
+
+            if not available():
+                raise LocalModelError(f"{self._engine.source}: a JSON schema to follow needs xgrammar (`pip install xgrammar`)")
+            schema = schema_text(json_schema)
+        return self._engine.request(turns, prefill, schema)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        json_schema: dict[str, Any] | str | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        request = self._request(messages, json_schema)
         (output,) = self._engine.generate(
-            [self._engine.prompt(turns) + prefill],
-            max_new_tokens=self.max_new_tokens,
-            temperature=self.temperature,
-            json_open=[prefill.startswith("{")],
+            [request], max_new_tokens=self.max_new_tokens, temperature=self.temperature
         )
         if isinstance(output, Exception):
             raise output
-        return _result(_apply_stop(_prefixed(output, prefill), stop), self._engine.source)
+        return _result(_apply_stop(_prefixed(output, request.prefill), stop), self._engine.source)
 
     async def _agenerate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        json_schema: dict[str, Any] | str | None = None,
+        **kwargs: Any,
     ) -> ChatResult:
-        turns, prefill = split_prefill(messages)
-        output = await self._batcher.submit(self._engine.prompt(turns) + prefill, json_open=prefill.startswith("{"))
-        return _result(_apply_stop(_prefixed(output, prefill), stop), self._engine.source)
+        request = self._request(messages, json_schema)
+        output = await self._batcher.submit(request)
+        return _result(_apply_stop(_prefixed(output, request.prefill), stop), self._engine.source)

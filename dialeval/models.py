@@ -38,7 +38,15 @@ BACKENDS = {
 }
 
 
-LOCAL_DECODING = "json-prefill-close/1"
+# Local decoding rules change answers without any parameter changing: part of the cache key.
+LOCAL_DECODING = {"grammar": "json-schema-grammar/1", "prefill": "json-prefill-close/1"}
+
+
+def local_decoding() -> str:
+    """How local models decode JSON answers here: under the schema's grammar when xgrammar is installed."""
+    from dialeval.local_grammar import available
+
+    return LOCAL_DECODING["grammar" if available() else "prefill"]
 CONNECT_TIMEOUT = 10.0
 DEFAULT_ENDPOINTS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
@@ -177,6 +185,11 @@ def _response_format(schema: type[BaseModel]) -> dict[str, Any]:
         "type": "json_schema",
         "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
     }
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    return schema.model_json_schema()
 
 
 def _message_payload(messages: list[BaseMessage]) -> list[dict[str, Any]]:
@@ -405,27 +418,48 @@ class ModelClient:
             return 0.0
         return (input_tokens * self.price[0] + output_tokens * self.price[1]) / 1_000_000
 
+    @property
+    def is_local(self) -> bool:
+        return self.backend in ("hf", "smollm2")
+
+    @property
+    def sees_images(self) -> bool:
+        """Whether image blocks reach the model as images (a local vision-language model)."""
+        if not self.is_local:
+            return False
+        if self._model is not None:
+            return bool(getattr(self._model, "sees_images", False))
+        from dialeval.local_models import is_vision_source
+
+        return is_vision_source(self.name if self.backend == "hf" else "smollm2")  # read its config, not the weights
+
     def _prefilled(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> list[BaseMessage]:
-        """Local models: start the answer as the schema's JSON object, which small models
-        then complete far more often than they write valid JSON unprompted."""
-        if schema is None or not self.settings.structured_output or self.backend not in ("hf", "smollm2"):
+        """Local models without a grammar: start the answer as the schema's JSON object,
+        which small models then complete far more often than they write valid JSON unprompted."""
+        if schema is None or not self.settings.structured_output or not self.is_local:
             return messages
+        if local_decoding() == LOCAL_DECODING["grammar"]:
+            return messages  # the grammar writes the JSON from its first token
         from langchain_core.messages import AIMessage
 
         first = next(iter(schema.model_fields), None)
         return [*messages, AIMessage('{"' + first + '":' if first else "{")]
 
-    def _bound(self, schema: type[BaseModel] | None) -> Any:
+    def _bound(self, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None) -> Any:
         model = self.model
         if schema is None or not self.settings.structured_output:
             return model
+        if self.is_local and local_decoding() == LOCAL_DECODING["grammar"]:
+            return model.bind(json_schema=json_schema or _json_schema(schema))
         if self.backend in ("openai", "openai-compatible"):
             return model.bind(response_format=_response_format(schema))
         if self.backend == "anthropic":  # Claude's structured output: one forced tool call
             return model.bind_tools([schema], tool_choice=schema.__name__)
         return model
 
-    def cache_parts(self, messages: list[BaseMessage], schema: type[BaseModel] | None) -> dict[str, Any]:
+    def cache_parts(
+        self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         s = self.settings
         return {
             "backend": self.backend,
@@ -436,30 +470,41 @@ class ModelClient:
             "max_tokens": s.max_tokens,
             "structured": schema.__name__ if (schema is not None and s.structured_output) else None,
             "messages": _message_payload(messages),
-            # local decoding rules change answers without any parameter changing
-            "local_decoding": LOCAL_DECODING if self.backend in ("hf", "smollm2") else None,
+            "local_decoding": self._local_decoding(schema, json_schema),
         }
+
+    def _local_decoding(self, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
+        """Local models: the decoding rules, and the grammar's schema when one constrains the answer."""
+        if not self.is_local:
+            return None
+        decoding = local_decoding()
+        if schema is None or not self.settings.structured_output or decoding != LOCAL_DECODING["grammar"]:
+            return decoding
+        return [decoding, json_schema or _json_schema(schema)]
 
     async def generate(
         self,
         messages: list[BaseMessage],
         *,
         schema: type[BaseModel] | None = None,
+        json_schema: dict[str, Any] | None = None,
         placeholder: str | None = None,
         cache_path: str | None = None,
         read_cache: bool = True,
     ) -> Generation:
         """Answer ``messages``: from the cache when possible, else from the model.
 
-        Nothing is stored here: the caller calls :meth:`remember` once the answer has
-        been parsed and validated, so only answers that ended ``ok`` are replayed.
+        ``json_schema`` narrows ``schema``'s JSON schema for this call (e.g. an array
+        length known in advance); local models decode under it. Nothing is stored here:
+        the caller calls :meth:`remember` once the answer has been parsed and validated,
+        so only answers that ended ``ok`` are replayed.
         """
         messages = self._prefilled(messages, schema)
         key = None
         if cache_path and not self.is_dry_run:
             from dialeval.cache import cache_key, open_cache
 
-            key = cache_key(self.cache_parts(messages, schema))
+            key = cache_key(self.cache_parts(messages, schema, json_schema))
             hit = open_cache(cache_path).get(key) if read_cache else None
             if hit is not None:
                 return Generation(
@@ -482,9 +527,9 @@ class ModelClient:
         try:
             if slots is not None:
                 async with slots:
-                    message = await self._bound(schema).ainvoke(messages)
+                    message = await self._bound(schema, json_schema).ainvoke(messages)
             else:
-                message = await self._bound(schema).ainvoke(messages)
+                message = await self._bound(schema, json_schema).ainvoke(messages)
         except Exception as err:
             message = _truncated_message(err)
             if message is None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
+from dialeval.report_header import header
 from dialeval.usage import cost_text, summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
@@ -132,7 +133,7 @@ def render_report(
         + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),
         f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed"
         + (f", {run['not_evaluated']} not evaluated (run stopped)" if run.get("not_evaluated") else ""),
-        "",
+        *header(bench, resolved, usage),
         "## Results",
         "",
         bench.tables(metrics) if run["finished"] else "_No item finished._",

@@ -23,6 +23,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.config import ConfigError, RunConfig
+from dialeval.progress import call_bar
 from dialeval.usage import CallRecord, Ledger, current_ledger, summarize_calls
 
 RESULTS = "results.jsonl"
@@ -462,7 +463,8 @@ async def run_async(
                 bar.update(1)
 
         try:
-            await asyncio.gather(*(one(item) for item in todo))
+            with call_bar(enabled=bar is not None):  # moves per model call: a turn, a question
+                await asyncio.gather(*(one(item) for item in todo))
         finally:
             writer.close()
             current_breaker.reset(tokens[1])

@@ -18,6 +18,7 @@ from dialeval.config import EvalContext, ModelSettings
 from dialeval.models import ModelClient, get_client
 from dialeval.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer, schema_hint
 from dialeval.secrets import scrub
+from dialeval.progress import tick
 from dialeval.templates import Template, load_template
 from dialeval.usage import CallRecord, record
 
@@ -145,6 +146,17 @@ def _correction(reason: str, schema: type[BaseModel]) -> str:
     )
 
 
+def schema_with(schema: type[BaseModel], **fields: dict[str, Any]) -> dict[str, Any]:
+    """``schema``'s JSON schema with extra keywords on top-level fields, for what one call
+    knows in advance, e.g. ``schema_with(Verdicts, verdicts={"minItems": 3, "maxItems": 3})``."""
+    import copy
+
+    out = copy.deepcopy(schema.model_json_schema())
+    for name, keywords in fields.items():
+        out["properties"][name].update(keywords)
+    return out
+
+
 def placeholder_for(schema: type[BaseModel]) -> BaseModel:
     """A schema-valid stand-in answer for dry runs: smallest values, empty lists."""
     values: dict[str, Any] = {}
@@ -190,11 +202,14 @@ async def ask(
     placeholder: Callable[[], T] | None = None,
     retries: int | None = None,
     retry_truncated: bool = True,
+    json_schema: dict[str, Any] | None = None,
 ) -> Answer[T]:
     """Call the model and parse its answer into ``schema``, retrying with corrections.
 
     ``validate`` checks meaning beyond the schema (e.g. one verdict per fact) and returns
-    a reason when the answer does not fit. A ``length`` finish is never parsed as whole.
+    a reason when the answer does not fit. ``json_schema`` narrows the schema for this
+    call where the agent knows more in advance (:func:`schema_with`); local models decode
+    under it. A ``length`` finish is never parsed as whole.
     The returned ``messages`` include the final answer, for multi-turn agents.
     ``retries`` overrides the run's corrective retries and ``retry_truncated=False``
     keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
@@ -216,7 +231,12 @@ async def ask(
             dummy = (placeholder() if placeholder else placeholder_for(schema)).model_dump_json()
         try:
             gen = await ctx.client.generate(
-                conversation, schema=schema, placeholder=dummy, cache_path=ctx.cache_path, read_cache=ctx.read_cache
+                conversation,
+                schema=schema,
+                json_schema=json_schema,
+                placeholder=dummy,
+                cache_path=ctx.cache_path,
+                read_cache=ctx.read_cache,
             )
         except Exception as err:  # the backend gave up after its own retries
             error = _error_record(ctx, agent, err, **totals)
@@ -257,6 +277,7 @@ async def ask(
         conversation.append(AIMessage(raw))
         ctx.client.remember(gen)
         break
+    tick()
     call = AgentCall(
         agent=agent,
         status=status,
@@ -306,7 +327,9 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
         reason, entry = _error_record(ctx, agent, err)
         record(entry)
         call = AgentCall(agent=agent, status="error", reason=reason, attempts=1)
+        tick()
         return _described(call, ctx, messages, {})
+    tick()
     text = gen.text.strip()
     status: Status
     if gen.truncated:

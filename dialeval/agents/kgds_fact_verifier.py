@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from dialeval.agents.base import ask, register_agent
+from dialeval.agents.base import ask, register_agent, schema_with
 from dialeval.agents.kgds_common import agent_context, format_numbered, options_of, template_for
 from dialeval.config import EvalContext
 
@@ -56,6 +56,16 @@ def check_numbers(n: int):
     return validate
 
 
+def numbered_verdicts(n: int) -> dict[str, Any]:
+    """The answer's schema for facts 1..n: verdict i is about fact i (decoders that follow
+    a schema then cannot skip, repeat or renumber a fact)."""
+    items = [
+        {**FactVerdict.model_json_schema(), "properties": {**FactVerdict.model_json_schema()["properties"], "fact": {"const": i}}}
+        for i in range(1, n + 1)
+    ]
+    return schema_with(FactVerdicts, verdicts={"prefixItems": items, "items": False, "minItems": n, "maxItems": n})
+
+
 def batches(facts: list[dict[str, Any]], one_per_call: bool) -> list[list[dict[str, Any]]]:
     """Facts grouped per paragraph (the paper's batching), or one fact per batch."""
     if one_per_call:
@@ -75,6 +85,7 @@ async def verify_batch(summary: dict[str, Any], facts: list[dict[str, Any]], con
         messages,
         FactVerdicts,
         validate=check_numbers(n),
+        json_schema=numbered_verdicts(n),
         placeholder=lambda: FactVerdicts(verdicts=[FactVerdict(fact=i, verdict="knowable") for i in range(1, n + 1)]),
     )
     by_number = {v.fact: v.verdict == "knowable" for v in answer.value.verdicts} if answer.value else {}

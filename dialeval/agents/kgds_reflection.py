@@ -29,7 +29,7 @@ from dialeval.agents.kgds_common import (
     system_model,
     template_for,
 )
-from dialeval.agents.kgds_summarizer import AbsSummary, EbsSummary, dry_run_summary
+from dialeval.agents.kgds_summarizer import AbsSummary, EbsSummary, dry_run_summary, paragraph_choice
 from dialeval.config import EvalContext
 
 TEMPLATES = {"ebs": "kgds/reflection_ebs", "abs": "kgds/reflection_abs"}
@@ -70,6 +70,7 @@ async def reflect(
         placeholder=lambda: SCHEMAS[pattern](**dry_run_summary(pattern, sample).model_dump(), reflection=PLACEHOLDER_REASONING),
         retries=options.summary_retries,
         retry_truncated=False,
+        json_schema=paragraph_choice(SCHEMAS[pattern], pattern, sample),
     )
     return summary_entry(pattern, round_, answer, generation=generation_of(model))
 

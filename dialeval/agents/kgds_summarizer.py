@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from dialeval.agents.base import ask, register_agent
+from dialeval.agents.base import ask, register_agent, schema_with
 from dialeval.agents.kgds_common import (
     KgdsOptions,
     agent_context,
@@ -70,6 +70,17 @@ def dry_run_summary(pattern: str, sample: dict[str, Any], **extra: Any) -> BaseM
     return AbsSummary(background_summary=background, opinion_summary=opinion, **extra)
 
 
+def paragraph_choice(schema: type[BaseModel], pattern: str, sample: dict[str, Any]) -> dict[str, Any] | None:
+    """EBS answers pick this sample's paragraphs: each number one of them, at most all of
+    them (decoders that follow a schema then cannot count on past the last paragraph)."""
+    if pattern != "ebs":
+        return None
+    numbers = sorted({int(p["paragraph_index"]) for p in sample["SBK"]})
+    return schema_with(
+        schema, background_paragraphs={"items": {"type": "integer", "enum": numbers}, "maxItems": len(numbers)}
+    )
+
+
 async def summarize(pattern: str, sample: dict[str, Any], context: EvalContext, options: KgdsOptions) -> dict[str, Any]:
     """One structured-prompt call, as a summary entry that keeps the conversation for reflection."""
     template = template_for(context, f"summarizer_{pattern}", TEMPLATES[pattern])
@@ -84,6 +95,7 @@ async def summarize(pattern: str, sample: dict[str, Any], context: EvalContext, 
         placeholder=lambda: dry_run_summary(pattern, sample),
         retries=options.summary_retries,
         retry_truncated=False,
+        json_schema=paragraph_choice(SCHEMAS[pattern], pattern, sample),
     )
     return summary_entry(pattern, 0, answer, generation=generation_of(model))
 

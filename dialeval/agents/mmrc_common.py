@@ -2,7 +2,8 @@
 
 Image rule: API backends (``openai``, ``anthropic``, ``openai-compatible``) receive each
 image as an ``image_url`` content block (local files as base64 data URLs), preceded by
-an ``[image n]`` label. Text-only backends (``smollm2``, ``hf``, ``dry-run``) receive
+an ``[image n]`` label, and so do local vision-language models (``hf:<folder>`` holding
+one). Text-only backends (``smollm2``, text ``hf`` models, ``dry-run``) receive
 one text line per image instead: ``[image n: <caption> (<file name or URL>)]``. The
 option ``images: blocks | text`` forces either way.
 """
@@ -109,7 +110,7 @@ def accepts_images(ctx: AgentContext, mode: str) -> bool:
         return True
     if mode == "text":
         return False
-    return ctx.client.backend in IMAGE_BACKENDS
+    return ctx.client.backend in IMAGE_BACKENDS or ctx.client.sees_images
 
 
 def _image_url(image: ImageRef) -> str:

@@ -35,6 +35,22 @@ class Note(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+NEW_KEYS_PER_TURN = 3
+
+
+def note_schema(current: dict[str, Any]) -> dict[str, Any]:
+    """The note's shape for decoders that follow a schema (local models): short snake_case
+    keys over short strings or short lists of strings, as the prompt asks, a few new keys per turn,
+    so a small model cannot fill its whole token budget with one note."""
+    entry = {"type": "string", "maxLength": 100}
+    return {
+        "type": "object",
+        "maxProperties": len(current) + NEW_KEYS_PER_TURN,
+        "propertyNames": {"pattern": "^[a-z][a-z0-9_]{0,39}$"},  # short snake_case keys
+        "additionalProperties": {"anyOf": [entry, {"type": "array", "items": entry, "maxItems": 5}]},
+    }
+
+
 @register_agent("mmrc.notetaker", role="notetaker", benchmark="mmrc")
 def notetaker():
     """Rewrites the conversation's JSON note after each user turn (NOTE-TAKING on only)."""
@@ -65,6 +81,7 @@ def notetaker():
             messages,
             Note,
             placeholder=lambda: Note.model_validate({**current, f"turn_{index + 1}": turn.user[:80] or "pictures"}),
+            json_schema=note_schema(current),
         )
         change = None
         if answer.call.status == "ok" and answer.call.value is not None:

@@ -232,14 +232,18 @@ def plot_radar(path: Path, m: dict[str, Any]) -> Path | None:
     fig = plt.figure(figsize=(4.5, 4.5))
     try:
         ax = fig.add_subplot(projection="polar")
+        scored = [False] * len(ABILITIES)
         for cond, summary in conds.items():
-            values = [v if v is not None else 0.0 for v in metrics.radar_values(summary)]
+            # an ability without a score is a gap in the line, never a point at 0
+            values = [math.nan if v is None else v for v in metrics.radar_values(summary)]
+            scored = [was or not math.isnan(v) for was, v in zip(scored, values)]
             ax.plot(angles + angles[:1], values + values[:1], marker="o", label=CONDITION_LABEL[cond])
-            ax.fill(angles + angles[:1], values + values[:1], alpha=0.15)
+            if not any(math.isnan(v) for v in values):
+                ax.fill(angles + angles[:1], values + values[:1], alpha=0.15)
         ax.set_xticks(angles)
-        ax.set_xticklabels(list(ABILITIES))
+        ax.set_xticklabels([a if ok else f"{a}\n(no score)" for a, ok in zip(ABILITIES, scored)])
         ax.set_ylim(0, 5)
-        ax.set_title("MMRC abilities (0-5; missing = 0)", fontsize=10)
+        ax.set_title("MMRC abilities (0-5; no score = gap)", fontsize=10)
         ax.legend(loc="lower right", bbox_to_anchor=(1.15, -0.1), fontsize=8)
         fig.savefig(path, dpi=100, bbox_inches="tight")
     finally:
