@@ -130,7 +130,7 @@ def dialogue_problems(dialogue: Dialogue) -> list[tuple[str, str]]:
         if message.role != expected:
             turn = k // 2 + 1
             problems.append(
-                (f"conversations.{k}.from", f"dialogue {dialogue.id!r}, turn {turn}: expected a {expected} message, got {message.role}")
+                (f"conversations.{k}.from", f"dialogue {dialogue.id!r}, turn {turn}: expected the {expected}'s message, got the {message.role}'s")
             )
     if len(messages) % 2:
         problems.append((f"conversations.{len(messages) - 1}", f"dialogue {dialogue.id!r}: the last question has no reference answer"))
