@@ -139,20 +139,24 @@ def judge_agreement(runs: Mapping[str, Sequence[Mapping[str, Any]]], aggregation
 
     ``runs`` maps a judge label to its records. Returns each judge's benchmark scores
     (x10, the paper's Table 4) and, per pair of judges, the correlation of their
-    Overall scores on the turns both scored, with the mean absolute difference.
+    Overall scores on the turns both scored, with the mean absolute difference. Turns
+    whose answer texts differ between the runs are left out and counted.
     """
     if len(runs) < 2:
         raise ValueError("judge agreement needs the records of at least two judges")
     judges = {label: benchmark_scores(records, aggregation) for label, records in runs.items()}
     overall = {label: _turn_overall(records) for label, records in runs.items()}
+    answers = {label: {(r["id"], t["turn"]): t.get("answer") for r in records for t in r["turns"]} for label, records in runs.items()}
     pairs = []
     for a, b in combinations(runs, 2):
-        common = sorted(set(overall[a]) & set(overall[b]))
+        both = set(overall[a]) & set(overall[b])
+        common = sorted(k for k in both if answers[a][k] == answers[b][k])
         xs, ys = [overall[a][k] for k in common], [overall[b][k] for k in common]
         pairs.append(
             {
                 "a": a,
                 "b": b,
+                "different_answers": len(both) - len(common),  # judged different texts: not comparable, left out
                 **correlations(xs, ys),
                 "mean_abs_diff": fmean(abs(x - y) for x, y in zip(xs, ys)) if common else None,
                 "mean_diff_x10": SCALE * fmean(x - y for x, y in zip(xs, ys)) if common else None,
@@ -183,12 +187,12 @@ def agreement_table(result: Mapping[str, Any]) -> str:
         "",
         "Agreement on Overall scores of the turns both judges scored:",
         "",
-        "| judge A | judge B | turns | Pearson | Spearman | Kendall tau-b | mean abs. diff (1-10) | A - B (x10) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| judge A | judge B | turns | Pearson | Spearman | Kendall tau-b | mean abs. diff (1-10) | A - B (x10) | different answers (left out) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for p in result["pairs"]:
         lines.append(
             f"| {p['a']} | {p['b']} | {p['n']} | {_num(p['pearson'], 3)} | {_num(p['spearman'], 3)} "
-            f"| {_num(p['kendall_tau_b'], 3)} | {_num(p['mean_abs_diff'], 2)} | {_num(p['mean_diff_x10'], 1)} |"
+            f"| {_num(p['kendall_tau_b'], 3)} | {_num(p['mean_abs_diff'], 2)} | {_num(p['mean_diff_x10'], 1)} | {p['different_answers']} |"
         )
     return "\n".join(lines)
