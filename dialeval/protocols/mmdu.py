@@ -105,6 +105,8 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
         "system": records[0]["system"] if records else None,
         "scores": metrics.benchmark_scores(records, opts.aggregation),
         "human": metrics.human_agreement(records),
+        # pictures sent with judge requests: dry runs count their caption lines, not image tokens
+        "judge_pictures": sum(len(t["judge_images"]) for r in records for t in r["turns"] if t["judge_status"] is not None),
         "context": {
             "window": opts.context_window,
             "policy": opts.overflow,
@@ -142,7 +144,8 @@ def tables(m: dict[str, Any]) -> str:
         *metrics.scores_table({m["system"]: s}, label="system"),
         "",
         f"{s['dialogues']} dialogues, {s['turns']} turns: {s['answered']} answered, {s['judged']} judged, "
-        f"{s['judge_failed']} judge answers unusable (left out).",
+        f"{s['judge_failed']} judge answers unusable (left out). Pictures sent to the judge: {m['judge_pictures']}"
+        " (dry runs count their caption lines, not image tokens).",
         "",
         "| | " + " | ".join(SHORT[d] for d in DIMENSIONS) + " |",
         "|---|" + "---:|" * len(DIMENSIONS),
