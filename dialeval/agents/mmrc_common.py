@@ -10,21 +10,19 @@ option ``images: blocks | text`` forces either way.
 
 from __future__ import annotations
 
-import base64
 import json
-import mimetypes
-from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.agents.base import AgentContext
+from dialeval.agents.images import IMAGE_BACKENDS, accepts_images, image_line  # noqa: F401  (re-exported)
+from dialeval.agents.images import image_url as _image_url
 from dialeval.config import EvalContext
 from dialeval.data.mmrc import Conversation, ImageRef
 from dialeval.memory.client import MemorySettings
 
-IMAGE_BACKENDS = frozenset({"openai", "anthropic", "openai-compatible"})
 Condition = Literal["off", "on"]
 
 
@@ -102,30 +100,6 @@ def open_store(context: EvalContext) -> Any:
     from dialeval.memory.client import open_note_store
 
     return open_note_store(MmrcOptions.of(context).memory, context.run_dir)
-
-
-def accepts_images(ctx: AgentContext, mode: str) -> bool:
-    """Whether this agent's backend gets image blocks (see the module docstring)."""
-    if mode == "blocks":
-        return True
-    if mode == "text":
-        return False
-    return ctx.client.backend in IMAGE_BACKENDS or ctx.client.sees_images
-
-
-def _image_url(image: ImageRef) -> str:
-    if image.is_url:
-        return image.source
-    mime = mimetypes.guess_type(image.source)[0] or "image/png"
-    data = base64.b64encode(Path(image.source).read_bytes()).decode("ascii")
-    return f"data:{mime};base64,{data}"
-
-
-def image_line(image: ImageRef, number: int) -> str:
-    """The text that stands for an image on text-only backends."""
-    where = image.source if image.is_url else Path(image.source).name
-    caption = image.caption or "no caption"
-    return f"[image {number}: {caption} ({where})]"
 
 
 def turn_content(text: str, images: list[ImageRef], first_number: int, blocks: bool) -> str | list[dict[str, Any]]:
