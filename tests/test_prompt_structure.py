@@ -52,9 +52,9 @@ TEMPLATES = packaged_templates()
 
 # Variables that are not benchmark data: turn numbers dialeval itself counts.
 COUNTERS = {"turn", "turn_num"}
-# The system under test in MMRC sees the conversation itself, as a user would write it:
+# The system under test in MMRC and MMDU sees the conversation itself, as a user would write it:
 # wrapping the user's message in tags would change the task the paper evaluates.
-CONVERSATION = {"mmrc/responder": {"message"}, "mmrc/responder_guided": {"message"}, "mmrc/responder_notes": {"question"}}
+CONVERSATION = {"mmdu/responder": {"question"}, "mmrc/responder": {"message"}, "mmrc/responder_guided": {"message"}, "mmrc/responder_notes": {"question"}}
 
 
 def data_variables(ref: str, template: Template) -> set[str]:
