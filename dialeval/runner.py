@@ -131,7 +131,7 @@ async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True
 ) -> RunResult:
     """Evaluate ``data`` with ``benchmark`` as configured; resume if the run exists."""
-    from dialeval.models import request_slots
+    from dialeval.models import current_limits, request_slots
     from dialeval.report import finish_run
 
     config = config or RunConfig()
@@ -164,8 +164,9 @@ async def run_async(
     context = config.context().model_copy(update={"run_dir": str(run_dir)})
     graph = bench.graph() if todo else None
 
-    slots = asyncio.Semaphore(config.concurrency)
-    token = request_slots.set(asyncio.Semaphore(config.concurrency))
+    concurrency = config.effective_concurrency()
+    slots = asyncio.Semaphore(concurrency)
+    token = request_slots.set(asyncio.Semaphore(concurrency))
     writer = ResultsWriter(run_dir / RESULTS)
     bar = None
     if progress and todo:
@@ -188,7 +189,10 @@ async def run_async(
         if row["status"] != "ok":
             failed += 1
         if bar is not None:
-            bar.set_postfix(failed=failed, tokens=tokens, usd=f"{usd:.4f}")
+            limits = current_limits()
+            bar.set_postfix(
+                failed=failed, tokens=tokens, usd=f"{usd:.4f}", **({"limit": max(limits.values())} if limits else {})
+            )
             bar.update(1)
 
     try:

@@ -1,8 +1,8 @@
 """A small OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
 
 It answers ``POST /v1/chat/completions`` from a Python function, can wait a fixed
-latency, and can fail the first requests with chosen HTTP statuses (429, 500) to
-exercise retries. Every request body is kept, in arrival order.
+latency, can fail the first requests with chosen HTTP statuses (429, 500) to
+exercise retries, and can rate-limit: more than ``max_in_flight`` requests at once get 429. Every request body is kept, in arrival order.
 """
 
 from __future__ import annotations
@@ -49,11 +49,15 @@ class OpenAIStub:
         *,
         latency: float = 0.0,
         failures: list[int] | None = None,
+        max_in_flight: int | None = None,
         port: int = 0,
     ):
         self.respond = respond or (lambda body: '{"ok": true}')
         self.latency = latency
         self.failures = list(failures or [])
+        # a rate limit: requests beyond this many at once get 429 with a short Retry-After
+        self.max_in_flight = max_in_flight
+        self._in_flight = 0
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
         self._lock = threading.Lock()
@@ -116,8 +120,20 @@ class OpenAIStub:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub._lock:
                     status = stub.failures.pop(0) if stub.failures else 200
+                    if status == 200 and stub.max_in_flight is not None and stub._in_flight >= stub.max_in_flight:
+                        status = 429
                     stub.requests.append(body)
                     stub.statuses.append(status)
+                    if status == 200:
+                        stub._in_flight += 1
+                try:
+                    self._answer(status, body)
+                finally:
+                    if status == 200:
+                        with stub._lock:
+                            stub._in_flight -= 1
+
+            def _answer(self, status: int, body: dict[str, Any]) -> None:
                 if status != 200:
                     self._send(
                         status,
