@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)
 SMOLLM2_MAX_TOKENS = 192
+API_CONCURRENCY = 64  # default items/requests in flight when every role uses an API model
+LOCAL_CONCURRENCY = 8  # otherwise: one local batch
 
 
 class ConfigError(ValueError):
@@ -43,6 +45,13 @@ class ModelSettings(BaseModel):
         description="native structured output (OpenAI JSON schema, Anthropic forced tool); local models decode under the JSON schema's grammar (xgrammar), or get the JSON answer started without it",
     )
     batch_size: int = Field(default=8, gt=0, description="local models: prompts generated together")
+    max_concurrency: int | None = Field(
+        default=None, gt=0, description="most requests in flight to this model (API default 64; local: batch_size)"
+    )
+    min_concurrency: int = Field(default=1, gt=0, description="fewest requests in flight after rate-limit back-off")
+    adaptive_concurrency: bool = Field(
+        default=True, description="halve requests in flight on HTTP 429 / Retry-After, grow back on success"
+    )
     price_as: str | None = Field(
         default=None, description="price table entry used for cost (dry-run: the model to estimate)"
     )
@@ -136,7 +145,11 @@ class RunConfig(BaseModel):
     templates: dict[str, str] = Field(default_factory=dict)
     options: dict[str, Any] = Field(default_factory=dict)
     parse_retries: int = Field(default=2, ge=0)
-    concurrency: int = Field(default=8, gt=0, description="items and model requests in flight")
+    concurrency: int | None = Field(
+        default=None,
+        gt=0,
+        description="items and model requests in flight (default: 64 when every model is an API model, else 8)",
+    )
     limit: int | None = Field(default=None, gt=0)
     output_dir: str = "runs"
     run_id: str | None = None
@@ -175,6 +188,19 @@ class RunConfig(BaseModel):
             if is_import_path(name):
                 agent_factory(name)
         return agents
+
+    def effective_concurrency(self) -> int:
+        """The configured limit, or one that suits the backends: API servers take many
+        requests at once (each model's adaptive limit backs off on 429s), local models
+        fill one batch."""
+        if self.concurrency is not None:
+            return self.concurrency
+        from dialeval.models import API_BACKENDS, parse_spec
+
+        specs = [m.spec for m in (self.model, *self.models.values()) if m is not None]
+        if not self.model:
+            specs.append(default_model_spec())
+        return API_CONCURRENCY if all(parse_spec(s)[0] in API_BACKENDS for s in specs) else LOCAL_CONCURRENCY
 
     def context(self) -> EvalContext:
         return EvalContext(

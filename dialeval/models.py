@@ -19,6 +19,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dialeval.concurrency import AdaptiveLimit, retry_after_seconds
 from dialeval.usage import count_tokens, price_of
 
 if TYPE_CHECKING:
@@ -47,8 +48,12 @@ def local_decoding() -> str:
     from dialeval.local_grammar import available
 
     return LOCAL_DECODING["grammar" if available() else "prefill"]
+
+
 CONNECT_TIMEOUT = 10.0
 DEFAULT_ENDPOINTS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+API_BACKENDS = ("openai", "anthropic", "openai-compatible")
+API_MAX_CONCURRENCY = 64
 
 
 class SpecError(ValueError):
@@ -71,8 +76,10 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return backend, name
 
 
-def build_chat_model(settings: ModelSettings) -> BaseChatModel:
-    """A LangChain chat model for ``settings``; agents never see which backend it is."""
+def build_chat_model(settings: ModelSettings, limit: AdaptiveLimit | None = None) -> BaseChatModel:
+    """A LangChain chat model for ``settings``; agents never see which backend it is.
+
+    ``limit`` (API backends) hears every HTTP response, so rate limits shrink it."""
     import os
 
     backend, name = parse_spec(settings.spec)
@@ -102,7 +109,7 @@ def build_chat_model(settings: ModelSettings) -> BaseChatModel:
             kwargs["api_key"] = key
         # our own pool: langchain-openai shares one process-wide async pool, which breaks
         # as soon as a second event loop (a second evaluate() call) uses it
-        kwargs["http_async_client"] = _async_http(settings)
+        kwargs["http_async_client"] = _async_http(settings, limit)
         return ChatOpenAI(**kwargs, **common)
     if backend == "anthropic":
         from langchain_anthropic import ChatAnthropic
@@ -119,7 +126,8 @@ def build_chat_model(settings: ModelSettings) -> BaseChatModel:
 
         # same reason as above: give this model its own pool instead of the shared one
         model.__dict__["_async_client"] = anthropic.AsyncClient(
-            **model._client_params, http_client=anthropic.DefaultAsyncHttpxClient(timeout=http_timeout(settings))
+            **model._client_params,
+            http_client=anthropic.DefaultAsyncHttpxClient(timeout=http_timeout(settings), event_hooks=_limit_hooks(limit)),
         )
         return model
     if backend in ("hf", "smollm2"):
@@ -145,12 +153,29 @@ def http_timeout(settings: ModelSettings) -> Any:
     return httpx.Timeout(settings.timeout, connect=min(CONNECT_TIMEOUT, settings.timeout))
 
 
-def _async_http(settings: ModelSettings) -> Any:
+def _async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None) -> Any:
     import httpx
 
     return httpx.AsyncClient(
-        timeout=http_timeout(settings), limits=httpx.Limits(max_connections=256, max_keepalive_connections=64)
+        timeout=http_timeout(settings),
+        limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+        event_hooks=_limit_hooks(limit),
     )
+
+
+def _limit_hooks(limit: AdaptiveLimit | None) -> dict[str, list[Any]]:
+    """httpx hooks that tell ``limit`` about every response, retries included (the SDKs
+    retry 429s themselves, so the limit would otherwise never hear of them)."""
+    if limit is None:
+        return {}
+
+    async def on_response(response: Any) -> None:
+        if response.status_code in (429, 529):  # 529: Anthropic's "overloaded"
+            limit.throttled(retry_after_seconds(response.headers))
+        elif response.status_code < 400:
+            limit.succeeded()
+
+    return {"response": [on_response]}
 
 
 @dataclass
@@ -326,6 +351,13 @@ class ModelClient:
         self.price = self._price()
         self.is_dry_run = self.backend == "dry-run"
         register_key_env(settings.api_key_env)
+        if self.backend in API_BACKENDS:
+            most = settings.max_concurrency or API_MAX_CONCURRENCY
+            self.limit = AdaptiveLimit(
+                min(16, most), minimum=settings.min_concurrency, maximum=most, adaptive=settings.adaptive_concurrency
+            )
+        else:  # local models batch what arrives together; nothing to adapt to
+            self.limit = AdaptiveLimit(settings.max_concurrency or max(settings.batch_size, 8), adaptive=False)
 
     def _price(self) -> tuple[float, float] | None:
         s = self.settings
@@ -399,7 +431,7 @@ class ModelClient:
         with self._lock:
             if self._model is not None:
                 return self._model
-            if self.backend not in ("openai", "anthropic", "openai-compatible"):
+            if self.backend not in API_BACKENDS:
                 self._model = build_chat_model(self.settings)
                 return self._model
             try:
@@ -408,7 +440,7 @@ class ModelClient:
                 loop = None
             model = self._per_loop.get(loop) if loop is not None else None
             if model is None:
-                model = build_chat_model(self.settings)
+                model = build_chat_model(self.settings, self.limit)
                 if loop is not None:
                     self._per_loop[loop] = model
             return model
@@ -525,11 +557,12 @@ class ModelClient:
             breaker.check()
         slots = request_slots.get()
         try:
-            if slots is not None:
-                async with slots:
+            async with self.limit:
+                if slots is not None:
+                    async with slots:
+                        message = await self._bound(schema, json_schema).ainvoke(messages)
+                else:
                     message = await self._bound(schema, json_schema).ainvoke(messages)
-            else:
-                message = await self._bound(schema, json_schema).ainvoke(messages)
         except Exception as err:
             message = _truncated_message(err)
             if message is None:
@@ -625,6 +658,13 @@ def preflight(client: ModelClient) -> None:
 
 _CLIENTS: dict[str, ModelClient] = {}
 _CLIENTS_LOCK = threading.Lock()
+
+
+def current_limits() -> dict[str, int]:
+    """Requests allowed in flight now, per API model in use (for the progress bar)."""
+    with _CLIENTS_LOCK:
+        clients = list(_CLIENTS.values())
+    return {c.label: c.limit.current for c in clients if c.backend in API_BACKENDS and c.limit.in_flight}
 
 
 def get_client(settings: ModelSettings) -> ModelClient:

@@ -398,7 +398,7 @@ async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True
 ) -> RunResult:
     """Evaluate ``data`` with ``benchmark`` as configured; resume if the run exists."""
-    from dialeval.models import CircuitBreaker, current_breaker, request_slots
+    from dialeval.models import CircuitBreaker, current_breaker, current_limits, request_slots
     from dialeval.report import finish_run
 
     config = config or RunConfig()
@@ -421,9 +421,10 @@ async def run_async(
         if todo and config.preflight:
             await preflight_models(bench, config, context)
 
-        slots = asyncio.Semaphore(config.concurrency)
+        concurrency = config.effective_concurrency()
+        slots = asyncio.Semaphore(concurrency)
         breaker = CircuitBreaker(config.max_consecutive_errors)
-        tokens = [request_slots.set(asyncio.Semaphore(config.concurrency)), current_breaker.set(breaker)]
+        tokens = [request_slots.set(asyncio.Semaphore(concurrency)), current_breaker.set(breaker)]
         writer = ResultsWriter(run_dir / RESULTS)
         bar = None
         if progress and todo:
@@ -437,7 +438,15 @@ async def run_async(
         def show() -> None:
             if bar is not None:
                 cost = "unknown" if unpriced else f"{usd:.4f}"
-                bar.set_postfix(failed=live["failed"], errors=live["errors"], tokens=live["tokens"], usd=cost, refresh=True)
+                limits = current_limits()  # requests allowed in flight now (adapts to 429s)
+                bar.set_postfix(
+                    failed=live["failed"],
+                    errors=live["errors"],
+                    tokens=live["tokens"],
+                    usd=cost,
+                    **({"limit": max(limits.values())} if limits else {}),
+                    refresh=True,
+                )
 
         def on_call(call: CallRecord) -> None:
             if call.status == "error":

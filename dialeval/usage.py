@@ -50,6 +50,15 @@ def _encoding():
         return None
 
 
+def encode(text: str) -> list[int]:
+    """Token ids of ``text`` by the offline cl100k BPE (4-byte groups without it)."""
+    enc = _encoding()
+    if enc is None:
+        data = text.encode("utf-8")
+        return [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
+    return enc.encode(text, disallowed_special=())
+
+
 def count_tokens(text: str) -> int:
     """Tokens of ``text`` by the cl100k BPE shipped offline; 4 characters a token without it."""
     enc = _encoding()

@@ -1,8 +1,10 @@
 """A small OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
 
 It answers ``POST /v1/chat/completions`` from a Python function, can wait a fixed
-latency, and can fail the first requests with chosen HTTP statuses (429, 500) to
-exercise retries. Every request body is kept, in arrival order. For fault tests it can
+latency, can fail the first requests with chosen HTTP statuses (429, 500) to
+exercise retries, can rate-limit (more than ``max_in_flight`` requests at once get 429),
+and can emulate the APIs' prompt caching (``prompt_cache=True``: usage reports cached
+tokens). Every request body is kept, in arrival order. For fault tests it can
 also never answer (``hang``), demand a key and answer 401 otherwise (``api_key``), and
 echo the key it received in its error bodies (``echo_auth``), as some servers do.
 """
@@ -14,6 +16,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from dialeval.prompt_cache import PrefixCache, prompt_tokens
 
 # an answer: text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
 Respond = Callable[[dict[str, Any]], "str | tuple[str, str] | tuple[str, str, dict[str, Any]]"]
@@ -28,6 +32,28 @@ def last_user_text(body: dict[str, Any]) -> str:
                 return "".join(part.get("text", "") for part in content if isinstance(part, dict))
             return content or ""
     return ""
+
+
+def request_tokens(body: dict[str, Any]) -> tuple[list[int], list[int]]:
+    """Token ids of a request's prompt, and the token offsets just after each block
+    marked with Anthropic's ``cache_control`` (its cache breakpoints)."""
+    tokens: list[int] = []
+    breakpoints: list[int] = []
+
+    def add(role: str, content: Any) -> None:
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+        for block in blocks:
+            if isinstance(block, dict):
+                text = block.get("text") or json.dumps(block.get("image_url") or block.get("source") or "", sort_keys=True)
+                tokens.extend(prompt_tokens([(role, text)]))
+                if block.get("cache_control"):
+                    breakpoints.append(len(tokens))
+
+    if body.get("system"):
+        add("system", body["system"])
+    for message in body.get("messages", []):
+        add(message.get("role", "user"), message.get("content"))
+    return tokens, breakpoints
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -51,6 +77,8 @@ class OpenAIStub:
         *,
         latency: float = 0.0,
         failures: list[int] | None = None,
+        max_in_flight: int | None = None,
+        prompt_cache: bool = False,
         port: int = 0,
         hang: bool = False,
         hang_models: bool = False,
@@ -66,6 +94,12 @@ class OpenAIStub:
         self._closing = threading.Event()
         self.latency = latency
         self.failures = list(failures or [])
+        # a rate limit: requests beyond this many at once get 429 with a short Retry-After
+        self.max_in_flight = max_in_flight
+        self._in_flight = 0
+        # emulate the APIs' prompt caching: OpenAI's automatic prefix cache, and Anthropic's
+        # cache at the breakpoints a client marks; usage then reports cached tokens
+        self.prompt_cache = PrefixCache() if prompt_cache else None
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
         self._lock = threading.Lock()
@@ -148,8 +182,20 @@ class OpenAIStub:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub._lock:
                     status = stub.failures.pop(0) if stub.failures else 200
+                    if status == 200 and stub.max_in_flight is not None and stub._in_flight >= stub.max_in_flight:
+                        status = 429
                     stub.requests.append(body)
                     stub.statuses.append(status)
+                    if status == 200:
+                        stub._in_flight += 1
+                try:
+                    self._answer(status, body)
+                finally:
+                    if status == 200:
+                        with stub._lock:
+                            stub._in_flight -= 1
+
+            def _answer(self, status: int, body: dict[str, Any]) -> None:
                 if stub.hang:
                     stub._closing.wait()
                     return
@@ -176,6 +222,16 @@ class OpenAIStub:
                 tool_input = reply[2] if len(reply) > 2 else None  # answer with a tool call
                 prompt_tokens = max(1, len(prompt_of(body)) // 4)
                 completion_tokens = max(1, len(text) // 4)
+                cached_tokens = cache_write = 0
+                if stub.prompt_cache is not None:
+                    tokens, breakpoints = request_tokens(body)
+                    prompt_tokens = len(tokens)
+                    if path.endswith("/messages"):  # Anthropic: only up to the last marked breakpoint
+                        marked = tokens[: breakpoints[-1]] if breakpoints else []
+                        cached_tokens = stub.prompt_cache.lookup_and_add(marked)
+                        cache_write = len(marked) - cached_tokens if marked else 0
+                    else:
+                        cached_tokens = stub.prompt_cache.lookup_and_add(tokens)
                 if path.endswith("/messages"):  # the Anthropic Messages API
                     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
                     if tool_input is not None:
@@ -191,7 +247,13 @@ class OpenAIStub:
                             "content": content,
                             "stop_reason": "max_tokens" if finish == "length" else ("tool_use" if tool_input is not None else "end_turn"),
                             "stop_sequence": None,
-                            "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+                            "usage": {
+                                # Anthropic counts cache reads and writes apart from input_tokens
+                                "input_tokens": prompt_tokens - cached_tokens - cache_write,
+                                "output_tokens": completion_tokens,
+                                "cache_read_input_tokens": cached_tokens,
+                                "cache_creation_input_tokens": cache_write,
+                            },
                         },
                     )
                     return
@@ -209,6 +271,7 @@ class OpenAIStub:
                             "prompt_tokens": prompt_tokens,
                             "completion_tokens": completion_tokens,
                             "total_tokens": prompt_tokens + completion_tokens,
+                            "prompt_tokens_details": {"cached_tokens": cached_tokens},
                         },
                     },
                 )

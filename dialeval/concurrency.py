@@ -1,0 +1,135 @@
+"""How many requests one model gets in flight: found by itself, within bounds you set.
+
+An API's rate limit is not known in advance, and a fixed limit is either too timid
+(slow) or too bold (a storm of 429s, each retried after a back-off). :class:`AdaptiveLimit`
+does what TCP does: it halves the limit when the server says "too many" (HTTP 429, or a
+``Retry-After``) and raises it by one after a full window of successes (additive
+increase, multiplicative decrease). A burst of 429s from requests that were all sent
+under the old limit halves it once, not once per response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from types import TracebackType
+
+# the limit's epoch when the current request was admitted: a 429 to a request sent
+# before the last decrease says nothing new about the limit
+_admitted_epoch: contextvars.ContextVar[int | None] = contextvars.ContextVar("dialeval_admitted_epoch", default=None)
+
+
+class AdaptiveLimit:
+    """A resizable semaphore whose size follows the server's answers (AIMD)."""
+
+    def __init__(self, initial: int, *, minimum: int = 1, maximum: int | None = None, adaptive: bool = True):
+        if initial < 1 or minimum < 1:
+            raise ValueError("concurrency limits are at least 1")
+        self.maximum = max(maximum or initial, initial)
+        self.minimum = min(minimum, initial)
+        self.adaptive = adaptive
+        self._limit = float(initial)
+        self._in_flight = 0
+        self._successes = 0
+        self._epoch = 0
+        self._cooldown_until = 0.0
+        self._condition: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.throttled_count = 0
+
+    @property
+    def current(self) -> int:
+        """Requests allowed in flight now."""
+        return int(self._limit)
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    def _cond(self) -> asyncio.Condition:
+        # one per event loop: the limit outlives a run, and each evaluate() has its own loop
+        loop = asyncio.get_running_loop()
+        if self._condition is None or self._loop is not loop:
+            self._condition = asyncio.Condition()
+            self._loop = loop
+        return self._condition
+
+    async def __aenter__(self) -> AdaptiveLimit:
+        cond = self._cond()
+        async with cond:
+            await cond.wait_for(lambda: self._in_flight < self.current and time.monotonic() >= self._cooldown_until)
+            self._in_flight += 1
+        _admitted_epoch.set(self._epoch)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        _admitted_epoch.set(None)
+        cond = self._cond()
+        async with cond:
+            self._in_flight -= 1
+            cond.notify_all()
+
+    def succeeded(self) -> None:
+        """One answer came back: after ``current`` of them in a row, allow one more."""
+        if not self.adaptive:
+            return
+        self._successes += 1
+        if self._successes >= self.current and self._limit < self.maximum:
+            self._limit = min(self.maximum, self._limit + 1)
+            self._successes = 0
+            self._wake()
+
+    def throttled(self, retry_after: float | None = None) -> None:
+        """The server said "too many": halve the limit, once per window of requests."""
+        self.throttled_count += 1
+        if not self.adaptive:
+            return
+        admitted = _admitted_epoch.get()
+        if admitted is not None and admitted < self._epoch:
+            return  # sent under an older, higher limit: already accounted for
+        self._epoch += 1
+        self._successes = 0
+        self._limit = max(self.minimum, self._limit / 2)
+        if retry_after and retry_after > 0:
+            self._cooldown_until = max(self._cooldown_until, time.monotonic() + min(retry_after, 60.0))
+            try:
+                asyncio.get_running_loop().call_later(min(retry_after, 60.0), self._wake)
+            except RuntimeError:  # no loop: the next release wakes the waiters
+                pass
+
+    def _wake(self) -> None:
+        cond = self._condition
+        if cond is None:
+            return
+
+        async def notify() -> None:
+            async with cond:
+                cond.notify_all()
+
+        try:
+            asyncio.get_running_loop().create_task(notify())
+        except RuntimeError:  # no loop running (called from a worker thread's hook)
+            pass
+
+
+def retry_after_seconds(headers: object) -> float | None:
+    """``Retry-After`` / ``retry-after-ms`` of a response, in seconds, when present."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    millis = get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = get("retry-after")
+    if value:
+        try:
+            return float(value)
+        except ValueError:
+            return None  # an HTTP date: treat as a plain 429
+    return None

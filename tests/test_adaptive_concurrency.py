@@ -1,0 +1,94 @@
+"""Requests in flight find the server's limit by themselves (AIMD on HTTP 429)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from dialeval.concurrency import AdaptiveLimit, retry_after_seconds
+from dialeval.config import ModelSettings, RunConfig
+from dialeval.runner import run
+from dialeval.testing.openai_server import OpenAIStub
+
+GRADE = '{"rationale": "agrees", "score": 4}'
+
+
+def write_items(folder: Path, n: int) -> Path:
+    path = folder / "items.jsonl"
+    rows = [{"id": f"q{i}", "question": f"Question {i}?", "reference": "r", "answer": "a"} for i in range(n)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+async def test_a_rate_limit_halves_the_limit_once_per_window():
+    limit = AdaptiveLimit(16, minimum=2, maximum=32)
+    async with limit:
+        limit.throttled()
+        limit.throttled()  # same request window: already accounted for
+    assert limit.current == 8
+    async with limit:  # admitted under the new limit: a further 429 halves again
+        limit.throttled()
+    assert limit.current == 4
+    for _ in range(4):
+        limit.succeeded()
+    assert limit.current == 5  # one more after a full window of successes
+
+
+async def test_the_limit_never_leaves_its_bounds():
+    limit = AdaptiveLimit(4, minimum=2, maximum=5)
+    for _ in range(10):
+        async with limit:
+            limit.throttled()
+    assert limit.current == 2
+    for _ in range(100):
+        limit.succeeded()
+    assert limit.current == 5
+
+
+async def test_requests_in_flight_never_exceed_the_limit():
+    limit = AdaptiveLimit(3, adaptive=False)
+    peak = 0
+
+    async def request() -> None:
+        nonlocal peak
+        async with limit:
+            peak = max(peak, limit.in_flight)
+            await asyncio.sleep(0.01)
+
+    await asyncio.gather(*(request() for _ in range(20)))
+    assert peak == 3
+
+
+def test_retry_after_headers_are_read_in_seconds():
+    assert retry_after_seconds({"retry-after-ms": "250"}) == 0.25
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None
+    assert retry_after_seconds({}) is None
+
+
+@pytest.mark.parametrize("spec", ["openai-compatible:rate-limited"])
+def test_adaptive_limit_meets_a_rate_limited_server_with_fewer_429s(tmp_path, spec):
+    """A server that takes 4 requests at once: a fixed limit of 32 keeps hitting it; the
+    adaptive limit backs off, and both finish every item (the SDK retries the 429s)."""
+    data = write_items(tmp_path, 60)
+
+    def run_with(adaptive: bool, run_id: str) -> tuple[int, int]:
+        with OpenAIStub(respond=lambda body: GRADE, latency=0.05, max_in_flight=4) as server:
+            settings = ModelSettings(
+                spec=spec, base_url=server.base_url, max_concurrency=32, adaptive_concurrency=adaptive, max_retries=20
+            )
+            config = RunConfig(
+                model=settings, output_dir=str(tmp_path / "runs"), run_id=run_id, cache_path=None, concurrency=32
+            )
+            result = run("answers", data, config, progress=False)
+            assert result.metrics["run"]["failed"] == 0
+            assert result.metrics["systems"]["system"]["scored"] == 60
+            return server.statuses.count(429), server.statuses.count(200)
+
+    fixed_429, fixed_ok = run_with(False, "fixed")
+    adaptive_429, adaptive_ok = run_with(True, "adaptive")
+    assert fixed_ok == adaptive_ok == 60
+    assert adaptive_429 < fixed_429
