@@ -55,8 +55,9 @@ class ModelSettings(BaseModel):
     price_as: str | None = Field(
         default=None, description="price table entry used for cost (dry-run: the model to estimate)"
     )
-    price: tuple[float, float] | None = Field(
-        default=None, description="USD per million tokens (input, output); overrides the price table"
+    price: tuple[float, float] | tuple[float, float, float] | tuple[float, float, float, float] | None = Field(
+        default=None,
+        description="USD per million tokens (input, output[, cached input[, cache write]]); overrides the price table",
     )
 
     @model_validator(mode="before")

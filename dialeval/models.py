@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dialeval.concurrency import AdaptiveLimit, retry_after_seconds
+from dialeval.pricing import FREE, Price
+from dialeval.prompt_cache import PrefixCache, prompt_tokens, with_cache_breakpoints
 from dialeval.usage import count_tokens, price_of
 
 if TYPE_CHECKING:
@@ -191,6 +193,9 @@ class Generation:
     estimated: bool = False
     cache_key: str | None = None  # where :meth:`ModelClient.remember` stores it
     cache_path: str | None = None
+    cached_input_tokens: int = 0  # served from the provider's prompt cache (dry run: estimated)
+    cache_write_tokens: int = 0
+    uncached_cost: float | None = None  # what the call would cost without prompt caching
 
     @property
     def truncated(self) -> bool:
@@ -259,8 +264,8 @@ def _truncated_message(err: Exception) -> Any:
     )
 
 
-def price_for(backend: str, name: str) -> tuple[float, float] | None:
-    """USD per million tokens of a backend's model; ``None`` when unknown.
+def price_for(backend: str, name: str) -> Price | None:
+    """The price of a backend's model (cached-input rates included); ``None`` when unknown.
 
     Local models cost nothing (a known price of 0). ``dry-run:<model>`` is priced as
     ``<model>``, which may be a bare name (``gpt-4o-mini``) or a spec
@@ -268,9 +273,9 @@ def price_for(backend: str, name: str) -> tuple[float, float] | None:
     known price.
     """
     if backend in ("hf", "smollm2"):
-        return (0.0, 0.0)
+        return FREE
     if backend in ("openai", "anthropic"):
-        return price_of(name)
+        return price_of(f"{backend}:{name}")
     if backend == "dry-run" and name:
         try:
             inner = parse_spec(name)
@@ -350,6 +355,7 @@ class ModelClient:
         self._lock = threading.Lock()
         self.price = self._price()
         self.is_dry_run = self.backend == "dry-run"
+        self.prefix_cache = PrefixCache()  # dry runs: estimates the prompt-cache share
         register_key_env(settings.api_key_env)
         if self.backend in API_BACKENDS:
             most = settings.max_concurrency or API_MAX_CONCURRENCY
@@ -359,10 +365,10 @@ class ModelClient:
         else:  # local models batch what arrives together; nothing to adapt to
             self.limit = AdaptiveLimit(settings.max_concurrency or max(settings.batch_size, 8), adaptive=False)
 
-    def _price(self) -> tuple[float, float] | None:
+    def _price(self) -> Price | None:
         s = self.settings
         if s.price:
-            return s.price
+            return Price.of(s.price)
         if s.price_as:
             try:
                 return price_for(*parse_spec(s.price_as))
@@ -445,10 +451,10 @@ class ModelClient:
                     self._per_loop[loop] = model
             return model
 
-    def _cost(self, input_tokens: int, output_tokens: int) -> float:
+    def _cost(self, input_tokens: int, output_tokens: int, cached_input: int = 0, cache_write: int = 0) -> float:
         if not self.price:
             return 0.0
-        return (input_tokens * self.price[0] + output_tokens * self.price[1]) / 1_000_000
+        return self.price.cost(input_tokens, output_tokens, cached_input, cache_write)
 
     @property
     def is_local(self) -> bool:
@@ -549,20 +555,26 @@ class ModelClient:
                 )
         if self.is_dry_run:
             text = placeholder or "{}"
-            n_in = sum(count_tokens(m.text if hasattr(m, "text") else str(m.content)) + 4 for m in messages)
-            n_out = count_tokens(text)
-            return Generation(text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out), estimated=True)
+            tokens = prompt_tokens([(m.type, m.text if hasattr(m, "text") else str(m.content)) for m in messages])
+            n_in, n_out = len(tokens), count_tokens(text)
+            # what an API's prefix cache would serve of this prompt (OpenAI's rule)
+            hit = self.prefix_cache.lookup_and_add(tokens)
+            return Generation(
+                text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out, hit), estimated=True,
+                cached_input_tokens=hit, uncached_cost=self._cost(n_in, n_out),
+            )
         breaker = current_breaker.get()
         if breaker is not None:
             breaker.check()
         slots = request_slots.get()
         try:
             async with self.limit:
+                sent = with_cache_breakpoints(messages) if self.backend == "anthropic" else messages
                 if slots is not None:
                     async with slots:
-                        message = await self._bound(schema, json_schema).ainvoke(messages)
+                        message = await self._bound(schema, json_schema).ainvoke(sent)
                 else:
-                    message = await self._bound(schema, json_schema).ainvoke(messages)
+                    message = await self._bound(schema, json_schema).ainvoke(sent)
         except Exception as err:
             message = _truncated_message(err)
             if message is None:
@@ -575,13 +587,18 @@ class ModelClient:
         usage = getattr(message, "usage_metadata", None) or {}
         n_in = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)
         n_out = usage.get("output_tokens") or count_tokens(text)
+        details = usage.get("input_token_details") or {}  # LangChain's names for both providers
+        hit, written = int(details.get("cache_read") or 0), int(details.get("cache_creation") or 0)
         return Generation(
             text=text,
             finish_reason=_finish_reason(message),
             input_tokens=n_in,
             output_tokens=n_out,
             cached=False,
-            cost=self._cost(n_in, n_out),
+            cost=self._cost(n_in, n_out, hit, written),
+            cached_input_tokens=hit,
+            cache_write_tokens=written,
+            uncached_cost=self._cost(n_in, n_out),
             cache_key=key,
             cache_path=cache_path,
         )

@@ -140,13 +140,19 @@ def render_report(
         "",
         "## Cost",
         "",
-        "| calls | requests sent | cache hits | input tokens | output tokens | cost (USD) |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| calls | requests sent | response-cache hits | input tokens | of which prompt-cached | output tokens "
+        "| cost (USD) | cost without prompt caching (USD) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     t = usage["total"]
+    uncached = cost_text({**t, "cost_usd": t.get("cost_without_prompt_cache_usd", t["cost_usd"])})
     lines.append(
-        f"| {t['calls']} | {t['requests']} | {t['cached']} | {t['input_tokens']} | {t['output_tokens']} | {cost_text(t)} |"
+        f"| {t['calls']} | {t['requests']} | {t['cached']} | {t['input_tokens']} | {t.get('cached_input_tokens', 0)} "
+        f"| {t['output_tokens']} | {cost_text(t)} | {uncached} |"
     )
+    if t.get("cached_input_tokens"):
+        source = "estimated with OpenAI's prefix rule (dry run)" if metrics["run"]["dry_run"] else "as the provider reported"
+        lines += ["", f"Prompt-cached input tokens are billed at the provider's cached rate ({source})."]
     if t.get("unpriced_calls"):
         lines += [
             "",

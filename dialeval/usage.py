@@ -11,33 +11,16 @@ import contextvars
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-# USD per million tokens (input, output). Overridable per run with `prices:`-style
-# updates through `PRICES.update(...)` or a model's `price_as`. Local models cost 0.
-PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "gpt-5-mini": (0.25, 2.00),
-    "claude-3-5-haiku": (0.80, 4.00),
-    "claude-3-5-sonnet": (3.00, 15.00),
-    "claude-sonnet-4": (3.00, 15.00),
-    "claude-haiku-4-5": (1.00, 5.00),
-}
+if TYPE_CHECKING:
+    from dialeval.pricing import Price
 
+def price_of(model: str | None) -> Price | None:
+    """The price of a model name (see :mod:`dialeval.pricing`); ``None`` when unknown."""
+    from dialeval.pricing import price_of as lookup
 
-def price_of(model: str | None) -> tuple[float, float] | None:
-    """Price per million tokens for a model name; the longest matching prefix wins."""
-    if not model:
-        return None
-    best = None
-    for name in PRICES:
-        if model.startswith(name) and (best is None or len(name) > len(best)):
-            best = name
-    return PRICES[best] if best else None
+    return lookup(model)
 
 
 @lru_cache(maxsize=1)
@@ -72,10 +55,13 @@ class CallRecord:
     agent: str
     model: str
     status: str  # ok | unparsed | truncated | error
-    input_tokens: int = 0
+    input_tokens: int = 0  # every prompt token, those read from or written to a prompt cache included
     output_tokens: int = 0
     cost: float = 0.0
     requests: int = 0  # requests that reached a model (cache hits are 0)
+    cached_input_tokens: int = 0  # prompt tokens the provider served from its prompt cache
+    cache_write_tokens: int = 0  # prompt tokens written to it (Anthropic bills these above input)
+    uncached_cost: float | None = None  # the cost had no prompt been cached (None: same as cost)
     cached: int = 0
     estimated: bool = False  # dry-run: tokens counted, nothing sent
     priced: bool = True  # False: the model has no known price, so ``cost`` is not a cost
@@ -104,20 +90,24 @@ def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
     """Totals of calls; ``cost_usd`` sums priced calls only, ``unpriced_models`` names
     the models whose calls have no known price (their cost is unknown, not zero)."""
     total: Counter[str] = Counter()
-    cost = 0.0
+    cost = cost_uncached = 0.0
     unpriced: set[str] = set()
     for c in calls:
         d = c if isinstance(c, dict) else c.__dict__
         total["calls"] += 1
-        for key in ("input_tokens", "output_tokens", "requests", "cached"):
+        for key in ("input_tokens", "output_tokens", "requests", "cached", "cached_input_tokens", "cache_write_tokens"):
             total[key] += d.get(key, 0)
         cost += d.get("cost", 0.0)
+        uncached = d.get("uncached_cost")
+        cost_uncached += d.get("cost", 0.0) if uncached is None else uncached
         sent = d.get("requests", 0) or d.get("estimated", False)
         if not d.get("priced", True) and sent:
             total["unpriced_calls"] += 1
             unpriced.add(d.get("model", "?"))
-    out: dict[str, Any] = {k: total[k] for k in ("calls", "requests", "cached", "input_tokens", "output_tokens")}
+    keys = ("calls", "requests", "cached", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+    out: dict[str, Any] = {k: total[k] for k in keys}
     out["cost_usd"] = round(cost, 6)
+    out["cost_without_prompt_cache_usd"] = round(cost_uncached, 6)
     out["unpriced_calls"] = total["unpriced_calls"]
     out["unpriced_models"] = sorted(unpriced)
     return out

@@ -54,7 +54,8 @@ def test_anthropic_backend_over_http(tmp_path):
         result = _run(tmp_path, ModelSettings(spec="anthropic:claude-haiku-4-5", base_url=server.root_url))
     assert server.statuses[0] == 529 and server.statuses.count(200) == 3
     body = server.completions[0]
-    assert "system" in body and "grade" in body["system"]
+    system = body["system"]  # blocks: the static instructions carry a prompt-cache breakpoint
+    assert "grade" in system[-1]["text"] and system[-1]["cache_control"] == {"type": "ephemeral"}
     assert body["tool_choice"] == {"type": "tool", "name": "AnswerGrade"}  # native structured output
     assert body["tools"][0]["input_schema"]["properties"]["score"]["maximum"] == 5
     assert result.metrics["systems"]["demo-bot"]["mean_score"] == 4.0

@@ -24,8 +24,8 @@ def test_dry_run_prints_the_score_table_and_the_token_and_cost_estimate(tmp_path
     assert code == 0
     assert "| system | C | R | VP | LC | AA | IRU | Overall |" in out
     assert "2 dialogues, 11 turns: 11 answered, 11 judged" in out
-    calls, requests, _, tokens_in, tokens_out, cost = re.search(
-        r"\| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| ([\d.]+) \|", out.split("## Cost")[1]
+    calls, requests, _, tokens_in, _, tokens_out, cost, _ = re.search(
+        r"\| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| ([\d.]+) \| ([\d.]+) \|", out.split("## Cost")[1]
     ).groups()
     assert (int(calls), int(requests)) == (22, 0)  # 11 answers + 11 judgements, nothing sent
     assert int(tokens_in) > 0 and int(tokens_out) > 0 and float(cost) > 0  # priced as gpt-4o-mini

@@ -30,3 +30,38 @@ def test_a_price_of_your_own_wins_over_the_table(monkeypatch):
     monkeypatch.setitem(PRICES, "my-finetune", Price(1.0, 2.0))
     assert price_of("my-finetune-7b").cost(1_000_000, 1_000_000, cached_input_tokens=500_000) == pytest.approx(3.0)
     assert Price.of((1.0, 2.0, 0.5)).cost(1_000_000, 0, cached_input_tokens=1_000_000) == pytest.approx(0.5)
+
+
+def _long_prompt(turns: int) -> list:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    history = "\n".join(f"Turn {i}: the user asked about picture {i} and got an answer." for i in range(turns))
+    return [SystemMessage("You grade answers. " * 200), HumanMessage(history)]
+
+
+async def test_cached_input_reported_by_the_server_is_billed_at_the_cached_rate(monkeypatch):
+    monkeypatch.setenv("STUB_KEY", "sk-stub")
+    from dialeval.config import ModelSettings
+    from dialeval.models import ModelClient
+    from dialeval.testing.openai_server import OpenAIStub
+
+    with OpenAIStub(respond=lambda body: "fine", prompt_cache=True) as server:
+        client = ModelClient(ModelSettings(spec="openai:gpt-4o-mini", base_url=server.base_url, api_key_env="STUB_KEY"))
+        first = await client.generate(_long_prompt(40))
+        second = await client.generate(_long_prompt(60))  # the same conversation, grown
+    assert first.cached_input_tokens == 0 and second.cached_input_tokens >= 1024
+    price = price_of("gpt-4o-mini")
+    assert second.cost == pytest.approx(price.cost(second.input_tokens, second.output_tokens, second.cached_input_tokens))
+    assert second.cost < second.uncached_cost
+
+
+async def test_a_dry_run_estimates_the_prompt_cache_share():
+    from dialeval.config import ModelSettings
+    from dialeval.models import ModelClient
+
+    client = ModelClient(ModelSettings(spec="dry-run:gpt-4o-mini"))
+    first = await client.generate(_long_prompt(40), placeholder="{}")
+    second = await client.generate(_long_prompt(60), placeholder="{}")
+    assert first.cached_input_tokens == 0
+    assert second.cached_input_tokens >= 1024 and second.cached_input_tokens % 128 == 0
+    assert second.cost < second.uncached_cost

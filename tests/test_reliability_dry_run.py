@@ -12,7 +12,7 @@ from dialeval.cli import main
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.runner import run
 from dialeval.testing.openai_server import OpenAIStub
-from dialeval.usage import PRICES
+from dialeval.pricing import price_of
 
 DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
 KGDS = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
@@ -74,7 +74,7 @@ def test_each_role_is_priced_as_the_model_it_would_use(tmp_path):
     )
     result = run("answers", DATA, config, progress=False)
     total = result.metrics["run"]["usage"]
-    price_in, price_out = PRICES["gpt-4o"]
+    price_in, price_out = price_of("gpt-4o").input, price_of("gpt-4o").output
     assert total["unpriced_calls"] == 0
     assert total["cost_usd"] == pytest.approx((total["input_tokens"] * price_in + total["output_tokens"] * price_out) / 1e6, abs=1e-6)
     assert total["cost_usd"] > 0

@@ -216,7 +216,10 @@ async def ask(
     system under test gets no second chance its paper did not give it.
     """
     conversation = list(messages)
-    totals = {"input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0}
+    totals = {
+        "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0,
+        "cached_input_tokens": 0, "cache_write_tokens": 0, "uncached_cost": 0.0,
+    }
     estimated = False
     reason = "no answer"
     status: Status = "unparsed"
@@ -247,6 +250,9 @@ async def ask(
         totals["input_tokens"] += gen.input_tokens
         totals["output_tokens"] += gen.output_tokens
         totals["cost"] += gen.cost
+        totals["uncached_cost"] += gen.cost if gen.uncached_cost is None else gen.uncached_cost
+        totals["cached_input_tokens"] += gen.cached_input_tokens
+        totals["cache_write_tokens"] += gen.cache_write_tokens
         totals["cached" if gen.cached else "requests"] += 0 if gen.estimated else 1
         cached_all = cached_all and gen.cached
         raw = _kept(gen.text)
@@ -307,6 +313,9 @@ async def ask(
                 cached=totals["cached"],
                 estimated=estimated,
                 priced=ctx.client.price is not None,
+                cached_input_tokens=totals["cached_input_tokens"],
+                cache_write_tokens=totals["cache_write_tokens"],
+                uncached_cost=totals["uncached_cost"],
             )
         )
     return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
@@ -353,6 +362,9 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
             cached=1 if gen.cached else 0,
             estimated=gen.estimated,
             priced=ctx.client.price is not None,
+            cached_input_tokens=gen.cached_input_tokens,
+            cache_write_tokens=gen.cache_write_tokens,
+            uncached_cost=gen.uncached_cost,
         )
     )
     call = AgentCall(
