@@ -1,0 +1,69 @@
+"""Per protocol: requests, input tokens, the share an API's prompt cache would serve, and
+the cost with and without prompt caching, from dry runs (no model is called).
+
+The dry-run backend replays every prompt through dialeval's prefix-cache emulator
+(OpenAI's rule: prefixes of 1,024 tokens and more, in steps of 128), so this measures
+how prefix-stable each protocol's prompts are. With ``--shared`` it also runs the real
+KGDS and VDAct files from ../shared/data (whole benchmark; a minute or two).
+
+Usage: python benchmarks/prompt_caching.py [--model gpt-4o-mini] [--shared]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from dialeval.config import ModelSettings, RunConfig
+from dialeval.runner import run
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "dialeval" / "fixtures"
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def cases(shared: bool) -> list[tuple[str, str, Path]]:
+    out = [
+        ("kgds", "fixture", FIXTURES / "kgds_demo.json"),
+        ("vdact", "fixture", FIXTURES / "vdact_demo" / "predictions" / "demo-bot.json"),
+        ("mmrc", "fixture", FIXTURES / "mmrc_demo.json"),
+        ("mmdu", "fixture", FIXTURES / "mmdu_demo.json"),
+        ("answers", "fixture", FIXTURES / "answers_demo.jsonl"),
+    ]
+    if (FIXTURES / "mdseval_demo.json").exists():
+        out.append(("mdseval", "fixture", FIXTURES / "mdseval_demo.json"))
+    if shared and SHARED.is_dir():
+        out.append(("kgds", "KGDS.json (100 samples)", SHARED / "kgds" / "KGDS.json"))
+        out.append(("vdact", "test-videollama2-8f (450 dialogues)", SHARED / "vdact" / "predictions" / "test-videollama2-8f.json"))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="gpt-4o-mini", help="price the dry run as this model")
+    ap.add_argument("--shared", action="store_true", help="also the real KGDS and VDAct files")
+    args = ap.parse_args()
+    out = Path(tempfile.mkdtemp(prefix="dialeval-cache-bench-"))
+    print(f"dry runs priced as {args.model}; cacheable = prompt tokens an API prefix cache would serve\n")
+    print("| protocol | data | requests | input tokens | cacheable | cost with caching | cost without | saved |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for bench, label, data in cases(args.shared):
+        if not data.exists():
+            continue
+        config = RunConfig(
+            model=ModelSettings(spec=f"dry-run:{args.model}"), output_dir=str(out), cache_path=None, preflight=False
+        )
+        result = run(bench, data, config, progress=False)
+        u = result.metrics["run"]["usage"]
+        share = u["cached_input_tokens"] / u["input_tokens"] if u["input_tokens"] else 0.0
+        with_, without = u["cost_usd"], u["cost_without_prompt_cache_usd"]
+        saved = 1 - with_ / without if without else 0.0
+        print(
+            f"| {bench} | {label} | {u['calls']} | {u['input_tokens']:,} | {100 * share:.1f}% "
+            f"| ${with_:.4f} | ${without:.4f} | {100 * saved:.1f}% |"
+        )
+
+
+if __name__ == "__main__":
+    main()
