@@ -15,35 +15,54 @@ from __future__ import annotations
 
 import math
 import warnings
-from statistics import fmean
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-G = TypeVar("G")
+from dialeval.data.mdseval import FAITH_LABELS
+
 CONFIDENCE = 0.95
-RESAMPLES = 1000
+RESAMPLES = 2000
 
 
-def bootstrap_ci(
-    groups: Sequence[G], statistic: Callable[[Sequence[G]], float | None], *, resamples: int = RESAMPLES, seed: int = 0
-) -> tuple[float | None, float | None]:
-    """95% percentile interval of ``statistic`` when the dialogues (groups) are resampled."""
+class Figure:
+    """A figure that adds up over dialogues: per-dialogue ``parts`` (a vector of sums) and
+    ``combine`` from their total to the value. Resampling then only re-adds vectors,
+    which lets ``scipy.stats.bootstrap`` run vectorised over thousands of resamples."""
+
+    def __init__(self, parts: Callable[[Any], Sequence[float]], combine: Callable[[np.ndarray], np.ndarray]):
+        self.parts, self.combine = parts, combine
+
+    def table(self, groups: Sequence[Any]) -> np.ndarray:
+        return np.asarray([self.parts(g) for g in groups], dtype=float)
+
+    def __call__(self, groups: Sequence[Any]) -> float | None:
+        if not groups:
+            return None
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = float(self.combine(self.table(groups).sum(axis=0)))
+        return None if math.isnan(value) else value
+
+
+def bootstrap_ci(groups: Sequence[Any], figure: Figure, *, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float | None, float | None]:
+    """95% percentile interval of ``figure`` when the dialogues (groups) are resampled."""
     from scipy.stats import bootstrap
 
     if len(groups) < 2:
         return None, None
+    table = figure.table(groups)
 
-    def stat(index: np.ndarray) -> float:
-        value = statistic([groups[int(i)] for i in index])
-        return math.nan if value is None else float(value)
+    def stat(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        index = np.moveaxis(np.asarray(index, dtype=int), axis, -1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return figure.combine(table[index].sum(axis=-2))
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = bootstrap(
             (np.arange(len(groups)),),
             stat,
-            vectorized=False,
+            vectorized=True,
             n_resamples=resamples,
             confidence_level=CONFIDENCE,
             method="percentile",
@@ -55,11 +74,14 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
-def estimate(groups: Sequence[G], statistic: Callable[[Sequence[G]], float | None], **extra: Any) -> dict[str, Any]:
+def estimate(groups: Sequence[Any], figure: Figure, **extra: Any) -> dict[str, Any]:
     """The figure, its interval, and what it rests on."""
-    value = statistic(groups)
-    low, high = bootstrap_ci(groups, statistic)
-    return {"value": value, "low": low, "high": high, "dialogues": len(groups), **extra}
+    low, high = bootstrap_ci(groups, figure)
+    return {"value": figure(groups), "low": low, "high": high, "dialogues": len(groups), **extra}
+
+
+def _ratio(scale: float) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda total: scale * total[..., 0] / total[..., 1]
 
 
 # ------------------------------------------------------------------ scores vs human means
@@ -79,16 +101,15 @@ def dialogue_spearman(pairs: Pairs) -> float | None:
     return float(spearmanr(x, y).statistic)
 
 
-def mean_spearman(groups: Sequence[Pairs]) -> float | None:
-    """Per-dialogue Spearman averaged over the dialogues where it is defined, x100."""
-    values = [v for v in map(dialogue_spearman, groups) if v is not None]
-    return 100 * fmean(values) if values else None
+def _spearman_parts(pairs: Pairs) -> tuple[float, float]:
+    rho = dialogue_spearman(pairs)
+    return (0.0, 0.0) if rho is None else (rho, 1.0)
 
 
-def mse(groups: Sequence[Pairs]) -> float | None:
-    """Mean squared error of judge scores against the human means, over all scores."""
-    errors = [(p - h) ** 2 for pairs in groups for p, h in pairs]
-    return fmean(errors) if errors else None
+# Per-dialogue Spearman averaged over the dialogues where it is defined, x100.
+mean_spearman = Figure(_spearman_parts, _ratio(100.0))
+# Mean squared error of judge scores against the human means, over all scores.
+mse = Figure(lambda pairs: (sum((p - h) ** 2 for p, h in pairs), len(pairs)), _ratio(1.0))
 
 
 def score_figures(groups: Sequence[Pairs], unreadable: int) -> dict[str, Any]:
@@ -106,10 +127,10 @@ def score_figures(groups: Sequence[Pairs], unreadable: int) -> dict[str, Any]:
 
 Picks = list[tuple[int, int]]  # (summary the judge preferred, summary the humans preferred)
 
-
-def accuracy(groups: Sequence[Picks]) -> float | None:
-    picks = [p for g in groups for p in g]
-    return 100 * sum(j == h for j, h in picks) / len(picks) if picks else None
+# Share (x100) of pairs where the judge picked the summary the humans preferred.
+accuracy = Figure(lambda picks: (sum(j == h for j, h in picks), len(picks)), _ratio(100.0))
+# Share (x100) of answers that preferred the summary shown first (0).
+share_first = Figure(lambda picks: (sum(p == 0 for p in picks), len(picks)), _ratio(100.0))
 
 
 def human_preference(mean_a: float | None, mean_b: float | None) -> int | None:
@@ -119,35 +140,38 @@ def human_preference(mean_a: float | None, mean_b: float | None) -> int | None:
     return 0 if mean_a > mean_b else 1
 
 
-def share_first(groups: Sequence[list[int]]) -> float | None:
-    """Share (x100) of answers that preferred the summary shown first (0)."""
-    picks = [p for g in groups for p in g]
-    return 100 * sum(p == 0 for p in picks) / len(picks) if picks else None
-
-
 # ------------------------------------------------------------------ faithfulness
 
 Labels = list[tuple[str, str]]  # (judge label, human label)
+_INDEX = {label: i for i, label in enumerate(FAITH_LABELS)}
+_K = len(FAITH_LABELS)
 
 
-def balanced_accuracy(groups: Sequence[Labels]) -> float | None:
-    from sklearn.metrics import balanced_accuracy_score
-
-    pairs = [p for g in groups for p in g]
-    if not pairs:
-        return None
-    pred, gold = zip(*pairs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return 100 * float(balanced_accuracy_score(gold, pred))
+def _confusion(pairs: Labels) -> np.ndarray:
+    """Flattened confusion matrix, rows = human label, columns = judge label."""
+    c = np.zeros((_K, _K))
+    for pred, gold in pairs:
+        c[_INDEX[gold], _INDEX[pred]] += 1
+    return c.ravel()
 
 
-def macro_f1(groups: Sequence[Labels]) -> float | None:
-    """Macro F1 over the labels that occur among the human or judge labels (scikit-learn's default)."""
-    from sklearn.metrics import f1_score
+def _balanced_accuracy(total: np.ndarray) -> np.ndarray:
+    """Mean recall over the human labels that occur (scikit-learn's definition)."""
+    c = total.reshape(*total.shape[:-1], _K, _K)
+    support = c.sum(axis=-1)
+    recall = np.diagonal(c, axis1=-2, axis2=-1) / support
+    present = support > 0
+    return np.where(present, recall, 0).sum(axis=-1) / present.sum(axis=-1)
 
-    pairs = [p for g in groups for p in g]
-    if not pairs:
-        return None
-    pred, gold = zip(*pairs)
-    return 100 * float(f1_score(gold, pred, average="macro", zero_division=0))
+
+def _macro_f1(total: np.ndarray) -> np.ndarray:
+    """Macro F1 over the labels that occur among human or judge labels (scikit-learn's default)."""
+    c = total.reshape(*total.shape[:-1], _K, _K)
+    tp = np.diagonal(c, axis1=-2, axis2=-1)
+    both = c.sum(axis=-1) + c.sum(axis=-2)
+    present = both > 0
+    return np.where(present, 2 * tp / np.where(present, both, 1), 0).sum(axis=-1) / present.sum(axis=-1)
+
+
+balanced_accuracy = Figure(_confusion, lambda total: 100 * _balanced_accuracy(total))
+macro_f1 = Figure(_confusion, lambda total: 100 * _macro_f1(total))

@@ -381,7 +381,19 @@ def plot_histograms(path: Path, records: list[dict[str, Any]]) -> Path | None:
 
 
 def after_run(run_dir: Path, records: list[dict[str, Any]], m: dict[str, Any]) -> None:
+    """Score histograms (PNG) and, when summaries were generated, the candidate pool (JSONL)."""
+    import json
+
     plot_histograms(Path(run_dir) / "score_histograms.png", records)
+    pool = [
+        {"dialogue_id": rec["id"], "setup": c["setup"], "summary": c["summary"]}
+        for rec in records
+        for c in rec["candidates"]
+        if c["summary"] is not None
+    ]
+    if pool:
+        lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in pool)
+        (Path(run_dir) / "candidates.jsonl").write_text(lines, encoding="utf-8")
 
 
 def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
