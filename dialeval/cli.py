@@ -56,8 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--no-serve", action="store_true", help="only write the pages (open index.html as a file)")
 
     m = sub.add_parser("metrics", help="model-free metrics of prediction files (e.g. BLEU, ROUGE-L, METEOR)")
-    m.add_argument("benchmark")
-    m.add_argument("--predictions", nargs="+", required=True)
+    m.add_argument("benchmark", help="benchmark, or benchmark-tool (e.g. mdseval-agreement)")
+    m.add_argument("--predictions", nargs="+")
+    m.add_argument("--data", nargs="+", help="data file(s) for benchmark tools such as mdseval-agreement")
     m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
     return p
 
@@ -153,12 +154,18 @@ def _cmd_list() -> int:
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
-    from dialeval.benchmarks import get_benchmark
+    from dialeval.benchmarks import KNOWN, get_benchmark
 
-    bench = get_benchmark(args.benchmark)
+    name, options = args.benchmark, _options(args.option)
+    if name not in KNOWN and "-" in name:  # `mdseval-agreement`: the benchmark's tool `agreement`
+        name, options["tool"] = name.split("-", 1)
+    bench = get_benchmark(name)
+    paths = args.predictions or args.data
     if bench.metrics_only is None:
-        raise SystemExit(f"benchmark {args.benchmark!r} has no model-free metrics")
-    print(bench.metrics_only([Path(p) for p in args.predictions], _options(args.option)))
+        raise SystemExit(f"benchmark {name!r} has no model-free metrics")
+    if not paths:
+        raise SystemExit("dialeval metrics: give --predictions or --data")
+    print(bench.metrics_only([Path(p) for p in paths], options))
     return 0
 
 

@@ -1,0 +1,58 @@
+"""MDSEval over one dialogue: every selected evaluator judges its five summaries.
+
+    START -> pointwise || pairwise || faithfulness || image_prompt || checklist || summarize -> END
+
+Each node is the agent the run selects for its role; a node whose evaluator is not in
+the ``evaluators`` option (or ``setups`` is empty, for the summarizer) returns nothing.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
+import dialeval.agents.mdseval_checklist  # noqa: F401  (registers the agents)
+import dialeval.agents.mdseval_faithfulness  # noqa: F401
+import dialeval.agents.mdseval_image_prompt  # noqa: F401
+import dialeval.agents.mdseval_pairwise  # noqa: F401
+import dialeval.agents.mdseval_pointwise  # noqa: F401
+import dialeval.agents.mdseval_summarizer  # noqa: F401
+from dialeval.agents.base import agent_node
+from dialeval.config import EvalContext
+
+Rows = Annotated[list[dict[str, Any]], operator.add]
+
+
+class MdsevalInput(TypedDict):
+    record: dict[str, Any]  # one dialogue record as in MDSEval_annotations.json
+
+
+class MdsevalState(TypedDict, total=False):
+    record: dict[str, Any]
+    scores: Rows  # pointwise, image_prompt and checklist scores
+    preferences: Rows
+    faithfulness: Rows
+    captions: Rows
+    candidates: Rows
+
+
+NODES = {
+    "pointwise": "mdseval.pointwise",
+    "pairwise": "mdseval.pairwise",
+    "faithfulness": "mdseval.faithfulness",
+    "image_prompt": "mdseval.image_prompt",
+    "checklist": "mdseval.checklist",
+    "summarizer": "mdseval.summarizer",
+}
+
+
+def build_graph():
+    builder = StateGraph(MdsevalState, input_schema=MdsevalInput, context_schema=EvalContext)
+    for role, agent in NODES.items():
+        builder.add_node(role, agent_node(role, agent))
+        builder.add_edge(START, role)
+        builder.add_edge(role, END)
+    return builder.compile(name="mdseval")
