@@ -316,7 +316,10 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
         choices = sorted(
             n for n, e in AGENTS.items() if default is not None and (e.benchmark, e.role) == (default.benchmark, default.role)
         )
-        if name not in choices:
+        entry = AGENTS.get(name)
+        # an agent of this benchmark may stand in for another role (MDSEval's checklist for
+        # its pointwise judge); one of another benchmark, or a typo, may not
+        if name not in choices and (entry is None or default is None or entry.benchmark != default.benchmark):
             raise ConfigError(f"{src}: field 'agents.{role}': no agent named {name!r} for {role}; valid: {', '.join(choices)}")
     template_keys = bench.template_keys or tuple(bench.roles)
     for key, ref in config.templates.items():

@@ -21,8 +21,8 @@ def packaged_templates() -> list[str]:
         for entry in folder.iterdir():
             if entry.is_dir() and not entry.name.startswith("__"):
                 walk(entry, f"{prefix}{entry.name}/")
-            elif entry.name.endswith(".txt"):
-                refs.append(prefix + entry.name[: -len(".txt")])
+            elif entry.name.endswith(".txt") and "<<user>>" in entry.read_text(encoding="utf-8"):
+                refs.append(prefix + entry.name[: -len(".txt")])  # fragments (rubric texts) are not templates
 
     walk(root, "")
     return sorted(refs)
@@ -50,8 +50,9 @@ def skeleton(template: Template, values: dict[str, str]) -> list[str]:
 
 TEMPLATES = packaged_templates()
 
-# Variables that are not benchmark data: turn numbers dialeval itself counts.
-COUNTERS = {"turn", "turn_num"}
+# Variables that are not benchmark data: turn numbers dialeval itself counts, and our own
+# protocol text (MDSEval's aspect names, rubrics and scale ends, from packaged files).
+COUNTERS = {"turn", "turn_num", "aspect_name", "rubric", "low", "high"}
 # The system under test in MMRC and MMDU sees the conversation itself, as a user would write it:
 # wrapping the user's message in tags would change the task the paper evaluates.
 CONVERSATION = {"mmdu/responder": {"question"}, "mmrc/responder": {"message"}, "mmrc/responder_guided": {"message"}, "mmrc/responder_notes": {"question"}}
