@@ -359,8 +359,9 @@ class ModelClient:
         register_key_env(settings.api_key_env)
         if self.backend in API_BACKENDS:
             most = settings.max_concurrency or API_MAX_CONCURRENCY
+            start = min(16, most) if settings.adaptive_concurrency else most  # a fixed limit is the limit
             self.limit = AdaptiveLimit(
-                min(16, most), minimum=settings.min_concurrency, maximum=most, adaptive=settings.adaptive_concurrency
+                start, minimum=settings.min_concurrency, maximum=most, adaptive=settings.adaptive_concurrency
             )
         else:  # local models batch what arrives together; nothing to adapt to
             self.limit = AdaptiveLimit(settings.max_concurrency or max(settings.batch_size, 8), adaptive=False)
