@@ -22,10 +22,11 @@ def test_the_pairwise_judge_sends_both_orders_with_pictures(tmp_path):
         "image_dir": str(FIXTURES / "mdseval_images"),
     }
     with OpenAIStub(respond=respond) as server:
-        settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0)
+        settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=2)
         config = RunConfig(model=settings, options=options, output_dir=str(tmp_path / "runs"), cache_path=None)
         result = run("mdseval", FIXTURES / "mdseval_demo.json", config, progress=False)
         bodies = server.completions
+        statuses = list(server.statuses)
 
     shown = []
     for body in bodies:
@@ -36,7 +37,7 @@ def test_the_pairwise_judge_sends_both_orders_with_pictures(tmp_path):
         parts = [p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"]]
         assert [p["image_url"]["url"][:22] for p in parts if p.get("type") == "image_url"] == ["data:image/png;base64,"]
         assert "Speaker 0:" in text  # the real turns, not the statements
-    assert len(shown) == 3 * 3 * 2  # 3 dialogues x 3 pairs x 2 orders
+    assert len(shown) == 3 * 3 * 2, (statuses, result.summary, result.metrics["run"].get("failures"))  # 3 dialogues x 3 pairs x 2 orders
     assert all((b, a) in shown for a, b in shown)  # every pair was asked the other way round too
 
     report = (result.run_dir / "report.md").read_text()
