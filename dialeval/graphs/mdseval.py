@@ -39,14 +39,7 @@ class MdsevalState(TypedDict, total=False):
     candidates: Rows
 
 
-NODES = {
-    "pointwise": "mdseval.pointwise",
-    "pairwise": "mdseval.pairwise",
-    "faithfulness": "mdseval.faithfulness",
-    "image_prompt": "mdseval.image_prompt",
-    "checklist": "mdseval.checklist",
-    "summarizer": "mdseval.summarizer",
-}
+from dialeval.protocols.mdseval import ROLES as NODES  # noqa: E402  (one table of roles)
 
 
 def build_graph():

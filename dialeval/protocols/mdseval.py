@@ -21,6 +21,15 @@ from dialeval.metrics import mdseval as mm
 from dialeval.metrics.mdseval_human import human_mean, majority_label, summary_faithfulness
 
 SCORE_EVALUATORS = ("pointwise", "image_prompt", "checklist")
+# role -> default agent; the graph builds one node per role from the same table
+ROLES = {
+    "pointwise": "mdseval.pointwise",
+    "pairwise": "mdseval.pairwise",
+    "faithfulness": "mdseval.faithfulness",
+    "image_prompt": "mdseval.image_prompt",
+    "checklist": "mdseval.checklist",
+    "summarizer": "mdseval.summarizer",
+}
 LABEL = {"pointwise": "MLLM-as-a-judge", "image_prompt": "Image-to-Prompt", "checklist": "Checklist-CoT", "pairwise": "MLLM-as-a-judge (pairwise)", "faithfulness": "MLLM-as-a-judge"}
 
 
@@ -414,14 +423,7 @@ register_benchmark(
         aggregate=aggregate,
         score_dimensions=score_dimensions,
         tables=tables,
-        roles={
-            "pointwise": "mdseval.pointwise",
-            "pairwise": "mdseval.pairwise",
-            "faithfulness": "mdseval.faithfulness",
-            "image_prompt": "mdseval.image_prompt",
-            "checklist": "mdseval.checklist",
-            "summarizer": "mdseval.summarizer",
-        },
+        roles=dict(ROLES),
         after_run=after_run,
         metrics_only=metrics_only,
         item_scores=item_scores,
