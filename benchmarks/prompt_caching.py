@@ -6,17 +6,23 @@ The dry-run backend replays every prompt through dialeval's prefix-cache emulato
 how prefix-stable each protocol's prompts are. With ``--shared`` it also runs the real
 KGDS and VDAct files from ../shared/data (whole benchmark; a minute or two).
 
+For KGDS it then breaks the requests down by agent (:func:`kgds_breakdown`), with the
+ceiling no prompt layout can pass: only requests of 1,024 tokens or more are ever cached.
+
 Usage: python benchmarks/prompt_caching.py [--model gpt-4o-mini] [--shared]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.prompt_cache import MIN_CACHED, STEP
+from dialeval.runner import RESULTS, run
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "dialeval" / "fixtures"
@@ -39,6 +45,23 @@ def cases(shared: bool) -> list[tuple[str, str, Path]]:
     return out
 
 
+def kgds_breakdown(run_dir: Path) -> list[str]:
+    """Per agent: requests, input tokens, cacheable tokens, and the ceiling (what a cache
+    could serve at most: requests under 1,024 tokens never, longer ones down to a 128 step)."""
+    totals: dict[str, Counter[str]] = {}
+    for line in (run_dir / RESULTS).read_text(encoding="utf-8").splitlines():
+        for call in json.loads(line)["usage"]:
+            n = call["input_tokens"]
+            row = totals.setdefault(call["agent"], Counter())
+            row.update(requests=1, input=n, cached=call["cached_input_tokens"], ceiling=n // STEP * STEP if n >= MIN_CACHED else 0)
+    totals["all agents"] = sum(totals.values(), Counter())
+    out = ["| agent | requests | input tokens | cacheable | share | ceiling (requests >= 1,024 tokens) |", "|---|---:|---:|---:|---:|---:|"]
+    for agent, t in sorted(totals.items(), key=lambda kv: (kv[0] == "all agents", -kv[1]["input"])):
+        share, ceiling = (t["cached"] / t["input"], t["ceiling"] / t["input"]) if t["input"] else (0.0, 0.0)
+        out.append(f"| {agent} | {t['requests']} | {t['input']:,} | {t['cached']:,} | {100 * share:.1f}% | {100 * ceiling:.1f}% |")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="gpt-4o-mini", help="price the dry run as this model")
@@ -48,6 +71,7 @@ def main() -> None:
     print(f"dry runs priced as {args.model}; cacheable = prompt tokens an API prefix cache would serve\n")
     print("| protocol | data | requests | input tokens | cacheable | cost with caching | cost without | saved |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
+    breakdowns: list[tuple[str, Path]] = []
     for bench, label, data in cases(args.shared):
         if not data.exists():
             continue
@@ -63,6 +87,11 @@ def main() -> None:
             f"| {bench} | {label} | {u['calls']} | {u['input_tokens']:,} | {100 * share:.1f}% "
             f"| ${with_:.4f} | ${without:.4f} | {100 * saved:.1f}% |"
         )
+        if bench == "kgds":
+            breakdowns.append((label, result.run_dir))
+    for label, run_dir in breakdowns:
+        print(f"\nKGDS by agent, {label}:\n")
+        print("\n".join(kgds_breakdown(run_dir)))
 
 
 if __name__ == "__main__":

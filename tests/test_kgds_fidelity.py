@@ -40,8 +40,9 @@ def template_text(name: str) -> str:
 
 
 def answer_keys(name: str) -> list[str]:
-    """Keys of the JSON answer the template asks for, in the order it shows them."""
-    last = template_text(name).strip().splitlines()[-1]
+    """Keys of the JSON answer the template asks for, in the order it shows them (the
+    format line is the last one opening a JSON object: judges' items may follow it)."""
+    last = [line for line in template_text(name).strip().splitlines() if line.startswith("{")][-1]
     return re.findall(r'"(\w+)":', last)
 
 
