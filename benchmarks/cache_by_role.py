@@ -15,6 +15,7 @@ one at a time, so consecutive prompts of an agent belong to one item).
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -58,11 +59,12 @@ class RecordingCache(PrefixCache):
 def measure(bench: str, data: Path, out: Path, model: str, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A dry run of ``bench`` on ``data``, items one at a time: (its usage totals, the per-prompt log)."""
     log: list[dict[str, Any]] = []
-    config = RunConfig(
-        model=ModelSettings(spec=f"dry-run:{model}"), output_dir=str(out), cache_path=None, preflight=False,
+    config = RunConfig(  # a folder of its own: a run already in ``out`` would be resumed, not measured
+        model=ModelSettings(spec=f"dry-run:{model}"), output_dir=tempfile.mkdtemp(dir=out), cache_path=None, preflight=False,
         options=options or {}, concurrency=1,
     )
-    with mock.patch("dialeval.models.PrefixCache", lambda: RecordingCache(log)):
+    # a fresh client, so this run's prompts meet an empty cache and are logged (clients are process-wide)
+    with mock.patch("dialeval.models.PrefixCache", lambda: RecordingCache(log)), mock.patch.dict("dialeval.models._CLIENTS", clear=True):
         result = run(bench, data, config, progress=False)
     return result.metrics["run"]["usage"], log
 
