@@ -65,22 +65,60 @@ def prompt_tokens(parts: Sequence[tuple[str, str]]) -> list[int]:
     return tokens
 
 
+STABLE_PREFIX = "dialeval_stable_prefix"  # additional_kwargs key: where a message's reusable part ends
+
+
+def mark_stable_prefix(message: Any, ends: Sequence[int]) -> Any:
+    """``message`` noting where its reusable part ends, for Anthropic's breakpoints.
+
+    A single-turn prompt can grow inside its last message (a session judge's earlier
+    turns, a judge's pictures of the dialogue). ``ends`` are the boundaries of its
+    stable parts, in order: character offsets into a text message, or block counts of a
+    message made of blocks; the last one ends the part the next call repeats. The note
+    lives in ``additional_kwargs``, which no provider receives; only
+    :func:`with_cache_breakpoints` reads it, so other backends get the message unchanged.
+    """
+    kept = sorted({e for e in ends if e > 0})
+    return message.model_copy(update={"additional_kwargs": {**message.additional_kwargs, STABLE_PREFIX: kept}}) if kept else message
+
+
 def with_cache_breakpoints(messages: Sequence[Any]) -> list[Any]:
     """``messages`` with Anthropic cache breakpoints on their stable prefix.
 
-    Anthropic reuses a cached prefix only where a client marked one. Two marks cover
+    Anthropic reuses a cached prefix only where a client marked one. Three marks cover
     our protocols: the end of the system prompt (static instructions, shared by every
-    call of an agent), and the end of the message before the last one (a conversation
-    so far, which the next call repeats before its new turn). The last message, new in
-    every call, is left unmarked, so nothing is paid for caching what is never reused.
+    call of an agent), the end of the message before the last one (a conversation so
+    far, which the next call repeats before its new turn), and, in a message noted by
+    :func:`mark_stable_prefix`, the end of its stable part, cut into blocks at every
+    noted boundary so that the next call, whose stable part is longer, still finds the
+    earlier boundary (Anthropic looks for hits at block boundaries only). What is new in
+    every call is left unmarked, so nothing is paid for caching what is never reused.
     """
-    out = list(messages)
+    out = [_split_marked(m, m.additional_kwargs[STABLE_PREFIX]) if m.additional_kwargs.get(STABLE_PREFIX) else m for m in messages]
     for i, message in enumerate(out):
         if message.type == "system":
             out[i] = _marked(message)
     if len([m for m in out if m.type != "system"]) >= 2 and out[-2].type != "system":
         out[-2] = _marked(out[-2])
     return out
+
+
+def _split_marked(message: Any, ends: list[int]) -> Any:
+    """The message as blocks cut at ``ends``, the block that closes the stable part marked."""
+    content = message.content
+    if isinstance(content, str):
+        cuts = [0, *[e for e in ends if e < len(content)]]
+        blocks: list[Any] = [{"type": "text", "text": content[a:b]} for a, b in zip(cuts, cuts[1:])]
+        last = len(blocks) - 1
+        blocks.append({"type": "text", "text": content[cuts[-1]:]})
+    else:
+        blocks = [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+        last = min(ends[-1], len(blocks)) - 1
+    if last < 0:
+        return message
+    blocks[last] = {**blocks[last], "cache_control": {"type": "ephemeral"}}
+    kwargs = {k: v for k, v in message.additional_kwargs.items() if k != STABLE_PREFIX}
+    return message.model_copy(update={"content": blocks, "additional_kwargs": kwargs})
 
 
 def _marked(message: Any) -> Any:

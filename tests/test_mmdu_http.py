@@ -102,8 +102,11 @@ def test_anthropic_requests_carry_base64_image_blocks_in_tag_order(tmp_path, mon
         assert [b["source"]["type"] for b in images] == ["base64"] * 3
         assert [b["source"]["media_type"] for b in images] == ["image/png"] * 3
         assert [b["source"]["data"] for b in images] == SHAPES
-        labels = [b["text"] for b in blocks if b["type"] == "text"][1:]
-        assert labels == ["[image 1]", "[image 2]", "[image 3]"]
+        texts = [b["text"] for b in blocks if b["type"] == "text"]
+        assert texts[1:-2] == ["[image 1]", "[image 2]", "[image 3]"]
+        # pictures first, then the turn: the breakpoint closes the prefix every turn repeats
+        assert texts[0].endswith("each after its label:") and texts[-2] == "\n</pictures>" and "<question>" in texts[-1]
+        assert [b.get("text") for b in blocks if "cache_control" in b] == ["\n</pictures>"]
 
 
 def test_the_model_under_test_answers_with_its_history_and_the_pictures_where_tagged(tmp_path):

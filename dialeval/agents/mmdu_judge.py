@@ -23,9 +23,11 @@ from dialeval.agents.mmdu_common import MmduOptions, dialogue_of, labelled_image
 from dialeval.config import EvalContext
 from dialeval.data.mmdu import Dialogue, Turn, tags_in
 from dialeval.metrics.mmdu import DIMENSIONS, SHORT  # the paper's names, the keys of the judge's dictionary
+from dialeval.prompt_cache import mark_stable_prefix
 
 TEMPLATE = "mmdu/judge"
 LOW, HIGH = 1, 10
+CLOSE = "\n</pictures>"  # the template's end of the pictures
 
 
 def _canon(key: str) -> str:
@@ -100,20 +102,31 @@ def judged_images(dialogue: Dialogue, turn: Turn, mode: str) -> list[int]:
 
 
 def build_messages(ctx: AgentContext, dialogue: Dialogue, turn: Turn, answer: str, mode: str, blocks: bool) -> list[Any]:
-    """The rendered judge prompt with the turn's images appended to its last user message."""
+    """The rendered judge prompt, the pictures (blocks or captions) first in its user message.
+
+    With ``judge_images: dialogue`` every turn of a dialogue shows the same pictures, so
+    instructions and pictures form a prefix that API prompt caches serve from the
+    second turn on; for Anthropic the message notes where that prefix ends.
+    """
     numbers = judged_images(dialogue, turn, mode)
     if not numbers:
         note = "(no pictures are shown with this question)"
     elif blocks:
-        note = "The pictures of this conversation follow after the answer, each after its label: " + ", ".join(
-            f"[image {n}]" for n in numbers
-        )
+        note = "The pictures of this conversation, each after its label:"
     else:
         note = "The pictures of this conversation, described in words:\n" + str(labelled_images(numbers, dialogue.image, False))
     messages = ctx.template.render(question=turn.question, reference=turn.reference, answer=answer, images=note)
+    text = str(messages[-1].content)
+    cut = text.find(note)
+    cut = len(text) if cut < 0 else cut + len(note)  # the pictures go right after the note
+    end = cut + len(CLOSE) if text.startswith(CLOSE, cut) else cut  # where the part every turn repeats ends
     if blocks and numbers:
-        last = messages[-1]
-        messages[-1] = HumanMessage([{"type": "text", "text": str(last.content)}, *labelled_images(numbers, dialogue.image, True)])
+        head = [{"type": "text", "text": text[:cut]}, *labelled_images(numbers, dialogue.image, True)]
+        head += [{"type": "text", "text": text[cut:end]}] if end > cut else []  # Anthropic keeps no mark on an image
+        messages[-1] = HumanMessage(head + ([{"type": "text", "text": text[end:]}] if text[end:] else []))
+        end = len(head)
+    if mode == "dialogue" and numbers:
+        messages[-1] = mark_stable_prefix(messages[-1], [end])
     return messages
 
 
@@ -149,7 +162,10 @@ def judge():
             }
 
         todo = [(t, answers[t.number]) for t in dialogue.turns if t.number in answers]
-        return {"grades": list(await asyncio.gather(*(one(t, a) for t, a in todo)))}
+        # the first turn alone, then the rest at once: a provider caches a prefix only once a
+        # request has sent it, so the others then find the instructions and pictures cached
+        first = [await one(*todo[0])] if todo else []
+        return {"grades": first + list(await asyncio.gather(*(one(t, a) for t, a in todo[1:])))}
 
     return judge_all
 

@@ -23,10 +23,12 @@ from dialeval.agents.mmdu_common import (
     fit_history,
     history_messages,
 )
-from dialeval.agents.mmrc_common import with_history
+from dialeval.agents.mmrc_common import DRY_RUN_REPLY, with_history
 from dialeval.config import EvalContext
 
 TEMPLATE = "mmdu/responder"
+# an answer of about the paper's average length (368 tokens) for dry runs: histories as long as a real model's
+DRY_RUN_ANSWER = f"{DRY_RUN_REPLY} {DRY_RUN_REPLY}"
 
 
 @register_agent("mmdu.responder", role="responder", benchmark="mmdu")
@@ -55,7 +57,7 @@ def responder():
         except ContextOverflow as err:
             raise ContextOverflow(f"dialogue {dialogue.id!r}, turn {turn.number}: {err}") from None
         messages = with_history(rendered, [m for pair in kept for m in pair])
-        call = await ask_text(ctx, "mmdu.responder", messages, placeholder="dry-run answer")
+        call = await ask_text(ctx, "mmdu.responder", messages, placeholder=DRY_RUN_ANSWER)
         reply = {
             "turn": turn.number,
             "text": call.raw.strip(),

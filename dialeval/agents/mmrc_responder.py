@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from dialeval.agents.base import AgentContext, ask_text, register_agent
 from dialeval.agents.mmrc_common import (
+    DRY_RUN_REPLY,
     MmrcOptions,
     accepts_images,
     attach_images,
@@ -86,7 +87,7 @@ def reply():
         message = turn.user if blocks else user_input(turn.user, turn.images, first, blocks=False)
         rendered = attach_images(ctx.template.render(message=message), turn.images, first, blocks)
         messages = with_history(rendered, history(conv, texts, index, blocks))
-        call = await ask_text(ctx, "mmrc.reply", messages, placeholder="dry-run reply")
+        call = await ask_text(ctx, "mmrc.reply", messages, placeholder=DRY_RUN_REPLY)
         return {"replies": [{"turn": index + 1, "text": call.raw.strip(), "call": call.model_dump()}]}
 
     return reply_turn
@@ -165,7 +166,7 @@ def answer():
             if condition == "on" and notes is not None:
                 message, note = await notes.given(question, asked, earlier)
             rendered = ctx.template.render(message=message)
-            call = await ask_text(ctx, "mmrc.answer", with_history(rendered, earlier), placeholder="dry-run answer")
+            call = await ask_text(ctx, "mmrc.answer", with_history(rendered, earlier), placeholder=DRY_RUN_REPLY)
             return {
                 "condition": condition,
                 "index": index,

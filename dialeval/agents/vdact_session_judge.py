@@ -23,16 +23,15 @@ from dialeval.agents.vdact_common import (
     unanswered,
 )
 from dialeval.config import EvalContext
+from dialeval.prompt_cache import mark_stable_prefix
 from dialeval.templates import Template
 
 NO_HISTORY = "(none: this is the first turn)"
 NO_VERDICT = "(no grade: the grader's reply for this turn could not be read)"
 
 
-def render_history(turns: list[dict[str, Any]], judged: list[dict[str, Any]]) -> str:
+def history_blocks(turns: list[dict[str, Any]], judged: list[dict[str, Any]]) -> list[str]:
     """Earlier turns with question, reference, candidate, rationale and rating, in order."""
-    if not judged:
-        return NO_HISTORY
     by_id = {t["id"]: t for t in turns}
     blocks = []
     for entry in judged:
@@ -42,17 +41,30 @@ def render_history(turns: list[dict[str, Any]], judged: list[dict[str, Any]]) ->
         else:
             said = f"{entry['rationale'].strip()} So rating={int(entry['scores']['rating'])}"
         blocks.append(turn_block(f"Turn {turn['turn_num']}", turn["question"], turn["reference"], turn["candidate"], said))
-    return "\n\n".join(blocks)
+    return blocks
 
 
 def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessage]:
-    """The prompt for the turn at ``state['index']``, carrying every verdict so far."""
-    return template.render(
+    """The prompt for the turn at ``state['index']``, carrying every verdict so far.
+
+    Everything before the turn to grade (instructions, example, summary, earlier turns)
+    is what the next turn's prompt repeats, so API prompt caches serve it; for Anthropic
+    the user message notes where each earlier turn ends (see ``mark_stable_prefix``).
+    """
+    blocks = history_blocks(state["dialogue"]["turns"], state.get("judged", []))
+    history = "\n\n".join(blocks) or NO_HISTORY
+    messages = template.render(
         **turn_values(state),
         example=render_example(example_of(state)),
         turn_num=current_turn(state)["turn_num"],
-        history=render_history(state["dialogue"]["turns"], state.get("judged", [])),
+        history=history,
     )
+    text = messages[-1].content
+    start = text.find(history) if blocks and isinstance(text, str) else -1
+    if start >= 0:
+        ends = [start + len("\n\n".join(blocks[: i + 1])) for i in range(len(blocks))]
+        messages[-1] = mark_stable_prefix(messages[-1], ends)
+    return messages
 
 
 @register_agent("vdact.session_judge", role="judge", benchmark="vdact")
