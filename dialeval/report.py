@@ -14,7 +14,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
-from dialeval.report_header import header
+from dialeval.report_header import citation, header
 from dialeval.usage import cost_text, summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
@@ -127,7 +127,7 @@ def render_report(
             "",
         ]
     lines += [
-        f"- benchmark: `{bench.name}` ({bench.paper})",
+        f"- benchmark: `{bench.name}`{citation(bench)}",
         f"- data: `{resolved.get('data')}`",
         f"- default model: `{ctx.get('default_model', {}).get('spec')}`"
         + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from dialeval.benchmarks import Benchmark
+from dialeval.data.mdseval import SHORT as MDSEVAL_SHORT
 from dialeval.data.mmrc import ABILITY_NAMES
 from dialeval.metrics.kgds import ERROR_TYPES
+from dialeval.metrics.mmdu import SHORT as MMDU_SHORT
 
 GLOSSARY: dict[str, dict[str, str]] = {
     "kgds": {
@@ -31,28 +33,58 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "IMP": "image management precision",
         "RP": "refuse precision",
     },
+    "mmdu": {code: name for name, code in MMDU_SHORT.items() if code != name.split()[0]},
+    "mdseval": {code: aspect for aspect, code in MDSEVAL_SHORT.items()},
 }
 
 
 def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
-    """One line: what was under evaluation in this run."""
+    """One line: whose answers were under evaluation in this run, and who judged them.
+
+    Why: the same data file can hold the references (the model under test answers) or the
+    system outputs (a predictions file); a reader must not have to guess which."""
     context = resolved.get("context", {})
-    options = context.get("options", {})
+    options = context.get("options", resolved.get("options", {}))
     default = (context.get("default_model") or {}).get("spec")
 
     def model(role: str) -> str:
         return (context.get("models", {}).get(role) or {}).get("spec") or default
 
     data = resolved.get("data")
+    predictions = options.get("predictions")
     if bench.name == "kgds":
-        if options.get("predictions"):
-            return f"the summaries in `{options['predictions']}` (for the samples in `{data}`)"
+        if predictions:
+            return f"the summaries in `{predictions}` (for the samples in `{data}`)"
         rounds = options.get("reflection_rounds", 1)
         return f"summaries written by `{model('summarizer')}` for `{data}` (structured prompt, {rounds} self-reflection round(s))"
     if bench.name == "mmrc":
         notes = {"both": "without and with NOTE-TAKING", "on": "with NOTE-TAKING", "off": "without NOTE-TAKING"}
         return f"answers of `{model('responder')}` to the questions in `{data}`, {notes[options.get('note_taking', 'both')]}"
-    return f"the system outputs in `{data}`"
+    if bench.name == "mmdu":
+        judged = f"judged by `{model('judge')}` against the reference answers in `{data}`"
+        if predictions:
+            return f"the answers in `{predictions}` to the questions in `{data}`, {judged}"
+        return f"answers of `{model('responder')}` (role responder) to the questions in `{data}`, {judged}"
+    if bench.name == "vdact":
+        return f"the system responses in `{data}`, judged by `{model('judge')}` ({options.get('judge', 'session')} judge)"
+    if bench.name == "answers":
+        return f"the answers in `{data}`, graded 1-5 by `{model('judge')}` against each record's reference"
+    if bench.name == "mdseval":
+        evaluators = options.get("evaluators") or ["pointwise", "pairwise", "faithfulness"]
+        line = (f"the judges ({', '.join(f'{e}: `{model(e)}`' for e in evaluators)}), "
+                f"set against the human ratings of the summaries in `{data}`")
+        if options.get("setups"):
+            line += f"; new summaries written by `{model('summarizer')}` are judged too"
+        return line
+    if predictions:
+        return f"the outputs in `{predictions}` (for the records in `{data}`)"
+    return f"the records in `{data}`"
+
+
+def citation(bench: Benchmark) -> str:
+    """`` (paper)`` after the benchmark name, without doubled parentheses; empty without a paper."""
+    paper = bench.paper.strip().strip("()").strip()
+    return f" ({paper})" if paper else ""
 
 
 def role_rows(bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, dict[str, Any]]) -> list[str]:

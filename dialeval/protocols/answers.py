@@ -65,7 +65,7 @@ register_benchmark(
     Benchmark(
         name="answers",
         title="Answer grading with one judge (1-5 against a reference)",
-        paper="(generic)",
+        paper="a generic protocol, no paper",
         load=lambda path, options: load_answers(path),
         graph=_graph,
         to_input=to_input,

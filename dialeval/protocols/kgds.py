@@ -259,7 +259,7 @@ register_benchmark(
     Benchmark(
         name="kgds",
         title="KGDS: knowledge-grounded discussion summarization, hierarchical evaluation",
-        paper="kgds.txt (Zhou et al., KGDS benchmark)",
+        paper="Zhou et al., What are they talking about? Benchmarking LLMs for Knowledge-Grounded Discussion Summarization",
         load=load,
         graph=_graph,
         to_input=to_input,

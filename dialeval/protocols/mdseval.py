@@ -415,7 +415,7 @@ register_benchmark(
     Benchmark(
         name="mdseval",
         title="MDSEval: meta-evaluation of judges of multimodal dialogue summaries",
-        paper="mdseval.txt",
+        paper="Liu et al., MDSEval: a meta-evaluation benchmark for multimodal dialogue summarization",
         load=load,
         graph=_graph,
         to_input=to_input,

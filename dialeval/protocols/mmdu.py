@@ -195,7 +195,7 @@ register_benchmark(
     Benchmark(
         name="mmdu",
         title="MMDU: multi-turn, multi-image answers judged on six dimensions and Overall",
-        paper="mmdu.txt",
+        paper="Liu et al., MMDU: a multi-turn multi-image dialog understanding benchmark",
         load=load,
         graph=_graph,
         to_input=to_input,

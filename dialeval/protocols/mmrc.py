@@ -259,7 +259,7 @@ register_benchmark(
     Benchmark(
         name="mmrc",
         title="MMRC: six conversational abilities, with and without NOTE-TAKING",
-        paper="mmrc.txt",
+        paper="Xue et al., MMRC: a benchmark for understanding multimodal LLMs in real-world conversation",
         load=load,
         graph=_graph,
         to_input=to_input,
