@@ -223,4 +223,6 @@ def write_report(run_dir: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{config_path}: not a readable run config ({err})") from None
     bench = get_benchmark(resolved["benchmark"])
     rows = list(read_results(run_dir).values())
+    if not rows:  # an empty report would read like a run whose items all vanished
+        raise ConfigError(f"{run_dir}: no results yet: this run never evaluated an item (run it with `dialeval run`)")
     return finish_run(run_dir, bench, rows, resolved)
