@@ -14,7 +14,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
-from dialeval.report_header import citation, header
+from dialeval.report_header import citation, header, system_outputs
 from dialeval.usage import cost_text, summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
@@ -90,6 +90,7 @@ def finish_run(
         "dry_run": dry_run,
         "usage": usage["total"],
         "scores": score_reliability(bench, records),
+        "system_outputs": system_outputs(bench, resolved, rows),
     }
     metrics = {**metrics, "run": run_info}
     from dialeval.secrets import scrub  # a key echoed in an error message stays out
@@ -120,6 +121,9 @@ def render_report(
             "re-run the same command to retry them (see *Failed items*).",
             "",
         ]
+    system = run.get("system_outputs") or {}
+    if system.get("warning"):
+        lines += [f"> **Mostly system failures.** {system['warning'][0].upper()}{system['warning'][1:]}.", ""]
     if run["dry_run"]:
         lines += [
             "> **Dry run.** No model was called: scores below are placeholders, token counts",

@@ -104,6 +104,49 @@ def _recorded_as(name: str, stems: set[str]) -> bool:
     return any(name == stem or name.startswith((stem + ".", stem + "_")) for stem in stems)
 
 
+SYSTEM_FAILURE_SHARE = 0.5  # above this share of cut-off/unreadable system outputs, the run says so first
+
+
+def system_outputs(bench: Benchmark, resolved: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How many outputs of the system under test came back cut off or unreadable.
+
+    Why: when the system fails almost everywhere every score is 0 or n/a for a reason that
+    has nothing to do with the judges; the reader must learn that before the tables."""
+    if not bench.system_roles:
+        return None
+    chosen = resolved.get("context", {}).get("agents", {})
+    stems = set()
+    for role in bench.system_roles:
+        default = bench.roles.get(role, f"{bench.name}.{role}")
+        stems |= {chosen.get(role, default), default, f"{bench.name}.{role}"}
+    calls = [
+        c
+        for r in rows
+        if isinstance(r.get("result"), dict)
+        for c in r["result"].get("calls", [])
+        if isinstance(c, dict) and _recorded_as(str(c.get("agent", "")), stems)
+    ]
+    if not calls:
+        return None
+    statuses = [c.get("status") for c in calls]
+    info = {
+        "what": bench.system_output,
+        "agents": sorted({str(c["agent"]) for c in calls}),
+        "outputs": len(calls),
+        "truncated": statuses.count("truncated"),
+        "unparsed": statuses.count("unparsed"),
+    }
+    bad = info["truncated"] + info["unparsed"]
+    info["warning"] = (
+        f"{bad} of {len(calls)} {info['what']} of the system under test ({', '.join(info['agents'])}) were system "
+        f"failures ({info['truncated']} cut off at the token limit, {info['unparsed']} unreadable), so the scores "
+        "mostly measure those failures; give that role more max_tokens or structured_output: true"
+        if bad and bad >= SYSTEM_FAILURE_SHARE * len(calls)
+        else None
+    )
+    return info
+
+
 def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) -> list[str]:
     """The report lines that follow the run facts: what was evaluated, roles, glossary."""
     lines = [f"- evaluated: {evaluated(bench, resolved)}", ""]

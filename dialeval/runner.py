@@ -62,6 +62,11 @@ class RunResult:
         """Every item was measured: no failed item, none left out."""
         return self.failed == 0 and self.not_evaluated == 0
 
+    @property
+    def system_failures(self) -> str | None:
+        """Set when most outputs of the system under test were cut off or unreadable."""
+        return ((self.metrics.get("run") or {}).get("system_outputs") or {}).get("warning")
+
 
 class RunLocked(ConfigError):
     """Another process is writing the run folder."""

@@ -279,5 +279,7 @@ register_benchmark(
         template_keys=("summarizer_ebs", "summarizer_abs", "reflection_ebs", "reflection_abs", "feedback_judge", "fact_decomposer", "fact_verifier", "opinion_verifier", "error_classifier"),
         metrics_only=metrics_only,
         item_scores=item_scores,
+        system_roles=("summarizer", "reflection"),
+        system_output="summaries",
     )
 )

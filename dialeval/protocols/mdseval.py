@@ -424,6 +424,8 @@ register_benchmark(
         score_dimensions=score_dimensions,
         tables=tables,
         roles=dict(ROLES),
+        system_roles=("summarizer",),
+        system_output="summaries",
         after_run=after_run,
         metrics_only=metrics_only,
         item_scores=item_scores,

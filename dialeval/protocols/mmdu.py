@@ -204,6 +204,7 @@ register_benchmark(
         score_dimensions=score_dimensions,
         tables=tables,
         roles={"responder": "mmdu.responder", "judge": "mmdu.judge"},
+        system_roles=("responder",),
         metrics_only=compare_judges,
         item_scores=item_scores,
     )

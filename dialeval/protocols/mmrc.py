@@ -279,5 +279,6 @@ register_benchmark(
         model_roles=("responder", "notetaker", "judge", "item_extractor", "refusal_detector"),
         template_keys=("responder", "responder_question", "notetaker", "item_extractor", "refusal_detector", "judge_ie", "judge_cr", "judge_iu", "judge_im", "judge_mr", "judge_ar"),
         after_run=after_run,
+        system_roles=("reply", "answer"),
     )
 )
