@@ -375,6 +375,10 @@ def _load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
         items = bench.load(Path(data), config.options)
     except UnicodeDecodeError as err:
         raise DataError(data, f"not UTF-8 text (byte offset {err.start}: {err.reason})") from None
+    except ConfigError as err:  # a mistyped option names the config file it sits in
+        if config.source != "config" and str(err).startswith(f"{bench.name} option "):
+            raise ConfigError(f"{config.source}: {err}") from None
+        raise
     if not items:
         raise DataError(data, "holds no items to evaluate")
     ids = [item.id for item in items]
