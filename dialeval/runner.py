@@ -150,7 +150,7 @@ def read_results(run_dir: Path) -> dict[str, dict[str, Any]]:
             if torn:
                 continue
             raise DataError(
-                path, f"{err}; fix or delete that line, or start over with --fresh", record=f"line {number}"
+                path, f"{err}; fix or delete that line, or start over with --fresh", line=number
             ) from None
         latest[row["id"]] = row
     return latest

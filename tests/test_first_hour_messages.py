@@ -26,3 +26,41 @@ def test_the_answers_table_counts_truncated_and_unparsed_verdicts_apart(tmp_path
     row = result.metrics["systems"]["demo-bot"]
     assert (row["items"], row["scored"], row["unparsed"], row["truncated"]) == (3, 1, 1, 1)
     assert "| demo-bot | 3 | 1 | 1 | 1 | 4.00 | 0.750 |" in result.report_path.read_text()
+
+
+def test_a_data_folder_given_for_a_file_is_called_a_folder(tmp_path, capsys):
+    from dialeval.cli import main
+
+    assert main(["run", "kgds", "--data", str(FIXTURES), "--model", "dry-run", "--output-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder, not a JSON or JSONL file" in err and "file not found" not in err
+
+
+def test_records_count_from_0_and_jsonl_lines_from_1(tmp_path):
+    from dialeval.data.answers import load_answers
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": \n')
+    with pytest.raises(DataError, match=r"broken\.jsonl, record 1 \(line 3\): not valid JSON \("):
+        load_answers(broken)
+    missing = tmp_path / "missing.jsonl"
+    missing.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": "q", "reference": "y"}\n')
+    with pytest.raises(DataError, match=r"missing\.jsonl, record 1 \(line 3, id='b'\), field 'answer'"):
+        load_answers(missing)
+
+
+def test_a_validators_own_sentence_loses_pydantics_prefix(tmp_path):
+    from dialeval.data.io import validate_record
+    from pydantic import BaseModel, field_validator
+
+    class Paragraph(BaseModel):
+        index: int
+
+        @field_validator("index")
+        @classmethod
+        def _known(cls, value: int) -> int:
+            raise ValueError(f"paragraph {value} is not in the background")
+
+    with pytest.raises(DataError) as failure:
+        validate_record(Paragraph, {"index": 99}, "bg.json", 0)
+    assert str(failure.value) == "bg.json, record 0, field 'index': paragraph 99 is not in the background"
