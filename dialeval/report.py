@@ -165,9 +165,11 @@ def render_report(
             f"Priced calls alone cost {t['cost_usd']:.4f} USD.",
         ]
     lines += ["", "## Judge reliability", "", "| agent | model | calls | unparsed | truncated | errors |", "|---|---|---:|---:|---:|---:|"]
+    system_agents = set((run.get("system_outputs") or {}).get("agents", []))
     for agent, a in usage["per_agent"].items():
+        label = f"{agent} (system under test)" if agent in system_agents else agent
         lines.append(
-            f"| {agent} | {', '.join(a['models'])} | {a['calls']} | {a['unparsed']} ({_pct(a['unparsed_share'])}) "
+            f"| {label} | {', '.join(a['models'])} | {a['calls']} | {a['unparsed']} ({_pct(a['unparsed_share'])}) "
             f"| {a['truncated']} ({_pct(a['truncated_share'])}) | {a['error']} ({_pct(a['error_share'])}) |"
         )
     scores = run["scores"]

@@ -48,6 +48,7 @@ def test_a_run_whose_summaries_were_all_cut_off_says_so_in_python_and_in_the_rep
     assert result.complete and result.system_failures
     report = result.report_path.read_text()
     assert report.index("**Mostly system failures.** 2 of 2 summaries") < report.index("## Results")
+    assert "| kgds.summarizer.ebs (system under test) |" in report  # not listed as if it were a judge
 
 
 def test_the_cli_prints_it_among_its_last_lines(tmp_path, capsys):
