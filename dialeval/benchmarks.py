@@ -35,6 +35,8 @@ class Benchmark:
     - ``roles`` maps agent roles (keys under ``agents:``) to default agents;
       ``model_roles`` / ``template_keys`` list the keys valid under ``models:`` /
       ``templates:`` when they differ from the roles (the runner rejects others).
+    - ``system_roles`` name the roles played by the system under test (a summarizer, a
+      responder): their cut-off or unreadable outputs are the system's failures.
     - ``item_scores(records)`` gives, per judged dimension, the score of every scored unit
       (an item id, or ``"<item id>/<turn>"`` for turn-level scores), readable answers only;
       ``dialeval compare`` and the viewer align runs with it.
@@ -61,6 +63,10 @@ class Benchmark:
     metrics_only: Callable[[list[Path], dict[str, Any]], str] | None = None
     # dimension -> {unit id -> score}; see the class docstring
     item_scores: Callable[[list[dict[str, Any]]], dict[str, dict[str, float]]] | None = None
+    # roles played by the system under test (not judges), and what one of its outputs is
+    # called; the report says so loudly when most of those outputs were cut off or unreadable
+    system_roles: tuple[str, ...] = ()
+    system_output: str = "answers"
 
 
 # name -> module that registers it (imported lazily)

@@ -113,10 +113,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _warnings(metrics: dict[str, object]) -> list[str]:
     run = metrics.get("run", {}) if isinstance(metrics.get("run"), dict) else {}
     usage = run.get("usage", {}) if isinstance(run, dict) else {}
+    out = []
     if isinstance(usage, dict) and usage.get("unpriced_calls"):
         models = ", ".join(usage.get("unpriced_models", []))
-        return [f"cost unknown: no price is known for {models}; set `price` or `price_as` for it"]
-    return []
+        out.append(f"cost unknown: no price is known for {models}; set `price` or `price_as` for it")
+    system = run.get("system_outputs") if isinstance(run, dict) else None
+    if isinstance(system, dict) and system.get("warning"):
+        out.append(str(system["warning"]))
+    return out
 
 
 def _summary(run_dir: Path) -> str:

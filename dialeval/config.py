@@ -7,7 +7,7 @@ holds secrets only (API keys are read by name, never stored).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -221,11 +221,54 @@ def default_model_spec() -> str:
     return "smollm2"
 
 
-def _describe(err: ValidationError) -> str:
+def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model that holds the field at ``path`` (dict keys and list indexes skipped)."""
+    current: Any = model
+    for part in path:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = _inner_model(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """``ModelSettings`` out of ``ModelSettings | None`` or ``dict[str, ModelSettings]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def unknown_key(key: str, valid: list[str]) -> str:
+    """``unknown key; valid: a, b, c (did you mean 'b'?)``: a typo shows its fix."""
+    import difflib
+
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    return f"unknown key; valid: {', '.join(valid)}" + (f" (did you mean '{close[0]}'?)" if close else "")
+
+
+def _message(model: type[BaseModel], e: Any) -> str:
+    """pydantic's message, or for an unknown key the valid keys and the closest one."""
+    if e["type"] == "extra_forbidden" and e["loc"]:
+        holder = _model_at(model, tuple(p for p in e["loc"][:-1] if not isinstance(p, int)))
+        if holder is None and len(e["loc"]) >= 2:  # a dict of models: models.<role>.<key>
+            holder = _model_at(model, tuple(e["loc"][:-2]))
+        if holder is not None:
+            return unknown_key(str(e["loc"][-1]), list(holder.model_fields))
+    return str(e["msg"]).removeprefix("Value error, ")
+
+
+def _describe(err: ValidationError, model: type[BaseModel] = BaseModel) -> str:
     lines = []
     for e in err.errors():
         where = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        lines.append(f"field '{where}': {e['msg']}")
+        lines.append(f"field '{where}': {_message(model, e)}")
     return "; ".join(lines)
 
 
@@ -236,7 +279,7 @@ def parse_options(model: type[O], options: dict[str, Any] | None, benchmark: str
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "options"
-        raise ConfigError(f"{benchmark} option '{where}': {first['msg']}") from None
+        raise ConfigError(f"{benchmark} option '{where}': {_message(model, first)}") from None
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
@@ -268,7 +311,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(f"{source}: {_describe(err)}") from None
+        raise ConfigError(f"{source}: {_describe(err, RunConfig)}") from None
     except ValueError as err:  # spec errors raised inside validators
         raise ConfigError(f"{source}: {err}") from None
     config._source = source

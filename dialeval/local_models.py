@@ -394,7 +394,7 @@ def _load(source: str) -> LocalEngine:
             engine.load_seconds = time.perf_counter() - started
             return engine
         tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
-        with _cached_gguf_name_maps():
+        with _cached_gguf_name_maps(), _quiet_loading():
             model = AutoModelForCausalLM.from_pretrained(
                 where,
                 dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
@@ -656,3 +656,25 @@ class LocalChatModel(BaseChatModel):
         request = self._request(messages, json_schema)
         output = await self._batcher.submit(request)
         return _result(_apply_stop(_prefixed(output, request.prefill), stop), self._engine.source)
+
+
+def _quiet_loading() -> Any:
+    """transformers' loading bars off while a model loads: SmolLM2's GGUF de-quantizing and
+    weight bars printed about 30 lines per run inside the run's own bar. Warnings still show."""
+    import contextlib
+
+    from transformers.utils import logging as hf_logging
+
+    stack = contextlib.ExitStack()
+    if hf_logging.is_progress_bar_enabled():
+        hf_logging.disable_progress_bar()
+        stack.callback(hf_logging.enable_progress_bar)
+    try:  # the GGUF loader uses tqdm directly: make it follow transformers' switch
+        from transformers import modeling_gguf_pytorch_utils as gguf_loader
+    except ImportError:
+        return stack
+    if hasattr(gguf_loader, "tqdm"):
+        from unittest import mock
+
+        stack.enter_context(mock.patch.object(gguf_loader, "tqdm", hf_logging.tqdm))
+    return stack

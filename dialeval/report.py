@@ -14,7 +14,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
-from dialeval.report_header import header
+from dialeval.report_header import citation, header, system_outputs
 from dialeval.usage import cost_text, summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
@@ -90,6 +90,7 @@ def finish_run(
         "dry_run": dry_run,
         "usage": usage["total"],
         "scores": score_reliability(bench, records),
+        "system_outputs": system_outputs(bench, resolved, rows),
     }
     metrics = {**metrics, "run": run_info}
     from dialeval.secrets import scrub  # a key echoed in an error message stays out
@@ -120,6 +121,9 @@ def render_report(
             "re-run the same command to retry them (see *Failed items*).",
             "",
         ]
+    system = run.get("system_outputs") or {}
+    if system.get("warning"):
+        lines += [f"> **Mostly system failures.** {system['warning'][0].upper()}{system['warning'][1:]}.", ""]
     if run["dry_run"]:
         lines += [
             "> **Dry run.** No model was called: scores below are placeholders, token counts",
@@ -127,7 +131,7 @@ def render_report(
             "",
         ]
     lines += [
-        f"- benchmark: `{bench.name}` ({bench.paper})",
+        f"- benchmark: `{bench.name}`{citation(bench)}",
         f"- data: `{resolved.get('data')}`",
         f"- default model: `{ctx.get('default_model', {}).get('spec')}`"
         + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),
@@ -161,9 +165,11 @@ def render_report(
             f"Priced calls alone cost {t['cost_usd']:.4f} USD.",
         ]
     lines += ["", "## Judge reliability", "", "| agent | model | calls | unparsed | truncated | errors |", "|---|---|---:|---:|---:|---:|"]
+    system_agents = set((run.get("system_outputs") or {}).get("agents", []))
     for agent, a in usage["per_agent"].items():
+        label = f"{agent} (system under test)" if agent in system_agents else agent
         lines.append(
-            f"| {agent} | {', '.join(a['models'])} | {a['calls']} | {a['unparsed']} ({_pct(a['unparsed_share'])}) "
+            f"| {label} | {', '.join(a['models'])} | {a['calls']} | {a['unparsed']} ({_pct(a['unparsed_share'])}) "
             f"| {a['truncated']} ({_pct(a['truncated_share'])}) | {a['error']} ({_pct(a['error_share'])}) |"
         )
     scores = run["scores"]
@@ -223,4 +229,6 @@ def write_report(run_dir: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{config_path}: not a readable run config ({err})") from None
     bench = get_benchmark(resolved["benchmark"])
     rows = list(read_results(run_dir).values())
+    if not rows:  # an empty report would read like a run whose items all vanished
+        raise ConfigError(f"{run_dir}: no results yet: this run never evaluated an item (run it with `dialeval run`)")
     return finish_run(run_dir, bench, rows, resolved)

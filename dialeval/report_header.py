@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from dialeval.benchmarks import Benchmark
+from dialeval.data.mdseval import SHORT as MDSEVAL_SHORT
 from dialeval.data.mmrc import ABILITY_NAMES
 from dialeval.metrics.kgds import ERROR_TYPES
+from dialeval.metrics.mmdu import SHORT as MMDU_SHORT
 
 GLOSSARY: dict[str, dict[str, str]] = {
     "kgds": {
@@ -31,28 +33,58 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "IMP": "image management precision",
         "RP": "refuse precision",
     },
+    "mmdu": {code: name for name, code in MMDU_SHORT.items() if code != name.split()[0]},
+    "mdseval": {code: aspect for aspect, code in MDSEVAL_SHORT.items()},
 }
 
 
 def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
-    """One line: what was under evaluation in this run."""
+    """One line: whose answers were under evaluation in this run, and who judged them.
+
+    Why: the same data file can hold the references (the model under test answers) or the
+    system outputs (a predictions file); a reader must not have to guess which."""
     context = resolved.get("context", {})
-    options = context.get("options", {})
+    options = context.get("options", resolved.get("options", {}))
     default = (context.get("default_model") or {}).get("spec")
 
     def model(role: str) -> str:
         return (context.get("models", {}).get(role) or {}).get("spec") or default
 
     data = resolved.get("data")
+    predictions = options.get("predictions")
     if bench.name == "kgds":
-        if options.get("predictions"):
-            return f"the summaries in `{options['predictions']}` (for the samples in `{data}`)"
+        if predictions:
+            return f"the summaries in `{predictions}` (for the samples in `{data}`)"
         rounds = options.get("reflection_rounds", 1)
         return f"summaries written by `{model('summarizer')}` for `{data}` (structured prompt, {rounds} self-reflection round(s))"
     if bench.name == "mmrc":
         notes = {"both": "without and with NOTE-TAKING", "on": "with NOTE-TAKING", "off": "without NOTE-TAKING"}
         return f"answers of `{model('responder')}` to the questions in `{data}`, {notes[options.get('note_taking', 'both')]}"
-    return f"the system outputs in `{data}`"
+    if bench.name == "mmdu":
+        judged = f"judged by `{model('judge')}` against the reference answers in `{data}`"
+        if predictions:
+            return f"the answers in `{predictions}` to the questions in `{data}`, {judged}"
+        return f"answers of `{model('responder')}` (role responder) to the questions in `{data}`, {judged}"
+    if bench.name == "vdact":
+        return f"the system responses in `{data}`, judged by `{model('judge')}` ({options.get('judge', 'session')} judge)"
+    if bench.name == "answers":
+        return f"the answers in `{data}`, graded 1-5 by `{model('judge')}` against each record's reference"
+    if bench.name == "mdseval":
+        evaluators = options.get("evaluators") or ["pointwise", "pairwise", "faithfulness"]
+        line = (f"the judges ({', '.join(f'{e}: `{model(e)}`' for e in evaluators)}), "
+                f"set against the human ratings of the summaries in `{data}`")
+        if options.get("setups"):
+            line += f"; new summaries written by `{model('summarizer')}` are judged too"
+        return line
+    if predictions:
+        return f"the outputs in `{predictions}` (for the records in `{data}`)"
+    return f"the records in `{data}`"
+
+
+def citation(bench: Benchmark) -> str:
+    """`` (paper)`` after the benchmark name, without doubled parentheses; empty without a paper."""
+    paper = bench.paper.strip().strip("()").strip()
+    return f" ({paper})" if paper else ""
 
 
 def role_rows(bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, dict[str, Any]]) -> list[str]:
@@ -70,6 +102,49 @@ def role_rows(bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, d
 def _recorded_as(name: str, stems: set[str]) -> bool:
     """``kgds.summarizer.ebs`` and ``mmrc.judge_ar`` are calls of ``kgds.summarizer`` and ``mmrc.judge``."""
     return any(name == stem or name.startswith((stem + ".", stem + "_")) for stem in stems)
+
+
+SYSTEM_FAILURE_SHARE = 0.5  # above this share of cut-off/unreadable system outputs, the run says so first
+
+
+def system_outputs(bench: Benchmark, resolved: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How many outputs of the system under test came back cut off or unreadable.
+
+    Why: when the system fails almost everywhere every score is 0 or n/a for a reason that
+    has nothing to do with the judges; the reader must learn that before the tables."""
+    if not bench.system_roles:
+        return None
+    chosen = resolved.get("context", {}).get("agents", {})
+    stems = set()
+    for role in bench.system_roles:
+        default = bench.roles.get(role, f"{bench.name}.{role}")
+        stems |= {chosen.get(role, default), default, f"{bench.name}.{role}"}
+    calls = [
+        c
+        for r in rows
+        if isinstance(r.get("result"), dict)
+        for c in r["result"].get("calls", [])
+        if isinstance(c, dict) and _recorded_as(str(c.get("agent", "")), stems)
+    ]
+    if not calls:
+        return None
+    statuses = [c.get("status") for c in calls]
+    info = {
+        "what": bench.system_output,
+        "agents": sorted({str(c["agent"]) for c in calls}),
+        "outputs": len(calls),
+        "truncated": statuses.count("truncated"),
+        "unparsed": statuses.count("unparsed"),
+    }
+    bad = info["truncated"] + info["unparsed"]
+    info["warning"] = (
+        f"{bad} of {len(calls)} {info['what']} of the system under test ({', '.join(info['agents'])}) were system "
+        f"failures ({info['truncated']} cut off at the token limit, {info['unparsed']} unreadable), so the scores "
+        "mostly measure those failures; give that role more max_tokens or structured_output: true"
+        if bad and bad >= SYSTEM_FAILURE_SHARE * len(calls)
+        else None
+    )
+    return info
 
 
 def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) -> list[str]:

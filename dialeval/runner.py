@@ -14,9 +14,12 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 import time
 import traceback
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +61,11 @@ class RunResult:
     def complete(self) -> bool:
         """Every item was measured: no failed item, none left out."""
         return self.failed == 0 and self.not_evaluated == 0
+
+    @property
+    def system_failures(self) -> str | None:
+        """Set when most outputs of the system under test were cut off or unreadable."""
+        return ((self.metrics.get("run") or {}).get("system_outputs") or {}).get("warning")
 
 
 class RunLocked(ConfigError):
@@ -142,7 +150,7 @@ def read_results(run_dir: Path) -> dict[str, dict[str, Any]]:
             if torn:
                 continue
             raise DataError(
-                path, f"{err}; fix or delete that line, or start over with --fresh", record=f"line {number}"
+                path, f"{err}; fix or delete that line, or start over with --fresh", line=number
             ) from None
         latest[row["id"]] = row
     return latest
@@ -350,11 +358,14 @@ async def preflight_models(bench: Benchmark, config: RunConfig, context: Any) ->
             continue
         seen[key] = name
         checks.append((name, asyncio.to_thread(preflight, get_client(settings))))
-    for name, check in checks:
-        try:
-            await check
-        except PreflightError as err:
-            raise ConfigError(f"{config.source}: field '{name}': {err}") from None
+    # every check is awaited (no coroutine left pending) and every failing model is named at once
+    outcomes = await asyncio.gather(*(check for _, check in checks), return_exceptions=True)
+    failed = [(name, err) for (name, _), err in zip(checks, outcomes) if isinstance(err, BaseException)]
+    for _, err in failed:
+        if not isinstance(err, PreflightError):
+            raise err
+    if failed:
+        raise ConfigError("; ".join(f"{config.source}: field '{name}': {err}" for name, err in failed))
 
 
 def _load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
@@ -364,6 +375,10 @@ def _load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
         items = bench.load(Path(data), config.options)
     except UnicodeDecodeError as err:
         raise DataError(data, f"not UTF-8 text (byte offset {err.start}: {err.reason})") from None
+    except ConfigError as err:  # a mistyped option names the config file it sits in
+        if config.source != "config" and str(err).startswith(f"{bench.name} option "):
+            raise ConfigError(f"{config.source}: {err}") from None
+        raise
     if not items:
         raise DataError(data, "holds no items to evaluate")
     ids = [item.id for item in items]
@@ -397,6 +412,19 @@ def _prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> Non
     config_path.write_text(json.dumps(resolved, indent=2))
 
 
+@contextmanager
+def _removed_if_never_started(run_dir: Path, created: bool) -> Iterator[None]:
+    """A run stopped before its first result (no key, API unreachable at preflight) leaves
+    no folder behind, so the viewer and ``dialeval report`` never take it for a run."""
+    try:
+        yield
+    except BaseException:
+        results = run_dir / RESULTS
+        if created and not (results.exists() and results.stat().st_size):
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+
 async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True
 ) -> RunResult:
@@ -414,9 +442,10 @@ async def run_async(
 
     run_id = config.run_id or f"{benchmark}-{_fingerprint(benchmark, data, config, digest)}"
     run_dir = Path(config.output_dir) / run_id
+    created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     resolved = resolved_config(benchmark, data, config, digest)
-    with RunLock(run_dir):
+    with _removed_if_never_started(run_dir, created), RunLock(run_dir):
         _prepare_folder(run_dir, resolved, config.fresh)
         done = read_results(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]

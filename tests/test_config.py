@@ -91,3 +91,42 @@ def test_model_specs(spec, parsed):
 def test_bad_model_specs(spec):
     with pytest.raises(SpecError):
         parse_spec(spec)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "suggestion", "valid"),
+    [
+        ("concurency: 8\n", "field 'concurency'", "did you mean 'concurrency'?", "parse_retries"),
+        ("model: {spec: smollm2, max_token: 64}\n", "field 'model.max_token'", "did you mean 'max_tokens'?", "structured_output"),
+        ("models: {judge: {spec: smollm2, max_token: 64}}\n", "field 'models.judge.max_token'", "did you mean 'max_tokens'?", "base_url"),
+        ("model_s: {}\n", "field 'model_s'", "did you mean 'models'?", "options"),
+    ],
+)
+def test_a_mistyped_key_lists_the_valid_keys_and_suggests_the_closest(tmp_path, text, field, suggestion, valid):
+    path = tmp_path / "typo.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as failure:
+        load_config(path)
+    message = str(failure.value)
+    assert message.startswith(f"{path}: {field}: unknown key; valid: ")
+    assert message.endswith(f"({suggestion})") and valid in message
+    assert "Extra inputs" not in message
+
+
+def test_a_mistyped_option_names_the_config_file_the_key_and_the_closest_option(tmp_path):
+    from pathlib import Path
+
+    from dialeval.cli import main
+
+    path = tmp_path / "typo.yaml"
+    path.write_text("options: {reflection_round: 1}\n")
+    data = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+    with pytest.raises(ConfigError) as failure:
+        from dialeval.runner import run
+
+        run("kgds", data, load_config(path), progress=False)
+    message = str(failure.value)
+    assert message.startswith(f"{path}: kgds option 'reflection_round': unknown key; valid: patterns, reflection_rounds")
+    assert message.endswith("(did you mean 'reflection_rounds'?)")
+    assert main(["run", "kgds", "--data", str(data), "--config", str(path), "--output-dir", str(tmp_path / "runs")]) == 2
+    assert not (tmp_path / "runs").exists()

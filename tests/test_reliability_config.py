@@ -105,7 +105,7 @@ def test_a_corrupt_results_line_gives_a_message(tmp_path, capsys, bad_line):
     capsys.readouterr()
     assert _run(tmp_path, None, "--model", "dry-run") == 2
     err = capsys.readouterr().err
-    assert "results.jsonl, record line 2:" in err and "Traceback" not in err
+    assert "results.jsonl, line 2:" in err and "Traceback" not in err
     assert main(["report", str(run_dir)]) == 2
 
 

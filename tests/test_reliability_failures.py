@@ -79,7 +79,7 @@ def test_a_rerun_retries_exactly_the_failed_items_and_then_succeeds(tmp_path):
     assert len(server.requests) == sent + 1  # only the failed item was sent again
     assert second.complete and second.failed == 0
     assert second.metrics["systems"]["demo-bot"] == {
-        "items": 3, "scored": 3, "unparsed": 0, "mean_score": 4.0, "mean_scaled": 0.75,
+        "items": 3, "scored": 3, "unparsed": 0, "truncated": 0, "mean_score": 4.0, "mean_scaled": 0.75,
     }
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from dialeval.benchmarks import get_benchmark
-from dialeval.report_header import header
+from dialeval.report_header import citation, header
 
 
 
@@ -56,3 +58,45 @@ def test_abbreviations_are_spelled_out_once():
     for code in ("EP", "IMP", "RP", "IE", "AR"):
         assert mmrc.count(f"{code} = ") == 1
     assert "IMP = image management precision" in mmrc
+
+
+def test_mmdu_without_predictions_names_the_responder_as_the_author_of_the_answers():
+    line = header(get_benchmark("mmdu"), _resolved(), {"per_agent": {}})[0]
+    assert line == (
+        "- evaluated: answers of `smollm2` (role responder) to the questions in `samples.json`, "
+        "judged by `smollm2` against the reference answers in `samples.json`"
+    )
+
+
+def test_mmdu_with_predictions_names_the_answers_file():
+    line = header(get_benchmark("mmdu"), _resolved(predictions="answers/"), {"per_agent": {}})[0]
+    assert line.startswith("- evaluated: the answers in `answers/` to the questions in `samples.json`")
+
+
+def test_vdact_answers_and_mdseval_say_what_was_judged_and_by_whom():
+    vdact = header(get_benchmark("vdact"), _resolved(judge="video_chatgpt"), {"per_agent": {}})[0]
+    assert vdact == "- evaluated: the system responses in `samples.json`, judged by `smollm2` (video_chatgpt judge)"
+    answers = header(get_benchmark("answers"), _resolved(), {"per_agent": {}})[0]
+    assert answers == "- evaluated: the answers in `samples.json`, graded 1-5 by `smollm2` against each record's reference"
+    mdseval = header(get_benchmark("mdseval"), _resolved(evaluators=["pointwise", "checklist"]), {"per_agent": {}})[0]
+    assert mdseval == (
+        "- evaluated: the judges (pointwise: `smollm2`, checklist: `smollm2`), "
+        "set against the human ratings of the summaries in `samples.json`"
+    )
+
+
+def test_mmdu_and_mdseval_spell_out_their_column_codes():
+    mmdu = " ".join(header(get_benchmark("mmdu"), _resolved(), {"per_agent": {}}))
+    for code in ("C", "R", "VP", "LC", "AA", "IRU"):
+        assert len(re.findall(rf"\b{code} = ", mmdu)) == 1
+    assert "IRU = Image Relationship Understanding" in mmdu
+    assert "Overall = " not in mmdu
+    mdseval = " ".join(header(get_benchmark("mdseval"), _resolved(), {"per_agent": {}}))
+    assert "COV-I = coverage-image" in mdseval
+
+
+def test_the_benchmark_line_cites_the_paper_once_in_parentheses():
+    for name in ("kgds", "mmdu", "mmrc", "mdseval", "vdact", "answers"):
+        cited = citation(get_benchmark(name))
+        assert ".txt" not in cited and "((" not in cited and "))" not in cited
+    assert citation(get_benchmark("kgds")).startswith(" (Zhou et al.")

@@ -33,7 +33,7 @@ def test_a_run_writes_results_metrics_and_a_report(tmp_path):
     lines = (result.run_dir / "results.jsonl").read_text().splitlines()
     assert len(lines) == 3 and all(json.loads(l)["status"] == "ok" for l in lines)
     system = result.metrics["systems"]["demo-bot"]
-    assert system == {"items": 3, "scored": 1, "unparsed": 2, "mean_score": 5.0, "mean_scaled": 1.0}
+    assert system == {"items": 3, "scored": 1, "unparsed": 2, "truncated": 0, "mean_score": 5.0, "mean_scaled": 1.0}
     report = result.report_path.read_text()
     assert "## Judge reliability" in report and "| answer_judge |" in report and "2 (66.7%)" in report
     assert "no idea" in report  # unparsed answers are quoted, not hidden
@@ -119,5 +119,5 @@ def test_bad_data_names_file_record_and_field(tmp_path):
     settings, _ = scripted(respond=_grade)
     from dialeval.data.io import DataError
 
-    with pytest.raises(DataError, match=r"answers.jsonl, record 1 \(id='b'\), field 'reference'"):
+    with pytest.raises(DataError, match=r"answers.jsonl, record 1 \(line 2, id='b'\), field 'reference'"):
         run("answers", bad, _config(tmp_path, settings), progress=False)

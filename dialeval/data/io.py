@@ -12,12 +12,19 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class DataError(ValueError):
-    """A data file that cannot be used; the message says where and why."""
+    """A data file that cannot be used; the message says where and why.
 
-    def __init__(self, file: str | Path, message: str, record: str | int | None = None, field: str | None = None):
+    Records count from 0 (the index in a JSON array); a JSONL file's line, counted from 1
+    as editors do, follows in parentheses: ``record 3 (line 4)``."""
+
+    def __init__(
+        self, file: str | Path, message: str, record: str | int | None = None, field: str | None = None, line: int | None = None
+    ):
         where = str(file)
         if record is not None:
-            where += f", record {record}"
+            where += f", record {record}" + (f" (line {line})" if line else "")
+        elif line:
+            where += f", line {line}"
         if field:
             where += f", field '{field}'"
         super().__init__(f"{where}: {message}")
@@ -32,21 +39,31 @@ def read_text(path: str | Path) -> str:
         raise DataError(path, f"not UTF-8 text (byte offset {err.start}: {err.reason}); save it as UTF-8") from None
 
 
+class Records(list):
+    """Records of a JSONL file, with the line (from 1) each came from, for messages."""
+
+    lines: list[int]
+
+
 def read_records(path: str | Path) -> list[Any]:
     """Records of a JSON array/object file or a JSONL file (one JSON value a line)."""
     path = Path(path)
+    if path.is_dir():
+        raise DataError(path, "is a folder, not a JSON or JSONL file; give the data file inside it")
     if not path.is_file():
         raise DataError(path, "file not found")
     text = read_text(path)
     if path.suffix == ".jsonl":
-        records = []
+        records = Records()
+        records.lines = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as err:
-                raise DataError(path, f"line {number} is not valid JSON ({err.msg})", record=f"line {number}") from None
+                raise DataError(path, f"not valid JSON ({err.msg})", record=len(records), line=number) from None
+            records.lines.append(number)
         return records
     try:
         data = json.loads(text)
@@ -62,15 +79,18 @@ def validate_record(model: type[M], raw: Any, file: str | Path, record: str | in
     except ValidationError as err:
         first = err.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise DataError(file, first["msg"], record=record, field=field or None) from None
+        message = str(first["msg"]).removeprefix("Value error, ")  # a validator's own sentence
+        raise DataError(file, message, record=record, field=field or None) from None
 
 
 def validate_all(model: type[M], raws: Iterable[Any], file: str | Path, id_field: str | None = None) -> list[M]:
     """Validate every record; records are named by ``id_field`` when present, else index."""
     out = []
+    lines = getattr(raws, "lines", None)
     for index, raw in enumerate(raws):
-        name: str | int = index
+        notes = [f"line {lines[index]}"] if lines else []
         if id_field and isinstance(raw, dict) and id_field in raw:
-            name = f"{index} ({id_field}={raw[id_field]!r})"
+            notes.append(f"{id_field}={raw[id_field]!r}")
+        name: str | int = f"{index} ({', '.join(notes)})" if notes else index
         out.append(validate_record(model, raw, file, name))
     return out

@@ -33,14 +33,22 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     for name, rows in sorted(systems.items()):
         scores = [r["score"] for r in rows if r["score"] is not None]
         mean = mean_or_none(scores)
+        unread = [_status(r) for r in rows if r["score"] is None]
         table[name] = {
             "items": len(rows),
             "scored": len(scores),
-            "unparsed": len(rows) - len(scores),
+            "unparsed": len(unread) - unread.count("truncated"),  # unreadable verdicts
+            "truncated": unread.count("truncated"),  # verdicts cut off at the token limit
             "mean_score": mean,
             "mean_scaled": None if mean is None else scale_to_unit(mean, 1, 5),
         }
     return {"systems": table}
+
+
+def _status(record: dict[str, Any]) -> str:
+    """How the judge's call ended (``truncated``: cut off at the token limit)."""
+    calls = record.get("calls") or [{}]
+    return str(calls[-1].get("status", "unparsed"))
 
 
 def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
@@ -53,11 +61,13 @@ def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def tables(metrics: dict[str, Any]) -> str:
-    lines = ["| system | items | scored | unparsed | mean (1-5) | scaled (0-1) |", "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| system | items | scored | unparsed | truncated | mean (1-5) | scaled (0-1) |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name, row in metrics["systems"].items():
         mean = "n/a" if row["mean_score"] is None else f"{row['mean_score']:.2f}"
         scaled = "n/a" if row["mean_scaled"] is None else f"{row['mean_scaled']:.3f}"
-        lines.append(f"| {name} | {row['items']} | {row['scored']} | {row['unparsed']} | {mean} | {scaled} |")
+        lines.append(
+            f"| {name} | {row['items']} | {row['scored']} | {row['unparsed']} | {row.get('truncated', 0)} | {mean} | {scaled} |"
+        )
     return "\n".join(lines)
 
 
@@ -65,7 +75,7 @@ register_benchmark(
     Benchmark(
         name="answers",
         title="Answer grading with one judge (1-5 against a reference)",
-        paper="(generic)",
+        paper="a generic protocol, no paper",
         load=lambda path, options: load_answers(path),
         graph=_graph,
         to_input=to_input,

@@ -259,7 +259,7 @@ register_benchmark(
     Benchmark(
         name="kgds",
         title="KGDS: knowledge-grounded discussion summarization, hierarchical evaluation",
-        paper="kgds.txt (Zhou et al., KGDS benchmark)",
+        paper="Zhou et al., What are they talking about? Benchmarking LLMs for Knowledge-Grounded Discussion Summarization",
         load=load,
         graph=_graph,
         to_input=to_input,
@@ -279,5 +279,7 @@ register_benchmark(
         template_keys=("summarizer_ebs", "summarizer_abs", "reflection_ebs", "reflection_abs", "feedback_judge", "fact_decomposer", "fact_verifier", "opinion_verifier", "error_classifier"),
         metrics_only=metrics_only,
         item_scores=item_scores,
+        system_roles=("summarizer", "reflection"),
+        system_output="summaries",
     )
 )

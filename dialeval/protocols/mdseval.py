@@ -415,7 +415,7 @@ register_benchmark(
     Benchmark(
         name="mdseval",
         title="MDSEval: meta-evaluation of judges of multimodal dialogue summaries",
-        paper="mdseval.txt",
+        paper="Liu et al., MDSEval: a meta-evaluation benchmark for multimodal dialogue summarization",
         load=load,
         graph=_graph,
         to_input=to_input,
@@ -424,6 +424,8 @@ register_benchmark(
         score_dimensions=score_dimensions,
         tables=tables,
         roles=dict(ROLES),
+        system_roles=("summarizer",),
+        system_output="summaries",
         after_run=after_run,
         metrics_only=metrics_only,
         item_scores=item_scores,

@@ -195,7 +195,7 @@ register_benchmark(
     Benchmark(
         name="mmdu",
         title="MMDU: multi-turn, multi-image answers judged on six dimensions and Overall",
-        paper="mmdu.txt",
+        paper="Liu et al., MMDU: a multi-turn multi-image dialog understanding benchmark",
         load=load,
         graph=_graph,
         to_input=to_input,
@@ -204,6 +204,7 @@ register_benchmark(
         score_dimensions=score_dimensions,
         tables=tables,
         roles={"responder": "mmdu.responder", "judge": "mmdu.judge"},
+        system_roles=("responder",),
         metrics_only=compare_judges,
         item_scores=item_scores,
     )

@@ -259,7 +259,7 @@ register_benchmark(
     Benchmark(
         name="mmrc",
         title="MMRC: six conversational abilities, with and without NOTE-TAKING",
-        paper="mmrc.txt",
+        paper="Xue et al., MMRC: a benchmark for understanding multimodal LLMs in real-world conversation",
         load=load,
         graph=_graph,
         to_input=to_input,
@@ -279,5 +279,6 @@ register_benchmark(
         model_roles=("responder", "notetaker", "judge", "item_extractor", "refusal_detector"),
         template_keys=("responder", "responder_question", "notetaker", "item_extractor", "refusal_detector", "judge_ie", "judge_cr", "judge_iu", "judge_im", "judge_mr", "judge_ar"),
         after_run=after_run,
+        system_roles=("reply", "answer"),
     )
 )

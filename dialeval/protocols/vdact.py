@@ -381,7 +381,7 @@ register_benchmark(
     Benchmark(
         name="vdact",
         title="VDAct / VDEval: video-grounded dialogue answers judged turn by turn",
-        paper="vdact-vdeval.txt (Imrattanatrai et al., AAAI 2025)",
+        paper="Imrattanatrai et al., AAAI 2025, a video-grounded dialogue dataset and metric for event-driven activities",
         load=load,
         graph=_graph,
         to_input=to_input,

@@ -147,8 +147,9 @@ def write_site(runs_dir: str | Path = "runs") -> Path:
     runs, comparisons = [], []
     for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if (folder / "config.json").exists():
-            write_run(folder)
-            runs.append(run_overview(folder))
+            if (folder / "results.jsonl").exists():  # else a run that never started: not a run to show
+                write_run(folder)
+                runs.append(run_overview(folder))
         elif (folder / "compare.json").exists():
             write_comparison(folder)
             result = _read_json(folder / "compare.json")

@@ -1,0 +1,66 @@
+"""Small things a new user meets in the first hour: the answers table tells cut-off verdicts
+from unreadable ones, a data folder given for a file says so, records are numbered the
+same way everywhere ("record 3 (line 4)")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialeval.data.io import DataError
+from dialeval.runner import run
+from dialeval.testing.openai_server import OpenAIStub
+from tests.helpers import http_config
+
+FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+GRADE = '{"rationale": "agrees", "score": 4}'
+
+
+def test_the_answers_table_counts_truncated_and_unparsed_verdicts_apart(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-first-hour-tests")
+    replies = iter(["no verdict here", ('{"rationale": "cut', "length"), GRADE])
+    with OpenAIStub(respond=lambda body: next(replies)) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, concurrency=1)
+        result = run("answers", FIXTURES / "answers_demo.jsonl", config, progress=False)
+    row = result.metrics["systems"]["demo-bot"]
+    assert (row["items"], row["scored"], row["unparsed"], row["truncated"]) == (3, 1, 1, 1)
+    assert "| demo-bot | 3 | 1 | 1 | 1 | 4.00 | 0.750 |" in result.report_path.read_text()
+
+
+def test_a_data_folder_given_for_a_file_is_called_a_folder(tmp_path, capsys):
+    from dialeval.cli import main
+
+    assert main(["run", "kgds", "--data", str(FIXTURES), "--model", "dry-run", "--output-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder, not a JSON or JSONL file" in err and "file not found" not in err
+
+
+def test_records_count_from_0_and_jsonl_lines_from_1(tmp_path):
+    from dialeval.data.answers import load_answers
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": \n')
+    with pytest.raises(DataError, match=r"broken\.jsonl, record 1 \(line 3\): not valid JSON \("):
+        load_answers(broken)
+    missing = tmp_path / "missing.jsonl"
+    missing.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": "q", "reference": "y"}\n')
+    with pytest.raises(DataError, match=r"missing\.jsonl, record 1 \(line 3, id='b'\), field 'answer'"):
+        load_answers(missing)
+
+
+def test_a_validators_own_sentence_loses_pydantics_prefix(tmp_path):
+    from dialeval.data.io import validate_record
+    from pydantic import BaseModel, field_validator
+
+    class Paragraph(BaseModel):
+        index: int
+
+        @field_validator("index")
+        @classmethod
+        def _known(cls, value: int) -> int:
+            raise ValueError(f"paragraph {value} is not in the background")
+
+    with pytest.raises(DataError) as failure:
+        validate_record(Paragraph, {"index": 99}, "bg.json", 0)
+    assert str(failure.value) == "bg.json, record 0, field 'index': paragraph 99 is not in the background"
