@@ -48,9 +48,16 @@ def to_json(messages: Iterable[Any]) -> list[dict[str, Any]]:
     return [{"role": getattr(m, "type", "human"), "content": _content(getattr(m, "content", m))} for m in messages]
 
 
+def _serialised(payload: list[dict[str, Any]]) -> bytes:
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+
+
+def _ref(serialised: bytes) -> str:
+    return hashlib.sha256(serialised).hexdigest()[:24]
+
+
 def prompt_hash(payload: list[dict[str, Any]]) -> str:
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+    return _ref(_serialised(payload))
 
 
 def _connect(run_dir: str) -> sqlite3.Connection:
@@ -83,8 +90,8 @@ def _close_all() -> None:
 
 def store_prompt(run_dir: str | Path | None, messages: Iterable[Any]) -> str:
     """Store ``messages`` under the run folder (when there is one) and return their hash."""
-    payload = to_json(messages)
-    ref = prompt_hash(payload)
+    text = _serialised(to_json(messages))  # one serialisation serves the hash and the stored blob
+    ref = _ref(text)
     if run_dir is None:
         return ref
     key = str(run_dir)
@@ -92,8 +99,7 @@ def store_prompt(run_dir: str | Path | None, messages: Iterable[Any]) -> str:
         conn = _connect(key)
         seen = _seen[key]
         if ref not in seen:
-            blob = zlib.compress(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
-            conn.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)", (ref, blob))
+            conn.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)", (ref, zlib.compress(text)))
             seen.add(ref)
     return ref
 
