@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import zlib
@@ -62,12 +63,12 @@ def prompt_hash(payload: list[dict[str, Any]]) -> str:
 
 def _connect(run_dir: str) -> sqlite3.Connection:
     """The open store of a run folder (keyed by the folder string: no path resolution per call)."""
-    path = Path(run_dir) / PROMPTS
     conn = _connections.get(run_dir)
-    if conn is not None and not path.exists():  # the run folder was deleted and made again
+    if conn is not None and not os.path.exists(os.path.join(run_dir, PROMPTS)):  # the folder was deleted and made again
         conn.close()
         conn = None
     if conn is None:
+        path = Path(run_dir) / PROMPTS
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")  # ~30 us an insert instead of ~300 with a rollback journal
