@@ -1,102 +1,235 @@
-"""Runner speed against the local OpenAI-compatible stub server; prints figures.
+"""Runner speed against the OpenAI-compatible stub server; prints figures.
 
-1. framework overhead per model call with an instant model,
-2. wall time with 200 ms model latency vs the lower bound max(ceil(requests/L), chain) x 200 ms,
-3. an identical re-run (same run id: nothing to do; new run id: all from the cache),
-4. start-up time of `dialeval --help` and `dialeval list`.
+1. framework overhead per request with an instant model: a bare ``openai.AsyncOpenAI``
+   loop sending the very request bodies dialeval sent, interleaved with dialeval's whole
+   ``run("answers", ...)`` (one call per item, sequential, so no overlap hides a cost);
+   wall and CPU time of this process, median and minimum over repetitions. A 1-item run
+   shows the per-run fixed cost apart from the per-request cost.
+2. concurrent throughput: 40 items at concurrency 40 and 8, instant model and 200 ms
+   latency; efficiency = floor / actual (floor: the bare loop at the same concurrency for
+   the instant model, ceil(40/L) x latency with latency),
+3. wall time with latency vs the lower bound max(ceil(requests/L), chain) x latency,
+4. an identical re-run (same run id: nothing to do; new run id: all from the cache),
+5. start-up time of `dialeval --help` and `dialeval list`.
 
-Usage: python benchmarks/runner_overhead.py [--items 200] [--latency 0.2] [--concurrency 8]
+The stub server runs in a child process, so this process's CPU time is the client's
+own work (SDK and framework), which stays readable on a busy machine where wall times
+are not.
+
+Usage: python benchmarks/runner_overhead.py [--items 200] [--repeats 5] [--latency 0.2]
+       [--concurrency 8] [--skip 3,4,5]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
-from dialeval.testing.openai_server import OpenAIStub
+from typing import Any, Callable
 
 GRADE = '{"rationale": "fine", "score": 4}'
 
+# the child process: an OpenAIStub that answers GRADE; on stdin "bodies" it prints the
+# request bodies received so far (one JSON line), "count" their number; EOF stops it
+SERVER = """
+import json, sys
+from dialeval.testing.openai_server import OpenAIStub
+with OpenAIStub(respond=lambda body: %r, latency=float(sys.argv[1])) as server:
+    print(server.base_url, flush=True)
+    for line in sys.stdin:
+        if line.strip() == "bodies":
+            print(json.dumps(server.requests), flush=True)
+        elif line.strip() == "count":
+            print(len(server.requests), flush=True)
+""" % GRADE
+
+
+class StubProcess:
+    """The stub server in a child process (``with StubProcess(latency) as stub``)."""
+
+    def __init__(self, latency: float = 0.0):
+        self.latency = latency
+
+    def __enter__(self) -> StubProcess:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(self.latency)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self.base_url = self.proc.stdout.readline().strip()
+        return self
+
+    def _ask(self, what: str) -> str:
+        self.proc.stdin.write(what + "\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline()
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return json.loads(self._ask("bodies"))
+
+    def count(self) -> int:
+        return int(self._ask("count"))
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
 
 def write_items(folder: Path, n: int) -> Path:
-    path = folder / "items.jsonl"
+    path = folder / f"items-{n}.jsonl"
     with path.open("w") as fh:
         for i in range(n):
             fh.write(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "reference": f"ref {i}", "answer": f"ans {i}"}) + "\n")
     return path
 
 
-def timed_run(data: Path, out: Path, settings: ModelSettings, concurrency: int, run_id: str, cache: Path | None) -> float:
+def timed(fn: Callable[[], Any]) -> tuple[float, float]:
+    """(wall, CPU of this process) seconds of ``fn()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def dialeval_run(data: Path, out: Path, base_url: str, concurrency: int, run_id: str, cache: Path | None) -> None:
+    """A whole ``run("answers", ...)`` as a user starts it (preflight, cache, run folder, report)."""
+    from dialeval.config import ModelSettings, RunConfig
+    from dialeval.runner import run
+
     config = RunConfig(
-        model=settings, output_dir=str(out), concurrency=concurrency, run_id=run_id, cache_path=str(cache) if cache else None
+        model=ModelSettings(spec="openai-compatible:stub", base_url=base_url),
+        output_dir=str(out),
+        concurrency=concurrency,
+        run_id=run_id,
+        cache_path=str(cache) if cache else None,
     )
-    start = time.perf_counter()
     run("answers", data, config, progress=False)
-    return time.perf_counter() - start
+
+
+def bare_loop(base_url: str, bodies: list[dict[str, Any]], concurrency: int = 1) -> float:
+    """Seconds for ``bodies`` sent with a bare ``AsyncOpenAI`` (client built outside the timing)."""
+    import openai
+
+    async def go() -> float:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed")
+        slots = asyncio.Semaphore(concurrency)
+
+        async def one(body: dict[str, Any]) -> None:
+            async with slots:
+                await client.chat.completions.create(**body)
+
+        start = time.perf_counter()
+        if concurrency == 1:
+            for body in bodies:
+                await one(body)
+        else:
+            await asyncio.gather(*(one(b) for b in bodies))
+        elapsed = time.perf_counter() - start
+        await client.close()
+        return elapsed
+
+    return asyncio.run(go())
+
+
+def ms(values: list[float], n: int) -> str:
+    return f"median {1000 * statistics.median(values) / n:6.2f} min {1000 * min(values) / n:6.2f}"
+
+
+def overhead(tmp: Path, items: int, repeats: int) -> None:
+    data, one = write_items(tmp, items), write_items(tmp, 1)
+    with StubProcess() as stub:
+        dialeval_run(data, tmp / "warm", stub.base_url, 1, "warm", tmp / "warm.sqlite")  # imports, first connections
+        bodies = stub.bodies()[-items:]  # the requests dialeval sent, to send bare
+        bare_loop(stub.base_url, bodies[:20])
+        rows: dict[str, list[tuple[float, float]]] = {"bare": [], "dialeval": [], "one": []}
+        for r in range(repeats):  # interleaved: bare, dialeval, 1-item run, bare, ...
+            cpu = time.process_time()
+            wall = bare_loop(stub.base_url, bodies)
+            rows["bare"].append((wall, time.process_time() - cpu))
+            rows["dialeval"].append(timed(lambda: dialeval_run(data, tmp / "runs", stub.base_url, 1, f"r{r}", tmp / f"c{r}.sqlite")))
+            rows["one"].append(timed(lambda: dialeval_run(one, tmp / "runs", stub.base_url, 1, f"one{r}", tmp / f"o{r}.sqlite")))
+    bare_w, bare_c = [w for w, _ in rows["bare"]], [c for _, c in rows["bare"]]
+    dial_w, dial_c = [w for w, _ in rows["dialeval"]], [c for _, c in rows["dialeval"]]
+    one_w, one_c = [w for w, _ in rows["one"]], [c for _, c in rows["one"]]
+    print(f"[1] instant model, {items} items sequential, {repeats} interleaved repetitions (ms per request)")
+    print(f"    bare AsyncOpenAI loop      wall {ms(bare_w, items)}   cpu {ms(bare_c, items)}")
+    print(f"    dialeval run('answers')    wall {ms(dial_w, items)}   cpu {ms(dial_c, items)}")
+    diff_w = [d - b for d, b in zip(dial_w, bare_w)]
+    diff_c = [d - b for d, b in zip(dial_c, bare_c)]
+    print(f"    overhead (dialeval - bare) wall {ms(diff_w, items)}   cpu {ms(diff_c, items)}   (target <= 3 ms)")
+    # a 1-item run is the fixed cost plus one request; the rest is per request
+    per_w = [(d - o) / (items - 1) * items for d, o in zip(dial_w, one_w)]
+    per_c = [(d - o) / (items - 1) * items for d, o in zip(dial_c, one_c)]
+    print(f"    1-item run (fixed cost + 1 request): wall median {1000 * statistics.median(one_w):.0f} ms, "
+          f"cpu median {1000 * statistics.median(one_c):.0f} ms")
+    print(f"    per request without the fixed cost: wall {ms(per_w, items)}   cpu {ms(per_c, items)}")
+
+
+def throughput(tmp: Path, latency: float, repeats: int) -> None:
+    n = 40
+    data = write_items(tmp, n)
+    for lat in (0.0, latency):
+        with StubProcess(lat) as stub:
+            dialeval_run(data, tmp / "warm-t", stub.base_url, 8, f"warm{lat}", None)
+            bodies = stub.bodies()[-n:]
+            for limit in (40, 8):
+                bare, dial = [], []
+                for r in range(repeats):
+                    bare.append(bare_loop(stub.base_url, bodies, limit))
+                    dial.append(timed(lambda: dialeval_run(data, tmp / "runs-t", stub.base_url, limit, f"t{lat}-{limit}-{r}", None))[0])
+                floor = statistics.median(bare) if lat == 0 else math.ceil(n / limit) * lat
+                name = "instant model" if lat == 0 else f"{1000 * lat:.0f} ms latency"
+                print(f"[2] {name:15s} {n} items at concurrency {limit:2d}: bare median {statistics.median(bare):.3f} s, "
+                      f"dialeval median {statistics.median(dial):.3f} s (min {min(dial):.3f}); floor {floor:.3f} s -> "
+                      f"efficiency {floor / statistics.median(dial):.2f} (best {floor / min(dial):.2f})")
+
+
+def latency_bound(tmp: Path, items: int, latency: float, concurrency: int) -> None:
+    data = write_items(tmp, items)
+    with StubProcess(latency) as stub:
+        cache = tmp / "cache.sqlite"
+        wall = timed(lambda: dialeval_run(data, tmp / "latency", stub.base_url, concurrency, "latency", cache))[0]
+        requests = stub.count()
+        bound = max(math.ceil(requests / concurrency), 1) * latency
+        print(f"[3] {latency * 1000:.0f} ms latency, L={concurrency}, {requests} requests: {wall:.2f} s "
+              f"vs lower bound {bound:.2f} s -> {wall / bound:.3f}x (target <= 1.15x)")
+        before = stub.count()
+        same = timed(lambda: dialeval_run(data, tmp / "latency", stub.base_url, concurrency, "latency", cache))[0]
+        cached = timed(lambda: dialeval_run(data, tmp / "latency", stub.base_url, concurrency, "latency-rerun", cache))[0]
+        sent = stub.count() - before
+        print(f"[4] identical re-run: same run id {same:.3f} s ({100 * same / wall:.1f}% of first), "
+              f"new run id from cache {cached:.3f} s ({100 * cached / wall:.1f}%), requests sent: {sent}")
+
+
+def startup() -> None:
+    for cmd in (["--help"], ["list"]):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "dialeval.cli", *cmd], check=True, capture_output=True)
+        print(f"[5] dialeval {' '.join(cmd)}: {time.perf_counter() - start:.2f} s (target <= 1.5 s)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--skip", default="", help="sections to leave out, e.g. 3,4,5")
     args = ap.parse_args()
+    skip = set(args.skip.split(","))
     tmp = Path(tempfile.mkdtemp(prefix="dialeval-bench-"))
-    data = write_items(tmp, args.items)
-
-    # 1. overhead with an instant model (one call per item, sequential: no overlap hides cost)
-    with OpenAIStub(respond=lambda body: GRADE) as server:
-        settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url)
-        timed_run(data, tmp / "warm", settings, 1, "warmup", None)  # imports, connection pool
-        # raw HTTP cost of one request with the same client, for reference
-        from dialeval.models import get_client
-        from langchain_core.messages import HumanMessage
-        import asyncio
-
-        client = get_client(settings)
-
-        async def raw(n: int) -> float:
-            t = time.perf_counter()
-            for i in range(n):
-                await client.model.ainvoke([HumanMessage(f"q{i}")])
-            return time.perf_counter() - t
-
-        raw_wall = asyncio.run(raw(args.items))
-        wall = timed_run(data, tmp / "instant", settings, 1, "instant", None)
-    per_call = wall / args.items
-    print(f"[1] instant model, {args.items} items sequential: {wall:.2f} s, {1000 * per_call:.2f} ms per call "
-          f"(bare LangChain+HTTP call {1000 * raw_wall / args.items:.2f} ms) -> dialeval overhead "
-          f"{1000 * (wall - raw_wall) / args.items:.2f} ms per call")
-
-    # 2. latency-bound runs
-    with OpenAIStub(respond=lambda body: GRADE, latency=args.latency) as server:
-        settings = ModelSettings(spec="openai-compatible:stub-latency", base_url=server.base_url)
-        cache = tmp / "cache.sqlite"
-        wall = timed_run(data, tmp / "latency", settings, args.concurrency, "latency", cache)
-        requests = len(server.requests)
-        bound = max(math.ceil(requests / args.concurrency), 1) * args.latency
-        print(f"[2] {args.latency * 1000:.0f} ms latency, L={args.concurrency}, {requests} requests: {wall:.2f} s "
-              f"vs lower bound {bound:.2f} s -> {wall / bound:.3f}x (target <= 1.15x)")
-
-        before = len(server.requests)
-        same = timed_run(data, tmp / "latency", settings, args.concurrency, "latency", cache)
-        cached = timed_run(data, tmp / "latency", settings, args.concurrency, "latency-rerun", cache)
-        sent = len(server.requests) - before
-        print(f"[3] identical re-run: same run id {same:.3f} s ({100 * same / wall:.1f}% of first), "
-              f"new run id from cache {cached:.3f} s ({100 * cached / wall:.1f}%), requests sent: {sent}")
-
-    for cmd in (["--help"], ["list"]):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "dialeval.cli", *cmd], check=True, capture_output=True)
-        print(f"[4] dialeval {' '.join(cmd)}: {time.perf_counter() - start:.2f} s (target <= 1.5 s)")
+    if "1" not in skip:
+        overhead(tmp, args.items, args.repeats)
+    if "2" not in skip:
+        throughput(tmp, args.latency, args.repeats)
+    if "3" not in skip:
+        latency_bound(tmp, args.items, args.latency, args.concurrency)
+    if "5" not in skip:
+        startup()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -64,10 +65,18 @@ _OPEN: dict[str, ResponseCache] = {}
 _OPEN_LOCK = threading.Lock()
 
 
+_BY_PATH: dict[str, ResponseCache] = {}  # absolute path as given -> cache: no symlink resolution per call
+
+
 def open_cache(path: str | Path) -> ResponseCache:
     """The process-wide cache object for ``path`` (opened on first use)."""
-    resolved = str(Path(path).expanduser().resolve())
+    absolute = os.path.abspath(os.path.expanduser(path))  # string work only: called twice per model call
+    cache = _BY_PATH.get(absolute)
+    if cache is not None:
+        return cache
+    resolved = str(Path(absolute).resolve())
     with _OPEN_LOCK:
         if resolved not in _OPEN:
             _OPEN[resolved] = ResponseCache(resolved)
+        _BY_PATH[absolute] = _OPEN[resolved]
         return _OPEN[resolved]

@@ -2,9 +2,9 @@
 
 An API's rate limit is not known in advance, and a fixed limit is either too timid
 (slow) or too bold (a storm of 429s, each retried after a back-off). :class:`AdaptiveLimit`
-does what TCP does: it halves the limit when the server says "too many" (HTTP 429, or a
-``Retry-After``) and raises it by one after a full window of successes (additive
-increase, multiplicative decrease). A burst of 429s from requests that were all sent
+does what TCP does: it grows fast until the server first says "too many" (slow start),
+then halves the limit whenever it does (HTTP 429, or a ``Retry-After``) and raises it by
+one after a full window of successes (additive increase, multiplicative decrease). A burst of 429s from requests that were all sent
 under the old limit halves it once, not once per response.
 """
 
@@ -73,8 +73,16 @@ class AdaptiveLimit:
             cond.notify_all()
 
     def succeeded(self) -> None:
-        """One answer came back: after ``current`` of them in a row, allow one more."""
+        """One answer came back: after ``current`` of them in a row, allow one more.
+
+        Until the server first says "too many", each answer allows one more (the limit
+        doubles per window, TCP's slow start): a run asked for 40 at once should not
+        wait three rounds at the starting limit for a server that never objects."""
         if not self.adaptive:
+            return
+        if self._epoch == 0 and self._limit < self.maximum:
+            self._limit = min(self.maximum, self._limit + 1)
+            self._wake()
             return
         self._successes += 1
         if self._successes >= self.current and self._limit < self.maximum:

@@ -112,6 +112,8 @@ def build_chat_model(settings: ModelSettings, limit: AdaptiveLimit | None = None
         # our own pool: langchain-openai shares one process-wide async pool, which breaks
         # as soon as a second event loop (a second evaluate() call) uses it
         kwargs["http_async_client"] = _async_http(settings, limit)
+        # the sync client is never used by our async calls: one per process, not one per loop
+        kwargs["http_client"] = _sync_http(settings.timeout)
         return ChatOpenAI(**kwargs, **common)
     if backend == "anthropic":
         from langchain_anthropic import ChatAnthropic
@@ -155,14 +157,46 @@ def http_timeout(settings: ModelSettings) -> Any:
     return httpx.Timeout(settings.timeout, connect=min(CONNECT_TIMEOUT, settings.timeout))
 
 
-def _async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None) -> Any:
-    import httpx
+@functools.lru_cache(maxsize=1)
+def _sdk_http() -> Any:
+    """The HTTP library the installed OpenAI SDK is built on (``httpx2`` in openai 3, else
+    ``httpx``): a client of its own kind avoids the SDK's compatibility layer per request."""
+    import importlib
 
-    return httpx.AsyncClient(
-        timeout=http_timeout(settings),
-        limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+    import openai
+
+    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+@functools.lru_cache(maxsize=4)
+def _ssl_context(library: str) -> Any:
+    """One TLS context per process (as the HTTP library builds it by default, honouring
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``): loading the CA bundle takes 50-100 ms, and each
+    event loop (each ``evaluate()`` call) builds new clients."""
+    import importlib
+
+    return importlib.import_module(library).create_ssl_context()
+
+
+def _sdk_timeout(http: Any, seconds: float) -> Any:
+    return http.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
+
+
+def _async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None) -> Any:
+    http = _sdk_http()
+    return http.AsyncClient(
+        timeout=_sdk_timeout(http, settings.timeout),
+        limits=http.Limits(max_connections=256, max_keepalive_connections=64),
         event_hooks=_limit_hooks(limit),
+        verify=_ssl_context(http.__name__),
     )
+
+
+@functools.lru_cache(maxsize=16)
+def _sync_http(timeout: float) -> Any:
+    http = _sdk_http()
+    return http.Client(timeout=_sdk_timeout(http, timeout), verify=_ssl_context(http.__name__))
 
 
 def _limit_hooks(limit: AdaptiveLimit | None) -> dict[str, list[Any]]:
@@ -496,6 +530,19 @@ class ModelClient:
             return model.bind_tools([schema], tool_choice=schema.__name__)
         return model
 
+    async def _send(self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
+        """One request; OpenAI models skip LangChain's run machinery when no callback
+        would see the call (see :mod:`dialeval.openai_direct`), same request, same message."""
+        if self.backend in ("openai", "openai-compatible") and not self.injected:
+            from dialeval.openai_direct import direct_call
+
+            structured = schema is not None and self.settings.structured_output
+            kwargs = {"response_format": _response_format(schema)} if structured else {}
+            message = await direct_call(self.model, messages, kwargs)
+            if message is not None:
+                return message
+        return await self._bound(schema, json_schema).ainvoke(messages)
+
     def cache_parts(
         self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None
     ) -> dict[str, Any]:
@@ -573,9 +620,9 @@ class ModelClient:
                 sent = with_cache_breakpoints(messages) if self.backend == "anthropic" else messages
                 if slots is not None:
                     async with slots:
-                        message = await self._bound(schema, json_schema).ainvoke(sent)
+                        message = await self._send(sent, schema, json_schema)
                 else:
-                    message = await self._bound(schema, json_schema).ainvoke(sent)
+                    message = await self._send(sent, schema, json_schema)
         except Exception as err:
             message = _truncated_message(err)
             if message is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -22,6 +23,7 @@ MAX_DEPTH = 64  # deeper brackets are not a verdict; they are never handed to js
 
 _FENCE = re.compile(r"```(?:json|python|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_SEPARATORS = re.compile(r"[\s_\-]")
 _KEY_VALUE = re.compile(r"""(?P<key>[A-Za-z_][\w\- ]{0,40}?)\s*(?:=|:)\s*(?P<value>"[^"\n]*"|'[^'\n]*'|[^\n,;]+)""")
 
 
@@ -88,18 +90,26 @@ def _load_mapping(candidate: str) -> dict[str, Any] | None:
 
 def _normalise_keys(data: dict[str, Any], schema: type[BaseModel]) -> dict[str, Any]:
     """Match keys to field names case- and separator-insensitively (``Rating`` -> ``rating``)."""
-    wanted = {_canon(name): name for name in schema.model_fields}
-    for name, field in schema.model_fields.items():
-        if field.alias:
-            wanted[_canon(field.alias)] = name
+    wanted = _field_names(schema)
     out: dict[str, Any] = {}
     for key, value in data.items():
         out[wanted.get(_canon(str(key)), key)] = value
     return out
 
 
+@lru_cache(maxsize=512)
+def _field_names(schema: type[BaseModel]) -> dict[str, str]:
+    """Canonical key -> field name (aliases included), once per schema."""
+    wanted = {_canon(name): name for name in schema.model_fields}
+    for name, field in schema.model_fields.items():
+        if field.alias:
+            wanted[_canon(field.alias)] = name
+    return wanted
+
+
+@lru_cache(maxsize=4096)
 def _canon(key: str) -> str:
-    return re.sub(r"[\s_\-]", "", key).lower()
+    return _SEPARATORS.sub("", key).lower()
 
 
 def _key_values(text: str, schema: type[BaseModel]) -> dict[str, Any]:

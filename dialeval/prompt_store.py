@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import zlib
@@ -48,19 +49,26 @@ def to_json(messages: Iterable[Any]) -> list[dict[str, Any]]:
     return [{"role": getattr(m, "type", "human"), "content": _content(getattr(m, "content", m))} for m in messages]
 
 
+def _serialised(payload: list[dict[str, Any]]) -> bytes:
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+
+
+def _ref(serialised: bytes) -> str:
+    return hashlib.sha256(serialised).hexdigest()[:24]
+
+
 def prompt_hash(payload: list[dict[str, Any]]) -> str:
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+    return _ref(_serialised(payload))
 
 
 def _connect(run_dir: str) -> sqlite3.Connection:
     """The open store of a run folder (keyed by the folder string: no path resolution per call)."""
-    path = Path(run_dir) / PROMPTS
     conn = _connections.get(run_dir)
-    if conn is not None and not path.exists():  # the run folder was deleted and made again
+    if conn is not None and not os.path.exists(os.path.join(run_dir, PROMPTS)):  # the folder was deleted and made again
         conn.close()
         conn = None
     if conn is None:
+        path = Path(run_dir) / PROMPTS
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")  # ~30 us an insert instead of ~300 with a rollback journal
@@ -83,8 +91,8 @@ def _close_all() -> None:
 
 def store_prompt(run_dir: str | Path | None, messages: Iterable[Any]) -> str:
     """Store ``messages`` under the run folder (when there is one) and return their hash."""
-    payload = to_json(messages)
-    ref = prompt_hash(payload)
+    text = _serialised(to_json(messages))  # one serialisation serves the hash and the stored blob
+    ref = _ref(text)
     if run_dir is None:
         return ref
     key = str(run_dir)
@@ -92,8 +100,7 @@ def store_prompt(run_dir: str | Path | None, messages: Iterable[Any]) -> str:
         conn = _connect(key)
         seen = _seen[key]
         if ref not in seen:
-            blob = zlib.compress(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
-            conn.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)", (ref, blob))
+            conn.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)", (ref, zlib.compress(text)))
             seen.add(ref)
     return ref
 

@@ -56,15 +56,19 @@ class Template:
             return text
         return self._delimiter_tag.sub(lambda m: f"[{m.group(1)}{m.group(2)}]", text)
 
-    @property
-    def variables(self) -> set[str]:
+    @cached_property
+    def variables(self) -> frozenset[str]:
         names: set[str] = set()
         for _, body in self.sections:
             for match in string.Template.pattern.finditer(body):
                 name = match.group("named") or match.group("braced")
                 if name:
                     names.add(name)
-        return names
+        return frozenset(names)
+
+    @cached_property
+    def _bodies(self) -> tuple[tuple[str, string.Template], ...]:
+        return tuple((role, string.Template(body)) for role, body in self.sections)
 
     def render(self, **values: object) -> list[BaseMessage]:
         """Fill every ``$variable``; a missing one is a :class:`TemplateError`."""
@@ -72,8 +76,9 @@ class Template:
         if missing:
             raise TemplateError(f"template {self.source} needs {sorted(missing)}")
         messages: list[BaseMessage] = []
-        for role, body in self.sections:
-            text = string.Template(body).substitute({k: self.defuse(v) for k, v in values.items()}).strip()
+        defused = {k: self.defuse(v) for k, v in values.items()}
+        for role, body in self._bodies:
+            text = body.substitute(defused).strip()
             messages.append(SystemMessage(text) if role == "system" else HumanMessage(text))
         return messages
 

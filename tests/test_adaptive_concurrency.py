@@ -37,6 +37,19 @@ async def test_a_rate_limit_halves_the_limit_once_per_window():
     assert limit.current == 5  # one more after a full window of successes
 
 
+async def test_before_any_rate_limit_each_success_allows_one_more():
+    limit = AdaptiveLimit(16, maximum=64)
+    for _ in range(16):
+        limit.succeeded()
+    assert limit.current == 32  # a window of successes doubles it (slow start)
+    async with limit:
+        limit.throttled()
+    assert limit.current == 16
+    for _ in range(16):
+        limit.succeeded()
+    assert limit.current == 17  # after the first 429: one more per window
+
+
 async def test_the_limit_never_leaves_its_bounds():
     limit = AdaptiveLimit(4, minimum=2, maximum=5)
     for _ in range(10):

@@ -1,0 +1,119 @@
+"""OpenAI calls that skip LangChain's run machinery must be indistinguishable from ``ainvoke``:
+the same request body, the same message back, and LangChain's path whenever a callback
+(LangSmith, LangGraph Studio, a user's handler) would record the call."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from dialeval.agents.answer_judge import AnswerGrade
+from dialeval.config import EvalContext, ModelSettings
+from dialeval.graphs.answers import build_graph
+from dialeval.models import _response_format, build_chat_model, error_kind
+from dialeval.openai_direct import direct_call, unobserved
+from dialeval.testing.openai_server import OpenAIStub
+from dialeval.usage import Ledger, current_ledger
+
+MESSAGES = [SystemMessage("Grade the answer."), HumanMessage("Question: 2+2? Answer: 4")]
+STRUCTURED = {"response_format": _response_format(AnswerGrade)}
+
+
+class Recorder(AsyncCallbackHandler):
+    """Records chat model runs, as a tracer or Studio's stream handler would see them."""
+
+    def __init__(self) -> None:
+        self.prompts: list[list[Any]] = []
+
+    async def on_chat_model_start(self, serialized: Any, messages: list[list[Any]], **kwargs: Any) -> None:
+        self.prompts.append(messages[0])
+
+
+def _same_message(direct: Any, invoked: Any) -> None:
+    assert direct.content == invoked.content
+    assert direct.usage_metadata == invoked.usage_metadata
+    assert direct.tool_calls == invoked.tool_calls
+    meta = {k: v for k, v in direct.response_metadata.items() if k != "id"}  # the server numbers its answers
+    assert meta == {k: v for k, v in invoked.response_metadata.items() if k != "id"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reply"),
+    [
+        (STRUCTURED, '{"rationale": "right", "score": 5}'),
+        (STRUCTURED, ('{"rationale": "cut', "length")),  # parse() raises here; the message says "length"
+        ({}, ("Four is right.", "stop")),
+    ],
+)
+def test_the_direct_call_sends_and_returns_what_ainvoke_does(kwargs, reply):
+    with OpenAIStub(respond=lambda body: reply, prompt_cache=True) as server:
+        model = build_chat_model(ModelSettings(spec="openai-compatible:judge", base_url=server.base_url))
+
+        async def both() -> tuple[Any, Any]:
+            direct = await direct_call(model, MESSAGES, kwargs)
+            try:
+                invoked = await model.bind(**kwargs).ainvoke(MESSAGES)
+            except Exception as err:  # the SDK's parse() refuses a cut-off structured answer
+                invoked = err
+            return direct, invoked
+
+        direct, invoked = asyncio.run(both())
+    assert direct is not None and server.requests[0] == server.requests[1]
+    if isinstance(invoked, Exception):
+        assert type(invoked).__name__ == "LengthFinishReasonError"
+        assert direct.response_metadata["finish_reason"] == "length"
+        assert direct.usage_metadata["output_tokens"] == invoked.completion.usage.completion_tokens
+    else:
+        _same_message(direct, invoked)
+
+
+def test_a_watched_call_goes_through_langchain_so_traces_stay_whole(tmp_path):
+    recorder = Recorder()
+    with OpenAIStub(respond=lambda body: '{"rationale": "right", "score": 5}') as server:
+        settings = ModelSettings(spec="openai-compatible:judge", base_url=server.base_url)
+        context = EvalContext(default_model=settings, cache_path=None, run_dir=str(tmp_path))
+        item = {"id": "q1", "question": "2+2?", "reference": "4", "answer": "4"}
+
+        async def graph_run(callbacks: list[Any]) -> dict[str, Any]:
+            token = current_ledger.set(Ledger())
+            try:
+                return await build_graph().ainvoke(item, context=context, config={"callbacks": callbacks})
+            finally:
+                current_ledger.reset(token)
+
+        watched = asyncio.run(graph_run([recorder]))
+        unwatched = asyncio.run(graph_run([]))
+    assert len(recorder.prompts) == 1 and "2+2?" in recorder.prompts[0][-1].content  # the LLM run is in the trace
+    assert server.requests[0] == server.requests[1]
+    assert watched["grade"]["value"] == unwatched["grade"]["value"] == {"rationale": "right", "score": 5}
+
+
+def test_a_handler_installed_by_context_counts_as_watching():
+    from langchain_core.tracers.context import collect_runs  # like tracing_v2_enabled(), a configure hook
+
+    model = build_chat_model(ModelSettings(spec="openai-compatible:judge", base_url="http://127.0.0.1:9/v1"))
+    assert unobserved(model)
+    with collect_runs():
+        assert not unobserved(model)
+
+
+def test_errors_come_out_as_ainvoke_raises_them():
+    with OpenAIStub(respond=lambda body: "{}", api_key="the-right-key") as server:
+        settings = ModelSettings(spec="openai-compatible:judge", base_url=server.base_url, max_retries=0)
+        model = build_chat_model(settings)
+
+        async def both() -> tuple[BaseException, BaseException]:
+            errors = []
+            for call in (lambda: direct_call(model, MESSAGES, STRUCTURED), lambda: model.bind(**STRUCTURED).ainvoke(MESSAGES)):
+                try:
+                    await call()
+                except Exception as err:
+                    errors.append(err)
+            return errors[0], errors[1]
+
+        direct, invoked = asyncio.run(both())
+    assert type(direct) is type(invoked) and error_kind(direct) == "authentication"
