@@ -44,18 +44,29 @@ def test_a_run_writes_results_metrics_and_a_report(tmp_path):
 
 def test_an_interrupted_run_resumes_with_the_same_results_and_no_repeated_calls(tmp_path):
     release = threading.Event()
+    bike_asked = threading.Event()
 
     def slow_on_bikes(messages):
         if "bike" in messages[-1].content:
-            release.wait(10)
+            bike_asked.set()
+            release.wait(30)
         return _grade(messages)
 
     settings, model = scripted(respond=slow_on_bikes)
     config = _config(tmp_path, settings, concurrency=3)
 
+    def two_items_written() -> bool:
+        return any(len(read_results(d)) == 2 for d in (tmp_path / "runs").glob("*") if (d / "results.jsonl").exists())
+
     async def interrupted():
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(run_async("answers", DATA, config, progress=False), timeout=1.5)
+        task = asyncio.create_task(run_async("answers", DATA, config, progress=False))
+        for _ in range(600):  # the user presses Ctrl-C once the other two items are written
+            if bike_asked.is_set() and two_items_written():
+                break
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
         release.set()  # let the abandoned request thread end
 
     asyncio.run(interrupted())
