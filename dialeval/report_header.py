@@ -11,27 +11,33 @@ from __future__ import annotations
 from typing import Any
 
 from dialeval.benchmarks import Benchmark
-from dialeval.data.mmrc import ABILITY_NAMES
-from dialeval.metrics.kgds import ERROR_TYPES
 
-GLOSSARY: dict[str, dict[str, str]] = {
-    "kgds": {
-        "EBS": "extractive background summary",
-        "ABS": "abstractive background summary",
-        "AOS": "abstractive opinion summary",
-        "BSP": "background-supporting paragraphs",
-        "KBSAF": "key background-supporting atomic facts",
-        "CAO": "clear atomic opinions",
-        "OP GM": "overall performance, geometric mean",
-        **ERROR_TYPES,
-    },
-    "mmrc": {
-        **ABILITY_NAMES,
-        "EP": "extraction precision",
-        "IMP": "image management precision",
-        "RP": "refuse precision",
-    },
-}
+
+def glossary(benchmark: str) -> dict[str, str]:
+    """The codes a benchmark's tables use and what they stand for (imports only that benchmark's names)."""
+    if benchmark == "kgds":
+        from dialeval.metrics.kgds import ERROR_TYPES
+
+        return {
+            "EBS": "extractive background summary",
+            "ABS": "abstractive background summary",
+            "AOS": "abstractive opinion summary",
+            "BSP": "background-supporting paragraphs",
+            "KBSAF": "key background-supporting atomic facts",
+            "CAO": "clear atomic opinions",
+            "OP GM": "overall performance, geometric mean",
+            **ERROR_TYPES,
+        }
+    if benchmark == "mmrc":
+        from dialeval.data.mmrc import ABILITY_NAMES
+
+        return {
+            **ABILITY_NAMES,
+            "EP": "extraction precision",
+            "IMP": "image management precision",
+            "RP": "refuse precision",
+        }
+    return {}
 
 
 def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
@@ -77,7 +83,7 @@ def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) ->
     lines = [f"- evaluated: {evaluated(bench, resolved)}", ""]
     if bench.roles:
         lines += [*role_rows(bench, resolved, usage.get("per_agent", {})), ""]
-    terms = GLOSSARY.get(bench.name)
+    terms = glossary(bench.name)
     if terms:
         lines += ["Abbreviations: " + "; ".join(f"{code} = {name}" for code, name in terms.items()) + ".", ""]
     return lines

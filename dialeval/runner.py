@@ -14,9 +14,11 @@ import asyncio
 import hashlib
 import json
 import os
+import threading
 import time
 import traceback
 from collections import Counter
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,13 +102,15 @@ def _fingerprint(benchmark: str, data: str, config: RunConfig, digest: str) -> s
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
-def resolved_config(benchmark: str, data: str, config: RunConfig, digest: str | None = None) -> dict[str, Any]:
+def resolved_config(
+    benchmark: str, data: str, config: RunConfig, digest: str | None = None, context: Any = None
+) -> dict[str, Any]:
     """The config as run: every default filled in. It holds env-var names, never keys."""
     out = config.model_dump(mode="json")
     out.update(benchmark=benchmark, data=str(Path(data).resolve()))
     if digest is not None:
         out["data_sha256"] = digest
-    out["context"] = config.context().model_dump(mode="json")
+    out["context"] = (context or config.context()).model_dump(mode="json")
     return out
 
 
@@ -333,28 +337,70 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
             raise ConfigError(f"{src}: field 'templates.{key}': {err}") from None
 
 
-async def preflight_models(bench: Benchmark, config: RunConfig, context: Any) -> None:
-    """Every configured model that this benchmark will use passes its cheap check."""
-    from dialeval.models import PreflightError, get_client, preflight
+# a model's check that passed is trusted this long within one process: repeated
+# evaluate() calls skip the round trip; another URL, key or setting is checked again
+PREFLIGHT_TTL = 600.0
+_preflight_passed: dict[str, float] = {}
+
+
+def _preflight_key(client: Any) -> str:
+    """What a check vouches for: the settings, the URL and the key (as a digest, never kept)."""
+    key = os.environ.get(client.key_env or "") or ""
+    return json.dumps(
+        [client.settings.model_dump_json(), client.endpoint, client.key_env, hashlib.sha256(key.encode()).hexdigest()]
+    )
+
+
+def start_preflight(bench: Benchmark, context: Any) -> list[tuple[str, Future[None]]]:
+    """Start the cheap check of every configured model this benchmark will use, each in
+    a daemon thread: the round trips overlap loading the data and building the graph,
+    and a check nobody waits for (a config mistake found meanwhile) never holds the
+    process. :func:`await_preflight` collects them before the first item."""
+    from dialeval.models import get_client, preflight
 
     model_roles = bench.model_roles or tuple(bench.roles)
     fields: dict[str, Any] = {}
     if set(model_roles) - set(context.models):
         fields["model"] = context.default_model
     fields.update({f"models.{role}": m for role, m in context.models.items()})
-    seen: dict[str, str] = {}
-    checks = []
+    seen: set[str] = set()
+    checks: list[tuple[str, Future[None]]] = []
     for name, settings in fields.items():
-        key = settings.model_dump_json()
-        if key in seen:
+        client = get_client(settings)
+        key = _preflight_key(client)
+        if key in seen or time.monotonic() - _preflight_passed.get(key, -PREFLIGHT_TTL) < PREFLIGHT_TTL:
             continue
-        seen[key] = name
-        checks.append((name, asyncio.to_thread(preflight, get_client(settings))))
-    for name, check in checks:
+        seen.add(key)
+        future: Future[None] = Future()
+
+        def check(client: Any = client, key: str = key, future: Future[None] = future) -> None:
+            try:
+                preflight(client)
+            except BaseException as err:  # handed to the waiting run
+                future.set_exception(err)
+            else:
+                _preflight_passed[key] = time.monotonic()
+                future.set_result(None)
+
+        threading.Thread(target=check, name=f"dialeval-preflight-{name}", daemon=True).start()
+        checks.append((name, future))
+    return checks
+
+
+async def await_preflight(checks: list[tuple[str, Future[None]]], config: RunConfig) -> None:
+    """The first failed check stops the run, naming the config field of its model."""
+    from dialeval.models import PreflightError
+
+    for name, future in checks:
         try:
-            await check
+            await asyncio.wrap_future(future)
         except PreflightError as err:
             raise ConfigError(f"{config.source}: field '{name}': {err}") from None
+
+
+async def preflight_models(bench: Benchmark, config: RunConfig, context: Any) -> None:
+    """Every configured model that this benchmark will use passes its cheap check."""
+    await await_preflight(start_preflight(bench, context), config)
 
 
 def _load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
@@ -408,21 +454,25 @@ async def run_async(
     data = str(data)
     bench = get_benchmark(benchmark)
     items = _load_items(bench, data, config)
-    graph = bench.graph()  # also registers the benchmark's agents, which check_setup needs
-    check_setup(bench, config)
     digest = data_digest(data, config.options)
-
     run_id = config.run_id or f"{benchmark}-{_fingerprint(benchmark, data, config, digest)}"
     run_dir = Path(config.output_dir) / run_id
+    context = config.context()
+    checks = None
+    if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
+        checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
+    graph = bench.graph()  # also registers the benchmark's agents, which check_setup needs
+    check_setup(bench, config)
+
     run_dir.mkdir(parents=True, exist_ok=True)
-    resolved = resolved_config(benchmark, data, config, digest)
+    resolved = resolved_config(benchmark, data, config, digest, context)
     with RunLock(run_dir):
         _prepare_folder(run_dir, resolved, config.fresh)
         done = read_results(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
-        context = config.context().model_copy(update={"run_dir": str(run_dir)})
+        context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and config.preflight:
-            await preflight_models(bench, config, context)
+            await await_preflight(checks if checks is not None else start_preflight(bench, context), config)
 
         concurrency = config.effective_concurrency()
         slots = asyncio.Semaphore(concurrency)
