@@ -24,6 +24,10 @@ Usage: python benchmarks/fixed_cost.py [--items 40] [--reps 5] [--latency 0.2] [
 
 from __future__ import annotations
 
+import time
+
+T0 = time.perf_counter()  # --cli-child: when the interpreter reached this script
+
 import argparse
 import json
 import os
@@ -33,7 +37,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -69,55 +72,87 @@ class Clock:
 
 
 def _env(code: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(code), "PYTHONDONTWRITEBYTECODE": "0"}
+    return {**os.environ, "PYTHONPATH": str(code)}
 
 
 # ---------------------------------------------------------------- (a) and (d): a fresh CLI process
 
 
-def cli_command(data: Path, base_url: str, items: int, importtime: bool = False) -> list[str]:
+def cli_args(data: Path, base_url: str, items: int) -> list[str]:
     return [
-        sys.executable,
-        *(["-X", "importtime"] if importtime else []),
-        "-m",
-        "dialeval.cli",
-        "run",
-        "answers",
-        "--data",
-        str(data),
-        "--model",
-        "openai-compatible:stub",
-        "--base-url",
-        base_url,
-        "--concurrency",
-        str(items),
-        "--output-dir",
-        "runs",
-        "--no-progress",
-    ]
+        "run", "answers", "--data", str(data), "--model", "openai-compatible:stub", "--base-url", base_url,
+        "--concurrency", str(items), "--output-dir", "runs", "--no-progress",
+    ]  # fmt: skip
 
 
-def cold_cli(code: Path, data: Path, items: int) -> dict[str, float]:
-    """One fresh process (new working folder: new run folder and response cache)."""
+def cli_command(data: Path, base_url: str, items: int, importtime: bool = False) -> list[str]:
+    return [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "dialeval.cli", *cli_args(data, base_url, items)]
+
+
+def timed_process(command: list[str], code: Path, cwd: str) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:
+    """Start (perf_counter), end, and CPU seconds of one child process."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(command, cwd=cwd, env=_env(code), capture_output=True, text=True)
+    end = time.perf_counter()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return start, end, after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime, proc
+
+
+def cold_cli(code: Path, data: Path, items: int, phases: bool = False) -> dict[str, Any]:
+    """One fresh process (new working folder: new run folder and response cache). With
+    ``phases``, the CLI runs under ``--cli-child``, which stamps the run's steps on the
+    same monotonic clock as this process."""
     from dialeval.testing.openai_server import OpenAIStub
 
     clock = Clock()
     with OpenAIStub(respond=clock) as server, tempfile.TemporaryDirectory(prefix="dialeval-fc-") as cwd:
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        proc = subprocess.run(cli_command(data, server.base_url, items), cwd=cwd, env=_env(code), capture_output=True, text=True)
-        end = time.perf_counter()
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        events_path = Path(cwd) / "events.json"
+        command = (
+            [sys.executable, __file__, "--cli-child", str(events_path), *cli_args(data, server.base_url, items)]
+            if phases
+            else cli_command(data, server.base_url, items)
+        )
+        start, end, cpu, proc = timed_process(command, code, cwd)
+        events = json.loads(events_path.read_text()) if phases and events_path.exists() else {}
     if proc.returncode != 0 or len(clock.times) != items:
         raise SystemExit(f"CLI run failed ({proc.returncode}, {len(clock.times)} requests):\n{proc.stderr[-2000:]}")
-    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
-    return {"first_request": clock.times[0] - start, "exit": end - start, "cpu": cpu}
+    out: dict[str, Any] = {"first_request": clock.times[0] - start, "exit": end - start, "cpu": cpu}
+    if phases:
+        out["phase"] = {
+            "process start -> interpreter up": events["interpreter up"] - start,
+            "interpreter up -> run() starts (CLI, config, runner imports)": events["run_async"] - events["interpreter up"],
+            "run() starts -> the first item starts (set-up: data, graph import and build, folder, preflight)":
+                events["first item"] - events["run_async"],
+            "first item starts -> first request (chat model import and build, per-request path)":
+                clock.times[0] - events["first item"],
+            "last answer -> finish_run starts": events["finish_run:start"] - clock.times[-1],
+            "finish_run": events["finish_run:end"] - events["finish_run:start"],
+            "finish_run ends -> process exit": end - events["finish_run:end"],
+        }  # fmt: skip
+    return out
 
 
-def python_floor(code: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], env=_env(code), check=True)
-    return time.perf_counter() - start
+def cli_child(events_path: str, argv: list[str]) -> None:
+    """``dialeval run`` with its steps stamped (see :func:`cold_cli`)."""
+    events: dict[str, float] = {"interpreter up": T0}
+    mark_events(events)  # imports the runner and report modules, which the CLI imports anyway
+    from dialeval.cli import main
+
+    code = main(argv)
+    Path(events_path).write_text(json.dumps(events))
+    sys.exit(code)
+
+
+def floor_process(code: Path, statement: str) -> tuple[float, float]:
+    """Wall and CPU seconds of ``python -c statement``."""
+    start, end, cpu, proc = timed_process([sys.executable, "-c", statement], code, ".")
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr)
+    return end - start, cpu
+
+
+LIBRARIES = "import langchain_openai, langgraph.graph"  # what any LangGraph + ChatOpenAI run must import
 
 
 def importtime(code: Path, data: Path, items: int, top: int = 12) -> list[str]:
@@ -159,12 +194,12 @@ STEPS = {
     ),
     "dialeval.report": ("finish_run", "render_report", "agent_reliability", "score_reliability", "write_run_files"),
     "dialeval.config": ("RunConfig.context",),
-    "dialeval.benchmarks": ("Benchmark.graph_for",),
+    "dialeval.models": ("build_chat_model", "preflight"),  # once per run and model, inside the first item
 }
 
 
 def mark_events(events: dict[str, float]) -> None:
-    """Record when the first item starts, and when ``finish_run`` and ``run_async`` start and end."""
+    """Record when ``run_async`` and the first item start, and when ``finish_run`` starts and ends."""
     import functools
 
     import dialeval.report
@@ -190,6 +225,7 @@ def mark_events(events: dict[str, float]) -> None:
         return wrapper
 
     dialeval.runner._evaluate_item = first_call("first item", dialeval.runner._evaluate_item)
+    dialeval.runner.run_async = first_call("run_async", dialeval.runner.run_async)
     dialeval.report.finish_run = bracket("finish_run", dialeval.report.finish_run)
 
 
@@ -311,6 +347,8 @@ def main() -> None:
     ap.add_argument("--code", action="append", type=Path, help="checkout(s) to measure (default: this one)")
     ap.add_argument("--skip", default="", help="sections to skip, e.g. 'ad'")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    if len(sys.argv) > 2 and sys.argv[1] == "--cli-child":
+        cli_child(sys.argv[2], sys.argv[3:])
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args.items, args.latency, args.reps)))
@@ -322,19 +360,25 @@ def main() -> None:
           + ", ".join(str(c) for c in codes))
 
     if "a" not in args.skip:
-        cold: dict[Path, list[dict[str, float]]] = {c: [] for c in codes}
-        floor: dict[Path, list[float]] = {c: [] for c in codes}
+        runs: dict[Path, dict[str, list[Any]]] = {c: {"pass": [], "libs": [], "cli": [], "child": []} for c in codes}
         for _ in range(args.reps):
             for code in codes:  # interleaved
-                floor[code].append(python_floor(code))
-                cold[code].append(cold_cli(code, data, args.items))
+                runs[code]["pass"].append(floor_process(code, "pass"))
+                runs[code]["libs"].append(floor_process(code, LIBRARIES))
+                runs[code]["cli"].append(cold_cli(code, data, args.items))
+                runs[code]["child"].append(cold_cli(code, data, args.items, phases=True))
         print(f"\n(a) `python -m dialeval.cli run answers` (instant model, concurrency {args.items}), fresh process")
         for code in codes:
+            r = runs[code]
             print(f"  {code}")
-            print(f"    python -c pass         {ms(floor[code])}")
-            print(f"    to the first request   {ms([r['first_request'] for r in cold[code]])}")
-            print(f"    to the process's exit  {ms([r['exit'] for r in cold[code]])}")
-            print(f"    CPU time of the process {ms([r['cpu'] for r in cold[code]])}")
+            print(f"    python -c pass            wall {ms([w for w, _ in r['pass']])}; CPU {ms([c for _, c in r['pass']])}")
+            print(f"    python -c '{LIBRARIES}'")
+            print(f"                              wall {ms([w for w, _ in r['libs']])}; CPU {ms([c for _, c in r['libs']])}")
+            print(f"    CLI: to the first request wall {ms([x['first_request'] for x in r['cli']])}")
+            print(f"    CLI: to the process exit  wall {ms([x['exit'] for x in r['cli']])}; CPU {ms([x['cpu'] for x in r['cli']])}")
+            print("    phases of the same command run with stamps (median ms):")
+            for name in r["child"][0]["phase"]:
+                print(f"      {1000 * statistics.median(x['phase'][name] for x in r['child']):8.1f}  {name}")
 
     if "b" not in args.skip or "c" not in args.skip:
         results: dict[Path, list[dict[str, Any]]] = {c: [] for c in codes}

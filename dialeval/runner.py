@@ -11,6 +11,7 @@ of it ended ``error``; one process at a time writes a run folder (a file lock).
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import os
@@ -351,6 +352,16 @@ def _preflight_key(client: Any) -> str:
     )
 
 
+def used_models(bench: Benchmark, context: Any) -> dict[str, Any]:
+    """Config field (``model``, ``models.<role>``) -> settings of each model the run may call."""
+    model_roles = bench.model_roles or tuple(bench.roles)
+    fields: dict[str, Any] = {}
+    if set(model_roles) - set(context.models):
+        fields["model"] = context.default_model
+    fields.update({f"models.{role}": m for role, m in context.models.items()})
+    return fields
+
+
 def start_preflight(bench: Benchmark, context: Any) -> list[tuple[str, Future[None]]]:
     """Start the cheap check of every configured model this benchmark will use, each in
     a daemon thread: the round trips overlap loading the data and building the graph,
@@ -358,14 +369,9 @@ def start_preflight(bench: Benchmark, context: Any) -> list[tuple[str, Future[No
     process. :func:`await_preflight` collects them before the first item."""
     from dialeval.models import get_client, preflight
 
-    model_roles = bench.model_roles or tuple(bench.roles)
-    fields: dict[str, Any] = {}
-    if set(model_roles) - set(context.models):
-        fields["model"] = context.default_model
-    fields.update({f"models.{role}": m for role, m in context.models.items()})
     seen: set[str] = set()
     checks: list[tuple[str, Future[None]]] = []
-    for name, settings in fields.items():
+    for name, settings in used_models(bench, context).items():
         client = get_client(settings)
         key = _preflight_key(client)
         if key in seen or time.monotonic() - _preflight_passed.get(key, -PREFLIGHT_TTL) < PREFLIGHT_TTL:
@@ -396,6 +402,41 @@ async def await_preflight(checks: list[tuple[str, Future[None]]], config: RunCon
             await asyncio.wrap_future(future)
         except PreflightError as err:
             raise ConfigError(f"{config.source}: field '{name}': {err}") from None
+
+
+def warm_clients(bench: Benchmark, context: Any) -> None:
+    """Build the API models' chat clients (the first one imports the SDK) during set-up,
+    while preflight checks are in flight, rather than inside the first item. A failure
+    is left to the items, which record it as they always do."""
+    from dialeval.models import API_BACKENDS, get_client
+
+    for settings in used_models(bench, context).values():
+        client = get_client(settings)
+        if client.backend in API_BACKENDS:
+            try:
+                client.model  # noqa: B018  (built and kept for this event loop)
+            except Exception:
+                pass
+
+
+class _SetupGc:
+    """The cyclic garbage collector paused while a run sets up: the imports and graph
+    building of a first run make ~10^6 long-lived objects, which it would otherwise sweep
+    again and again (a quarter of a cold start's import time, measured in
+    benchmarks/fixed_cost.py). :meth:`resume` before the items; always resumed on exit."""
+
+    def __enter__(self) -> _SetupGc:
+        self._paused = gc.isenabled()
+        gc.disable()
+        return self
+
+    def resume(self) -> None:
+        if self._paused:
+            self._paused = False
+            gc.enable()
+
+    def __exit__(self, *exc: object) -> None:
+        self.resume()
 
 
 async def preflight_models(bench: Benchmark, config: RunConfig, context: Any) -> None:
@@ -447,6 +488,13 @@ async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True
 ) -> RunResult:
     """Evaluate ``data`` with ``benchmark`` as configured; resume if the run exists."""
+    with _SetupGc() as setup_gc:
+        return await _run(benchmark, data, config, progress, setup_gc)
+
+
+async def _run(
+    benchmark: str, data: str | Path, config: RunConfig | None, progress: bool, setup_gc: _SetupGc
+) -> RunResult:
     from dialeval.models import CircuitBreaker, current_breaker, current_limits, request_slots
     from dialeval.report import finish_run
 
@@ -472,7 +520,13 @@ async def run_async(
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
         context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and config.preflight:
-            await await_preflight(checks if checks is not None else start_preflight(bench, context), config)
+            checks = checks if checks is not None else start_preflight(bench, context)
+            await await_preflight([c for c in checks if c[1].done()], config)  # a known failure stops at once
+        if todo:
+            warm_clients(bench, context)
+        if todo and config.preflight:
+            await await_preflight(checks or [], config)
+        setup_gc.resume()
 
         concurrency = config.effective_concurrency()
         slots = asyncio.Semaphore(concurrency)
