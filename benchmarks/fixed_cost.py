@@ -139,7 +139,8 @@ def cli_child(events_path: str, argv: list[str]) -> None:
     mark_events(events)  # imports the runner and report modules, which the CLI imports anyway
     from dialeval.cli import main
 
-    code = main(argv)
+    sys.argv = ["dialeval", *argv]
+    code = main()  # as the program runs it (no argv: it ends the process)
     Path(events_path).write_text(json.dumps(events))
     sys.exit(code)
 

@@ -112,7 +112,6 @@ def build_chat_model(settings: ModelSettings, limit: AdaptiveLimit | None = None
         # our own pool: langchain-openai shares one process-wide async pool, which breaks
         # as soon as a second event loop (a second evaluate() call) uses it
         kwargs["http_async_client"] = _async_http(settings, limit)
-        kwargs["http_client"] = _sync_http(settings)
         return ChatOpenAI(**kwargs, **common)
     if backend == "anthropic":
         from langchain_anthropic import ChatAnthropic
@@ -130,9 +129,7 @@ def build_chat_model(settings: ModelSettings, limit: AdaptiveLimit | None = None
         # same reason as above: give this model its own pool instead of the shared one
         model.__dict__["_async_client"] = anthropic.AsyncClient(
             **model._client_params,
-            http_client=anthropic.DefaultAsyncHttpxClient(
-                timeout=http_timeout(settings), event_hooks=_limit_hooks(limit), verify=ssl_context()
-            ),
+            http_client=anthropic.DefaultAsyncHttpxClient(timeout=http_timeout(settings), event_hooks=_limit_hooks(limit)),
         )
         return model
     if backend in ("hf", "smollm2"):
@@ -158,15 +155,6 @@ def http_timeout(settings: ModelSettings) -> Any:
     return httpx.Timeout(settings.timeout, connect=min(CONNECT_TIMEOUT, settings.timeout))
 
 
-@functools.cache
-def ssl_context() -> Any:
-    """The TLS settings every HTTP client of this process shares: httpx's default (certifi's
-    CA bundle, or ``$SSL_CERT_FILE``), built once; loading the bundle costs ~0.1 s a client."""
-    import httpx
-
-    return httpx.create_ssl_context()
-
-
 def _async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None) -> Any:
     import httpx
 
@@ -174,16 +162,7 @@ def _async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None) -> 
         timeout=http_timeout(settings),
         limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
         event_hooks=_limit_hooks(limit),
-        verify=ssl_context(),
     )
-
-
-def _sync_http(settings: ModelSettings) -> Any:
-    """The SDK's synchronous client (built even when only async calls are made), with
-    the SDK's own defaults but the shared TLS settings."""
-    import openai
-
-    return openai.DefaultHttpxClient(timeout=http_timeout(settings), verify=ssl_context())
 
 
 def _limit_hooks(limit: AdaptiveLimit | None) -> dict[str, list[Any]]:
@@ -686,9 +665,7 @@ def preflight(client: ModelClient) -> None:
         url = client.endpoint.rstrip("/") + "/models"
         headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        response = httpx.get(
-            url, headers=headers, timeout=min(CONNECT_TIMEOUT, client.settings.timeout), verify=ssl_context()
-        )
+        response = httpx.get(url, headers=headers, timeout=min(CONNECT_TIMEOUT, client.settings.timeout))
     except httpx.HTTPError as err:
         raise PreflightError(scrub(f"cannot reach {client.where()}: {type(err).__name__}: {err}")) from None
     if response.status_code in (401, 403):
