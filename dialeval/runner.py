@@ -422,8 +422,8 @@ def warm_clients(bench: Benchmark, context: Any) -> None:
 class _SetupGc:
     """The cyclic garbage collector paused while a run sets up: the imports and graph
     building of a first run make ~10^6 long-lived objects, which it would otherwise sweep
-    again and again (a quarter of a cold start's import time, measured in
-    benchmarks/fixed_cost.py). :meth:`resume` before the items; always resumed on exit."""
+    again and again as they are made (see benchmarks/fixed_cost.py). :meth:`resume`
+    before the items; always resumed on the way out."""
 
     def __enter__(self) -> _SetupGc:
         self._paused = gc.isenabled()
@@ -437,11 +437,6 @@ class _SetupGc:
 
     def __exit__(self, *exc: object) -> None:
         self.resume()
-
-
-async def preflight_models(bench: Benchmark, config: RunConfig, context: Any) -> None:
-    """Every configured model that this benchmark will use passes its cheap check."""
-    await await_preflight(start_preflight(bench, context), config)
 
 
 def _load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
@@ -506,7 +501,7 @@ async def _run(
     run_id = config.run_id or f"{benchmark}-{_fingerprint(benchmark, data, config, digest)}"
     run_dir = Path(config.output_dir) / run_id
     context = config.context()
-    checks = None
+    checks: list[tuple[str, Future[None]]] = []
     if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
         checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
     graph = bench.graph()  # also registers the benchmark's agents, which check_setup needs
@@ -520,12 +515,12 @@ async def _run(
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
         context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and config.preflight:
-            checks = checks if checks is not None else start_preflight(bench, context)
+            checks = checks or start_preflight(bench, context)
             await await_preflight([c for c in checks if c[1].done()], config)  # a known failure stops at once
         if todo:
             warm_clients(bench, context)
         if todo and config.preflight:
-            await await_preflight(checks or [], config)
+            await await_preflight(checks, config)
         setup_gc.resume()
 
         concurrency = config.effective_concurrency()
