@@ -61,6 +61,8 @@ class Clock:
         self.times: list[float] = []
         self.cpu: list[float] = []
         self._main = time.pthread_getcpuclockid(threading.main_thread().ident)
+        self.child: int | None = None  # a client process: its CPU seconds at the first request
+        self.child_cpu: float | None = None
 
     def main_cpu(self) -> float:
         return time.clock_gettime(self._main)
@@ -68,7 +70,15 @@ class Clock:
     def __call__(self, body: dict[str, Any]) -> str:
         self.times.append(time.perf_counter())
         self.cpu.append(self.main_cpu())
+        if self.child is not None and self.child_cpu is None:
+            self.child_cpu = process_cpu(self.child)
         return GRADE
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds a running process has used (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _env(code: Path) -> dict[str, str]:
@@ -89,13 +99,19 @@ def cli_command(data: Path, base_url: str, items: int, importtime: bool = False)
     return [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "dialeval.cli", *cli_args(data, base_url, items)]
 
 
-def timed_process(command: list[str], code: Path, cwd: str) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:
-    """Start (perf_counter), end, and CPU seconds of one child process."""
+def timed_process(
+    command: list[str], code: Path, cwd: str, clock: Clock | None = None
+) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:
+    """Start (perf_counter), end, and CPU seconds of one child process (``clock`` learns its pid)."""
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(command, cwd=cwd, env=_env(code), capture_output=True, text=True)
+    with subprocess.Popen(command, cwd=cwd, env=_env(code), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as popen:
+        if clock is not None:
+            clock.child, clock.child_cpu = popen.pid, None
+        stdout, stderr = popen.communicate()
     end = time.perf_counter()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.CompletedProcess(command, popen.returncode, stdout, stderr)
     return start, end, after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime, proc
 
 
@@ -113,11 +129,11 @@ def cold_cli(code: Path, data: Path, items: int, phases: bool = False) -> dict[s
             if phases
             else cli_command(data, server.base_url, items)
         )
-        start, end, cpu, proc = timed_process(command, code, cwd)
+        start, end, cpu, proc = timed_process(command, code, cwd, clock)
         events = json.loads(events_path.read_text()) if phases and events_path.exists() else {}
     if proc.returncode != 0 or len(clock.times) != items:
         raise SystemExit(f"CLI run failed ({proc.returncode}, {len(clock.times)} requests):\n{proc.stderr[-2000:]}")
-    out: dict[str, Any] = {"first_request": clock.times[0] - start, "exit": end - start, "cpu": cpu}
+    out: dict[str, Any] = {"first_request": clock.times[0] - start, "exit": end - start, "cpu": cpu, "cpu_first": clock.child_cpu}
     if phases:
         out["phase"] = {
             "process start -> interpreter up": events["interpreter up"] - start,
@@ -190,7 +206,7 @@ def importtime(code: Path, data: Path, items: int, top: int = 12) -> list[str]:
 STEPS = {
     "dialeval.runner": (
         "_load_items", "check_setup", "data_digest", "_fingerprint", "resolved_config", "_prepare_folder",
-        "read_results", "preflight_models", "open_run", "RunLock.__enter__", "RunLock.__exit__", "ResultsWriter.__init__",
+        "read_results", "start_preflight", "await_preflight", "warm_clients", "RunLock.__enter__", "RunLock.__exit__", "ResultsWriter.__init__",
         "ResultsWriter.close",
     ),
     "dialeval.report": ("finish_run", "render_report", "agent_reliability", "score_reliability", "write_run_files"),
@@ -375,7 +391,8 @@ def main() -> None:
             print(f"    python -c pass            wall {ms([w for w, _ in r['pass']])}; CPU {ms([c for _, c in r['pass']])}")
             print(f"    python -c '{LIBRARIES}'")
             print(f"                              wall {ms([w for w, _ in r['libs']])}; CPU {ms([c for _, c in r['libs']])}")
-            print(f"    CLI: to the first request wall {ms([x['first_request'] for x in r['cli']])}")
+            print(f"    CLI: to the first request wall {ms([x['first_request'] for x in r['cli']])}; "
+                  f"CPU {ms([x['cpu_first'] for x in r['cli']])}")
             print(f"    CLI: to the process exit  wall {ms([x['exit'] for x in r['cli']])}; CPU {ms([x['cpu'] for x in r['cli']])}")
             print("    phases of the same command run with stamps (median ms):")
             for name in r["child"][0]["phase"]:
