@@ -46,11 +46,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def write_items(folder: Path, n: int) -> Path:
-    path = folder / "items.jsonl"
-    with path.open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "reference": f"ref {i}", "answer": f"ans {i}"}) + "\n")
-    return path
+    from runner_overhead import write_items as same_items  # the overhead benchmark's items (this folder)
+
+    return same_items(folder, n)
 
 
 class Clock:
@@ -63,6 +61,18 @@ class Clock:
         self._main = time.pthread_getcpuclockid(threading.main_thread().ident)
         self.child: int | None = None  # a client process: its CPU seconds at the first request
         self.child_cpu: float | None = None
+        self.gets: list[float] = []  # arrival times of GET requests (the preflight's /models)
+
+    def watch_gets(self, server: Any) -> None:
+        """Stamp the stub's GET requests too (it keeps their paths in a list)."""
+        clock = self
+
+        class Stamped(list):  # type: ignore[type-arg]
+            def append(self, path: Any) -> None:
+                clock.gets.append(time.perf_counter())
+                super().append(path)
+
+        server.gets = Stamped()
 
     def main_cpu(self) -> float:
         return time.clock_gettime(self._main)
@@ -123,6 +133,7 @@ def cold_cli(code: Path, data: Path, items: int, phases: bool = False) -> dict[s
 
     clock = Clock()
     with OpenAIStub(respond=clock) as server, tempfile.TemporaryDirectory(prefix="dialeval-fc-") as cwd:
+        clock.watch_gets(server)
         events_path = Path(cwd) / "events.json"
         command = (
             [sys.executable, __file__, "--cli-child", str(events_path), *cli_args(data, server.base_url, items)]
@@ -133,7 +144,10 @@ def cold_cli(code: Path, data: Path, items: int, phases: bool = False) -> dict[s
         events = json.loads(events_path.read_text()) if phases and events_path.exists() else {}
     if proc.returncode != 0 or len(clock.times) != items:
         raise SystemExit(f"CLI run failed ({proc.returncode}, {len(clock.times)} requests):\n{proc.stderr[-2000:]}")
-    out: dict[str, Any] = {"first_request": clock.times[0] - start, "exit": end - start, "cpu": cpu, "cpu_first": clock.child_cpu}
+    out: dict[str, Any] = {
+        "first_request": clock.times[0] - start, "exit": end - start, "cpu": cpu, "cpu_first": clock.child_cpu,
+        "preflight": clock.gets[0] - start if clock.gets else None,
+    }  # fmt: skip
     if phases:
         out["phase"] = {
             "process start -> interpreter up": events["interpreter up"] - start,
@@ -169,7 +183,8 @@ def floor_process(code: Path, statement: str) -> tuple[float, float]:
     return end - start, cpu
 
 
-LIBRARIES = "import langchain_openai, langgraph.graph"  # what any LangGraph + ChatOpenAI run must import
+# what any LangGraph + ChatOpenAI run must import (gc.freeze: exit without the final sweep)
+LIBRARIES = "import langchain_openai, langgraph.graph, gc; gc.freeze()"
 
 
 def importtime(code: Path, data: Path, items: int, top: int = 12) -> list[str]:
@@ -391,6 +406,7 @@ def main() -> None:
             print(f"    python -c pass            wall {ms([w for w, _ in r['pass']])}; CPU {ms([c for _, c in r['pass']])}")
             print(f"    python -c '{LIBRARIES}'")
             print(f"                              wall {ms([w for w, _ in r['libs']])}; CPU {ms([c for _, c in r['libs']])}")
+            print(f"    CLI: to the preflight GET wall {ms([x['preflight'] for x in r['cli']])}")
             print(f"    CLI: to the first request wall {ms([x['first_request'] for x in r['cli']])}; "
                   f"CPU {ms([x['cpu_first'] for x in r['cli']])}")
             print(f"    CLI: to the process exit  wall {ms([x['exit'] for x in r['cli']])}; CPU {ms([x['cpu'] for x in r['cli']])}")
