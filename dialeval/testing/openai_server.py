@@ -68,6 +68,14 @@ def prompt_of(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+class _Server(ThreadingHTTPServer):
+    # a class attribute, since listen() runs in the constructor: with the default backlog
+    # of 5, a burst of concurrent connections overflows it and clients wait for a SYN
+    # retransmission (1 s), which benchmarks would count as framework time
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class OpenAIStub:
     """``with OpenAIStub(respond=fn) as server:`` then point a model at ``server.base_url``."""
 
@@ -103,9 +111,7 @@ class OpenAIStub:
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self._server.daemon_threads = True
-        self._server.request_queue_size = 256
+        self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
