@@ -11,7 +11,6 @@ of it ended ``error``; one process at a time writes a run folder (a file lock).
 from __future__ import annotations
 
 import asyncio
-import gc
 import hashlib
 import json
 import os
@@ -419,26 +418,6 @@ def warm_clients(bench: Benchmark, context: Any) -> None:
                 pass
 
 
-class _SetupGc:
-    """The cyclic garbage collector paused while a run sets up: the imports and graph
-    building of a first run make ~10^6 long-lived objects, which it would otherwise sweep
-    again and again as they are made (see benchmarks/fixed_cost.py). :meth:`resume`
-    before the items; always resumed on the way out."""
-
-    def __enter__(self) -> _SetupGc:
-        self._paused = gc.isenabled()
-        gc.disable()
-        return self
-
-    def resume(self) -> None:
-        if self._paused:
-            self._paused = False
-            gc.enable()
-
-    def __exit__(self, *exc: object) -> None:
-        self.resume()
-
-
 def _load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
     from dialeval.data.io import DataError
 
@@ -483,13 +462,6 @@ async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True
 ) -> RunResult:
     """Evaluate ``data`` with ``benchmark`` as configured; resume if the run exists."""
-    with _SetupGc() as setup_gc:
-        return await _run(benchmark, data, config, progress, setup_gc)
-
-
-async def _run(
-    benchmark: str, data: str | Path, config: RunConfig | None, progress: bool, setup_gc: _SetupGc
-) -> RunResult:
     from dialeval.models import CircuitBreaker, current_breaker, current_limits, request_slots
     from dialeval.report import finish_run
 
@@ -521,7 +493,6 @@ async def _run(
             warm_clients(bench, context)
         if todo and config.preflight:
             await await_preflight(checks, config)
-        setup_gc.resume()
 
         concurrency = config.effective_concurrency()
         slots = asyncio.Semaphore(concurrency)
