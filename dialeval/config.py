@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
@@ -287,6 +286,8 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
     data: dict[str, Any] = {}
     source = "command line"
     if path is not None:
+        import yaml  # only runs with a config file pay for it
+
         source = str(path)
         try:
             loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))

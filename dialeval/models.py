@@ -712,7 +712,9 @@ def preflight(client: ModelClient) -> None:
         url = client.endpoint.rstrip("/") + "/models"
         headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        response = httpx.get(url, headers=headers, timeout=min(CONNECT_TIMEOUT, client.settings.timeout))
+        response = httpx.get(
+            url, headers=headers, timeout=min(CONNECT_TIMEOUT, client.settings.timeout), verify=_ssl_context("httpx")
+        )
     except httpx.HTTPError as err:
         raise PreflightError(scrub(f"cannot reach {client.where()}: {type(err).__name__}: {err}")) from None
     if response.status_code in (401, 403):

@@ -11,31 +11,41 @@ from __future__ import annotations
 from typing import Any
 
 from dialeval.benchmarks import Benchmark
-from dialeval.data.mdseval import SHORT as MDSEVAL_SHORT
-from dialeval.data.mmrc import ABILITY_NAMES
-from dialeval.metrics.kgds import ERROR_TYPES
-from dialeval.metrics.mmdu import SHORT as MMDU_SHORT
 
-GLOSSARY: dict[str, dict[str, str]] = {
-    "kgds": {
-        "EBS": "extractive background summary",
-        "ABS": "abstractive background summary",
-        "AOS": "abstractive opinion summary",
-        "BSP": "background-supporting paragraphs",
-        "KBSAF": "key background-supporting atomic facts",
-        "CAO": "clear atomic opinions",
-        "OP GM": "overall performance, geometric mean",
-        **ERROR_TYPES,
-    },
-    "mmrc": {
-        **ABILITY_NAMES,
-        "EP": "extraction precision",
-        "IMP": "image management precision",
-        "RP": "refuse precision",
-    },
-    "mmdu": {code: name for name, code in MMDU_SHORT.items() if code != name.split()[0]},
-    "mdseval": {code: aspect for aspect, code in MDSEVAL_SHORT.items()},
-}
+
+def glossary(benchmark: str) -> dict[str, str]:
+    """The codes a benchmark's tables use and what they stand for (imports only that benchmark's names)."""
+    if benchmark == "kgds":
+        from dialeval.metrics.kgds import ERROR_TYPES
+
+        return {
+            "EBS": "extractive background summary",
+            "ABS": "abstractive background summary",
+            "AOS": "abstractive opinion summary",
+            "BSP": "background-supporting paragraphs",
+            "KBSAF": "key background-supporting atomic facts",
+            "CAO": "clear atomic opinions",
+            "OP GM": "overall performance, geometric mean",
+            **ERROR_TYPES,
+        }
+    if benchmark == "mmrc":
+        from dialeval.data.mmrc import ABILITY_NAMES
+
+        return {
+            **ABILITY_NAMES,
+            "EP": "extraction precision",
+            "IMP": "image management precision",
+            "RP": "refuse precision",
+        }
+    if benchmark == "mmdu":
+        from dialeval.metrics.mmdu import SHORT as MMDU_SHORT
+
+        return {code: name for name, code in MMDU_SHORT.items() if code != name.split()[0]}
+    if benchmark == "mdseval":
+        from dialeval.data.mdseval import SHORT as MDSEVAL_SHORT
+
+        return {code: aspect for aspect, code in MDSEVAL_SHORT.items()}
+    return {}
 
 
 def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
@@ -152,7 +162,7 @@ def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) ->
     lines = [f"- evaluated: {evaluated(bench, resolved)}", ""]
     if bench.roles:
         lines += [*role_rows(bench, resolved, usage.get("per_agent", {})), ""]
-    terms = GLOSSARY.get(bench.name)
+    terms = glossary(bench.name)
     if terms:
         lines += ["Abbreviations: " + "; ".join(f"{code} = {name}" for code, name in terms.items()) + ".", ""]
     return lines

@@ -15,10 +15,12 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,13 +110,15 @@ def _fingerprint(benchmark: str, data: str, config: RunConfig, digest: str) -> s
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
-def resolved_config(benchmark: str, data: str, config: RunConfig, digest: str | None = None) -> dict[str, Any]:
+def resolved_config(
+    benchmark: str, data: str, config: RunConfig, digest: str | None = None, context: Any = None
+) -> dict[str, Any]:
     """The config as run: every default filled in. It holds env-var names, never keys."""
     out = config.model_dump(mode="json")
     out.update(benchmark=benchmark, data=str(Path(data).resolve()))
     if digest is not None:
         out["data_sha256"] = digest
-    out["context"] = config.context().model_dump(mode="json")
+    out["context"] = (context or config.context()).model_dump(mode="json")
     return out
 
 
@@ -341,31 +345,87 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
             raise ConfigError(f"{src}: field 'templates.{key}': {err}") from None
 
 
-async def preflight_models(bench: Benchmark, config: RunConfig, context: Any) -> None:
-    """Every configured model that this benchmark will use passes its cheap check."""
-    from dialeval.models import PreflightError, get_client, preflight
+# a model's check that passed is trusted this long within one process: repeated
+# evaluate() calls skip the round trip; another URL, key or setting is checked again
+PREFLIGHT_TTL = 600.0
+_preflight_passed: dict[str, float] = {}
 
+
+def _preflight_key(client: Any) -> str:
+    """What a check vouches for: the settings, the URL and the key (as a digest, never kept)."""
+    key = os.environ.get(client.key_env or "") or ""
+    return json.dumps(
+        [client.settings.model_dump_json(), client.endpoint, client.key_env, hashlib.sha256(key.encode()).hexdigest()]
+    )
+
+
+def used_models(bench: Benchmark, context: Any) -> dict[str, Any]:
+    """Config field (``model``, ``models.<role>``) -> settings of each model the run may call."""
     model_roles = bench.model_roles or tuple(bench.roles)
     fields: dict[str, Any] = {}
     if set(model_roles) - set(context.models):
         fields["model"] = context.default_model
     fields.update({f"models.{role}": m for role, m in context.models.items()})
-    seen: dict[str, str] = {}
-    checks = []
-    for name, settings in fields.items():
-        key = settings.model_dump_json()
-        if key in seen:
+    return fields
+
+
+def start_preflight(bench: Benchmark, context: Any) -> list[tuple[str, Future[None]]]:
+    """Start the cheap check of every configured model this benchmark will use, each in
+    a daemon thread: the round trips overlap loading the data and building the graph,
+    and a check nobody waits for (a config mistake found meanwhile) never holds the
+    process. :func:`await_preflight` collects them before the first item."""
+    from dialeval.models import get_client, preflight
+
+    seen: set[str] = set()
+    checks: list[tuple[str, Future[None]]] = []
+    for name, settings in used_models(bench, context).items():
+        client = get_client(settings)
+        key = _preflight_key(client)
+        if key in seen or time.monotonic() - _preflight_passed.get(key, -PREFLIGHT_TTL) < PREFLIGHT_TTL:
             continue
-        seen[key] = name
-        checks.append((name, asyncio.to_thread(preflight, get_client(settings))))
-    # every check is awaited (no coroutine left pending) and every failing model is named at once
-    outcomes = await asyncio.gather(*(check for _, check in checks), return_exceptions=True)
+        seen.add(key)
+        future: Future[None] = Future()
+
+        def check(client: Any = client, key: str = key, future: Future[None] = future) -> None:
+            try:
+                preflight(client)
+            except BaseException as err:  # handed to the waiting run
+                future.set_exception(err)
+            else:
+                _preflight_passed[key] = time.monotonic()
+                future.set_result(None)
+
+        threading.Thread(target=check, name=f"dialeval-preflight-{name}", daemon=True).start()
+        checks.append((name, future))
+    return checks
+
+
+async def await_preflight(checks: list[tuple[str, Future[None]]], config: RunConfig) -> None:
+    """Every check is awaited and every failing model is named at once, by its config field."""
+    from dialeval.models import PreflightError
+
+    outcomes = await asyncio.gather(*(asyncio.wrap_future(f) for _, f in checks), return_exceptions=True)
     failed = [(name, err) for (name, _), err in zip(checks, outcomes) if isinstance(err, BaseException)]
     for _, err in failed:
         if not isinstance(err, PreflightError):
             raise err
     if failed:
         raise ConfigError("; ".join(f"{config.source}: field '{name}': {err}" for name, err in failed))
+
+
+def warm_clients(bench: Benchmark, context: Any) -> None:
+    """Build the API models' chat clients (the first one imports the SDK) during set-up,
+    while preflight checks are in flight, rather than inside the first item. A failure
+    is left to the items, which record it as they always do."""
+    from dialeval.models import API_BACKENDS, get_client
+
+    for settings in used_models(bench, context).values():
+        client = get_client(settings)
+        if client.backend in API_BACKENDS:
+            try:
+                client.model  # noqa: B018  (built and kept for this event loop)
+            except Exception:
+                pass
 
 
 def _load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
@@ -436,22 +496,31 @@ async def run_async(
     data = str(data)
     bench = get_benchmark(benchmark)
     items = _load_items(bench, data, config)
-    graph = bench.graph()  # also registers the benchmark's agents, which check_setup needs
-    check_setup(bench, config)
     digest = data_digest(data, config.options)
-
     run_id = config.run_id or f"{benchmark}-{_fingerprint(benchmark, data, config, digest)}"
     run_dir = Path(config.output_dir) / run_id
+    context = config.context()
+    checks: list[tuple[str, Future[None]]] = []
+    if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
+        checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
+    graph = bench.graph()  # also registers the benchmark's agents, which check_setup needs
+    check_setup(bench, config)
+
     created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
-    resolved = resolved_config(benchmark, data, config, digest)
+    resolved = resolved_config(benchmark, data, config, digest, context)
     with _removed_if_never_started(run_dir, created), RunLock(run_dir):
         _prepare_folder(run_dir, resolved, config.fresh)
         done = read_results(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
-        context = config.context().model_copy(update={"run_dir": str(run_dir)})
+        context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and config.preflight:
-            await preflight_models(bench, config, context)
+            checks = checks or start_preflight(bench, context)
+            await await_preflight([c for c in checks if c[1].done()], config)  # a known failure stops at once
+        if todo:
+            warm_clients(bench, context)
+        if todo and config.preflight:
+            await await_preflight(checks, config)
 
         concurrency = config.effective_concurrency()
         slots = asyncio.Semaphore(concurrency)

@@ -24,3 +24,11 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+
+
+@pytest.fixture(autouse=True)
+def _unchecked_models() -> None:
+    """Each test's runs check their models again (a process remembers checks that passed)."""
+    from dialeval import runner
+
+    runner._preflight_passed.clear()
