@@ -148,6 +148,16 @@ class LocalEngine:
     _executor_lock: threading.Lock = field(default_factory=threading.Lock)
     _executor: ThreadPoolExecutor | None = None
     batch_sizes: deque[int] = field(default_factory=lambda: deque(maxlen=1000))  # recent, for tests and benchmarks
+    _batchers: dict[tuple[int, float], _Batcher] = field(default_factory=dict)
+
+    def batcher(self, batch_size: int, temperature: float) -> _Batcher:
+        """The batch queue shared by every chat model over this engine with these settings:
+        roles with different answer caps (a judge, the model under test) still share batches."""
+        with self._executor_lock:
+            key = (batch_size, temperature)
+            if key not in self._batchers:
+                self._batchers[key] = _Batcher(self, batch_size, temperature)
+            return self._batchers[key]
 
     @property
     def executor(self) -> ThreadPoolExecutor:
@@ -200,20 +210,24 @@ class LocalEngine:
             [r.prompt for r in requests], return_tensors="pt", padding=True, add_special_tokens=False
         )
 
-    def generate(self, requests: list[Request], *, max_new_tokens: int, temperature: float) -> list[Output | Exception]:
-        """Generate ``requests`` together; a request too long for the model or with a
-        prefill its schema rejects fails alone."""
+    def generate(
+        self, requests: list[Request], *, max_new_tokens: int | Sequence[int], temperature: float
+    ) -> list[Output | Exception]:
+        """Generate ``requests`` together, each up to its ``max_new_tokens`` (one for all, or
+        one per request); a request too long for the model or with a prefill its schema
+        rejects fails alone."""
         import torch
 
+        caps = [max_new_tokens] * len(requests) if isinstance(max_new_tokens, int) else list(max_new_tokens)
         config = getattr(self.model.config, "text_config", None) or self.model.config
         limit = getattr(config, "max_position_embeddings", None)
         results: list[Output | Exception | None] = [None] * len(requests)
         ready: list[int] = []
         for i, request in enumerate(requests):
             n = self.prompt_tokens(request)
-            if limit and n + max_new_tokens > limit:
+            if limit and n + caps[i] > limit:
                 results[i] = LocalModelError(
-                    f"{self.source}: prompt of {n} tokens + {max_new_tokens} new tokens exceeds the context of {limit}"
+                    f"{self.source}: prompt of {n} tokens + {caps[i]} new tokens exceeds the context of {limit}"
                 )
             elif request.schema is not None and not self._fits(request):
                 results[i] = LocalModelError(
@@ -223,7 +237,7 @@ class LocalEngine:
                 ready.append(i)
         if ready:
             with self._lock, torch.inference_mode():
-                outputs = self._generate_batch([requests[i] for i in ready], max_new_tokens, temperature)
+                outputs = self._generate_batch([requests[i] for i in ready], [caps[i] for i in ready], temperature)
             for i, out in zip(ready, outputs):
                 results[i] = out
         return results  # type: ignore[return-value]
@@ -233,7 +247,7 @@ class LocalEngine:
 
         return start_matcher(self.grammars.get(request.schema), request.prefill) is not None
 
-    def _generate_batch(self, requests: list[Request], max_new_tokens: int, temperature: float) -> list[Output]:
+    def _generate_batch(self, requests: list[Request], caps: list[int], temperature: float) -> list[Output]:
         from transformers import LogitsProcessorList, StoppingCriteriaList
 
         self.batch_sizes.append(len(requests))
@@ -247,6 +261,9 @@ class LocalEngine:
         # unconstrained answers that continue an opened JSON object end where it closes
         json_open = [r.schema is None and r.prefill.lstrip().startswith("{") for r in requests]
         closer = JsonObjectEnd(self.tokenizer, start, json_open)
+        criteria = [closer] if any(json_open) else []
+        if len(set(caps)) > 1:
+            criteria.append(RowLimit(start, caps))
         processors = None
         if any(r.schema is not None for r in requests):
             from dialeval.local_grammar import SchemaConstraint
@@ -256,16 +273,17 @@ class LocalEngine:
         pad = self.tokenizer.pad_token_id
         generated = self.model.generate(
             **enc,
-            max_new_tokens=max_new_tokens,
+            max_new_tokens=max(caps),
             pad_token_id=pad,
             use_cache=True,
-            stopping_criteria=StoppingCriteriaList([closer]) if any(json_open) else None,
+            stopping_criteria=StoppingCriteriaList(criteria) if criteria else None,
             logits_processor=processors,
             **sampling,
         )
         eos = self.eos_ids
         outputs = []
         for i, (row, mask) in enumerate(zip(generated[:, start:].tolist(), enc["attention_mask"])):
+            row, max_new_tokens = row[: caps[i]], caps[i]  # a row stopped at its own cap is padded after it
             if closer.closed_at[i] is not None:  # the JSON answer is complete: nothing after it counts
                 tokens, finish, end = row[: closer.closed_at[i]], "stop", None
             else:
@@ -283,6 +301,20 @@ class LocalEngine:
                 )
             )
         return outputs
+
+
+class RowLimit:
+    """Stops each row of a batch at its own answer cap (``caps[i]`` new tokens)."""
+
+    def __init__(self, start: int, caps: list[int]):
+        self.start = start
+        self.caps = caps
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        generated = input_ids.shape[1] - self.start
+        return torch.tensor([generated >= cap for cap in self.caps], dtype=torch.bool, device=input_ids.device)
 
 
 class JsonObjectEnd:
@@ -569,6 +601,7 @@ def load_engine(source: str) -> LocalEngine:
 @dataclass
 class _Pending:
     request: Request
+    max_new_tokens: int
     future: asyncio.Future
 
 
@@ -585,17 +618,17 @@ class _LoopQueue:
 class _Batcher:
     """Gathers concurrent requests into batches and runs them on the engine's thread."""
 
-    def __init__(self, engine: LocalEngine, batch_size: int, max_new_tokens: int, temperature: float):
+    def __init__(self, engine: LocalEngine, batch_size: int, temperature: float):
         self.engine = engine
         self.batch_size = batch_size
-        self.params = {"max_new_tokens": max_new_tokens, "temperature": temperature}
+        self.temperature = temperature
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopQueue] = weakref.WeakKeyDictionary()
 
-    async def submit(self, request: Request) -> Output:
+    async def submit(self, request: Request, max_new_tokens: int) -> Output:
         loop = asyncio.get_running_loop()
         queue = self._queues.setdefault(loop, _LoopQueue())
         future = loop.create_future()
-        queue.pending.append(_Pending(request, future))
+        queue.pending.append(_Pending(request, max_new_tokens, future))
         if not queue.busy:
             if len(queue.pending) >= self.batch_size:
                 self._start(loop, queue)
@@ -616,7 +649,12 @@ class _Batcher:
 
     async def _run(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue, batch: list[_Pending]) -> None:
         try:
-            call = functools.partial(self.engine.generate, [p.request for p in batch], **self.params)
+            call = functools.partial(
+                self.engine.generate,
+                [p.request for p in batch],
+                max_new_tokens=[p.max_new_tokens for p in batch],
+                temperature=self.temperature,
+            )
             results: list[Any] = await loop.run_in_executor(self.engine.executor, call)
         except Exception as err:  # the whole batch failed (e.g. out of memory)
             results = [err] * len(batch)
@@ -676,7 +714,7 @@ class LocalChatModel(BaseChatModel):
 
     def model_post_init(self, context: Any) -> None:
         self._engine = load_engine(self.source)
-        self._batcher = _Batcher(self._engine, self.batch_size, self.max_new_tokens, self.temperature)
+        self._batcher = self._engine.batcher(self.batch_size, self.temperature)
 
     @classmethod
     def load(
@@ -750,5 +788,5 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         request = self._request(messages, json_schema)
-        output = await self._batcher.submit(request)
+        output = await self._batcher.submit(request, self.max_new_tokens)
         return _result(_apply_stop(_prefixed(output, request.prefill), stop), self._engine.source)
