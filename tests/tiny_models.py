@@ -108,3 +108,57 @@ def build_vision_lm(folder: Path) -> Path:
     )
     processor.save_pretrained(folder)
     return folder
+
+
+def build_gguf_lm(path: Path, seed: int = 0) -> Path:
+    """A 1-layer Llama with the tiny tokenizer written as one GGUF file at ``path``
+    (float32 tensors; what transformers reads with ``gguf_file=``, like SmolLM2's)."""
+    import json
+
+    import numpy as np
+    from gguf import GGUFWriter, TokenType
+
+    tokenizer = build_tokenizer(path.parent / f"{path.stem}-tokenizer")
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    vocab = sorted(spec["model"]["vocab"].items(), key=lambda kv: kv[1])
+    merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
+    hidden, ffn, heads, n = 32, 64, 2, len(vocab)
+    writer = GGUFWriter(str(path), "llama")
+    writer.add_context_length(2048)
+    writer.add_embedding_length(hidden)
+    writer.add_block_count(1)
+    writer.add_feed_forward_length(ffn)
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(heads)
+    writer.add_rope_dimension_count(hidden // heads)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("default")
+    writer.add_token_list([token for token, _ in vocab])
+    writer.add_token_types([TokenType.CONTROL if t in SPECIAL else TokenType.NORMAL for t, _ in vocab])
+    writer.add_token_merges(merges)
+    writer.add_bos_token_id(tokenizer.bos_token_id)
+    writer.add_eos_token_id(tokenizer.eos_token_id)
+    writer.add_pad_token_id(tokenizer.pad_token_id)
+    writer.add_chat_template(CHAT_TEMPLATE)
+    rng = np.random.default_rng(seed)
+
+    def tensor(name: str, *shape: int) -> None:
+        writer.add_tensor(name, (rng.standard_normal(shape) * 0.5).astype(np.float32))
+
+    tensor("token_embd.weight", n, hidden)
+    for name, shape in {
+        "attn_q": (hidden, hidden), "attn_k": (hidden, hidden), "attn_v": (hidden, hidden),
+        "attn_output": (hidden, hidden), "ffn_gate": (ffn, hidden), "ffn_up": (ffn, hidden),
+        "ffn_down": (hidden, ffn),
+    }.items():
+        tensor(f"blk.0.{name}.weight", *shape)
+    writer.add_tensor("blk.0.attn_norm.weight", np.ones(hidden, dtype=np.float32))
+    writer.add_tensor("blk.0.ffn_norm.weight", np.ones(hidden, dtype=np.float32))
+    writer.add_tensor("output_norm.weight", np.ones(hidden, dtype=np.float32))
+    tensor("output.weight", n, hidden)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path

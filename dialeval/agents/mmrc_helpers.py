@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dialeval.agents.base import ask, register_agent
+from dialeval.agents.base import ask, register_agent, schema_with
 from dialeval.agents.mmrc_common import agent_context, conversation_of
 from dialeval.config import EvalContext
 from dialeval.data.mmrc import Conversation, Question
@@ -39,6 +39,23 @@ class ExtractedItems(BaseModel):
 class RefusalVerdict(BaseModel):
     rationale: str
     refused: bool
+
+
+ITEM_CHARS = 60  # "a thing the answer names": a short phrase
+RATIONALE_CHARS = 200  # "<one sentence>", as the prompt asks
+
+
+def items_schema(n: int) -> dict[str, Any]:
+    """The extractor's answer for decoders that follow a schema (local models): each thing a
+    short phrase, each match a reference number 1..n or null, so a small model cannot spend
+    its whole token budget on one item. How many items stays open (the answer decides)."""
+    import copy
+
+    schema = copy.deepcopy(ExtractedItems.model_json_schema())
+    fields = schema["$defs"]["ExtractedItem"]["properties"]
+    fields["item"]["maxLength"] = ITEM_CHARS
+    fields["match"]["anyOf"] = [{"type": "integer", "minimum": 1, "maximum": n}, {"type": "null"}]
+    return schema
 
 
 def _answered(state: dict[str, Any], conv: Conversation, needs: str) -> list[tuple[dict[str, Any], Question]]:
@@ -95,6 +112,7 @@ def item_extractor():
                     (f"match {e.match} is not a reference number 1-{n}" for e in v.items if e.match is not None and not 1 <= e.match <= n),
                     None,
                 ),
+                json_schema=items_schema(n),
             )
             if result.value is None:
                 return _item_result(answer, result.call.status, "model", [], [], result.call.model_dump())
@@ -154,7 +172,13 @@ def refusal_detector():
                 return _refusal_result(answer, question, "ok", "rule", by_rule)
             ctx = agent_context(context, "refusal_detector", "refusal_detector", REFUSAL_TEMPLATE)
             messages = ctx.template.render(question=question.question, answer=text)
-            result = await ask(ctx, "mmrc.refusal_detector", messages, RefusalVerdict)
+            result = await ask(
+                ctx,
+                "mmrc.refusal_detector",
+                messages,
+                RefusalVerdict,
+                json_schema=schema_with(RefusalVerdict, rationale={"maxLength": RATIONALE_CHARS}),
+            )
             refused = result.value.refused if result.value is not None else None
             return _refusal_result(answer, question, result.call.status, "model", refused, result.call.model_dump())
 

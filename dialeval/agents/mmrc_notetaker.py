@@ -51,6 +51,21 @@ def note_schema(current: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+async def clear_note(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+    """Graph node before the first turn: a resumed or repeated item starts from an empty note.
+
+    Also opens the note store (Chroma, the embedding model) before the turns start, so
+    the first note and the first reply reach a local model together and share a batch.
+    """
+    context = runtime.context if runtime is not None and runtime.context is not None else EvalContext()
+    if isinstance(context, dict):
+        context = EvalContext.model_validate(context)
+    if "on" in MmrcOptions.of(context).conditions:
+        store = await asyncio.to_thread(open_store, context)
+        await asyncio.to_thread(store.clear, state["id"])
+    return {}
+
+
 @register_agent("mmrc.notetaker", role="notetaker", benchmark="mmrc")
 def notetaker():
     """Rewrites the conversation's JSON note after each user turn (NOTE-TAKING on only)."""
@@ -63,8 +78,6 @@ def notetaker():
         index = state.get("turn", 0)
         turn = conv.turns[index]
         store = open_store(context)
-        if index == 0:  # a resumed or repeated item starts from an empty note
-            await asyncio.to_thread(store.clear, conv.id)
         current = await asyncio.to_thread(store.note, conv.id)
         ctx = agent_context(context, "notetaker", "notetaker", TEMPLATE)
         blocks = accepts_images(ctx, options.images)

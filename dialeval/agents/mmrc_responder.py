@@ -160,13 +160,19 @@ def answer():
         asked = question_text(question)
         notes = _Notes(context, options, conv, ctx.client.settings.max_tokens) if "on" in options.conditions else None
 
-        async def one(condition: str) -> dict[str, Any]:
+        async def prompt(condition: str) -> tuple[list[BaseMessage], dict[str, Any]]:
             earlier = replay + (_earlier_questions(state, condition) if options.questions == "sequential" else [])
             message, note = asked, {"mode": None, "entries": 0, "total": 0}
             if condition == "on" and notes is not None:
                 message, note = await notes.given(question, asked, earlier)
-            rendered = ctx.template.render(message=message)
-            call = await ask_text(ctx, "mmrc.answer", with_history(rendered, earlier), placeholder=DRY_RUN_REPLY)
+            return with_history(ctx.template.render(message=message), earlier), note
+
+        # every condition's prompt first, then the calls together: a local model batches
+        # them only if they arrive together (reading the note would delay one of them)
+        prompts = await asyncio.gather(*(prompt(c) for c in options.conditions))
+
+        async def one(condition: str, messages: list[BaseMessage], note: dict[str, Any]) -> dict[str, Any]:
+            call = await ask_text(ctx, "mmrc.answer", messages, placeholder=DRY_RUN_REPLY)
             return {
                 "condition": condition,
                 "index": index,
@@ -178,6 +184,7 @@ def answer():
                 "call": call.model_dump(),
             }
 
-        return {"answers": list(await asyncio.gather(*(one(c) for c in options.conditions)))}
+        calls = (one(c, messages, note) for c, (messages, note) in zip(options.conditions, prompts))
+        return {"answers": list(await asyncio.gather(*calls))}
 
     return answer_question

@@ -1,5 +1,6 @@
 """MMRC with NOTE-TAKING over one conversation (the paper's Algorithm 1).
 
+    clear_note (NOTE-TAKING on: the conversation's note starts empty)
     turn i:      reply (the model under test) || take_note (NOTE-TAKING on) -> next_turn
     question j:  answer (each condition: notes off / on)                    -> next_question
     then:        judge || extract_items || detect_refusals
@@ -20,6 +21,7 @@ import dialeval.agents.mmrc_judge  # noqa: F401
 import dialeval.agents.mmrc_notetaker  # noqa: F401
 import dialeval.agents.mmrc_responder  # noqa: F401
 from dialeval.agents.base import agent_node
+from dialeval.agents.mmrc_notetaker import clear_note
 from dialeval.config import EvalContext
 
 
@@ -66,6 +68,7 @@ def after_question(state: MmrcState) -> list[str] | str:
 
 def build_graph():
     builder = StateGraph(MmrcState, input_schema=MmrcInput, context_schema=EvalContext)
+    builder.add_node("clear_note", clear_note)
     builder.add_node("reply", agent_node("reply", "mmrc.reply"))
     builder.add_node("take_note", agent_node("notetaker", "mmrc.notetaker"))
     builder.add_node("next_turn", next_turn)
@@ -75,8 +78,9 @@ def build_graph():
     builder.add_node("extract_items", agent_node("item_extractor", "mmrc.item_extractor"))
     builder.add_node("detect_refusals", agent_node("refusal_detector", "mmrc.refusal_detector"))
 
-    builder.add_edge(START, "reply")
-    builder.add_edge(START, "take_note")
+    builder.add_edge(START, "clear_note")
+    builder.add_edge("clear_note", "reply")
+    builder.add_edge("clear_note", "take_note")
     builder.add_edge(TURN_NODES, "next_turn")
     builder.add_conditional_edges("next_turn", after_turn, [*TURN_NODES, "answer"])
     builder.add_edge("answer", "next_question")
