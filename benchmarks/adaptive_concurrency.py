@@ -14,23 +14,17 @@ bounded by 64). The SDK retries 429s, so every item should finish; what changes 
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
+
+from runner_overhead import write_items  # the same items as the overhead benchmark (this folder)
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.runner import run
 from dialeval.testing.openai_server import OpenAIStub
 
 GRADE = '{"rationale": "agrees", "score": 4}'
-
-
-def write_items(folder: Path, n: int) -> Path:
-    path = folder / "items.jsonl"
-    rows = [{"id": f"q{i}", "question": f"Question {i}?", "reference": "r", "answer": "a"} for i in range(n)]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 def one_run(data: Path, out: Path, server_limit: int, latency: float, limit: int, adaptive: bool) -> dict[str, float]:
