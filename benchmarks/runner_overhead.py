@@ -12,12 +12,16 @@
 4. an identical re-run (same run id: nothing to do; new run id: all from the cache),
 5. start-up time of `dialeval --help` and `dialeval list`.
 
+``--graph-share`` adds to [1] the same run with ``graph.ainvoke`` replaced by a direct
+call of the judge node (what LangGraph's own per-item work costs in situ; a measurement
+only, the runner always runs the graph).
+
 The stub server runs in a child process, so this process's CPU time is the client's
 own work (SDK and framework), which stays readable on a busy machine where wall times
 are not.
 
 Usage: python benchmarks/runner_overhead.py [--items 200] [--repeats 5] [--latency 0.2]
-       [--concurrency 8] [--skip 3,4,5]
+       [--concurrency 8] [--skip 3,4,5] [--graph-share]
 """
 
 from __future__ import annotations
@@ -139,19 +143,53 @@ def ms(values: list[float], n: int) -> str:
     return f"median {1000 * statistics.median(values) / n:6.2f} min {1000 * min(values) / n:6.2f}"
 
 
-def overhead(tmp: Path, items: int, repeats: int) -> None:
+class _NodeOnly:
+    """The ``answers`` graph's judge node called directly, its update merged into the input."""
+
+    def __init__(self) -> None:
+        import dialeval.graphs.answers  # noqa: F401  (registers the judge agent)
+        from dialeval.agents.base import agent_node
+
+        self.node = agent_node("judge", "answer_judge")
+
+    async def ainvoke(self, state: dict[str, Any], context: Any = None, config: Any = None) -> dict[str, Any]:
+        from langgraph.runtime import Runtime
+
+        return {**state, **await self.node(state, Runtime(context=context))}
+
+
+def without_graph(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` run with the ``answers`` benchmark's graph swapped for :class:`_NodeOnly`."""
+    from dialeval.benchmarks import get_benchmark
+
+    def wrapped() -> Any:
+        bench = get_benchmark("answers")
+        original = bench.graph
+        object.__setattr__(bench, "graph", _NodeOnly)  # a frozen dataclass; restored below
+        try:
+            return fn()
+        finally:
+            object.__setattr__(bench, "graph", original)
+
+    return wrapped
+
+
+def overhead(tmp: Path, items: int, repeats: int, graph_share: bool = False) -> None:
     data, one = write_items(tmp, items), write_items(tmp, 1)
     with StubProcess() as stub:
         dialeval_run(data, tmp / "warm", stub.base_url, 1, "warm", tmp / "warm.sqlite")  # imports, first connections
         bodies = stub.bodies()[-items:]  # the requests dialeval sent, to send bare
         bare_loop(stub.base_url, bodies[:20])
-        rows: dict[str, list[tuple[float, float]]] = {"bare": [], "dialeval": [], "one": []}
+        rows: dict[str, list[tuple[float, float]]] = {"bare": [], "dialeval": [], "one": [], "nograph": []}
         for r in range(repeats):  # interleaved: bare, dialeval, 1-item run, bare, ...
             cpu = time.process_time()
             wall = bare_loop(stub.base_url, bodies)
             rows["bare"].append((wall, time.process_time() - cpu))
             rows["dialeval"].append(timed(lambda: dialeval_run(data, tmp / "runs", stub.base_url, 1, f"r{r}", tmp / f"c{r}.sqlite")))
             rows["one"].append(timed(lambda: dialeval_run(one, tmp / "runs", stub.base_url, 1, f"one{r}", tmp / f"o{r}.sqlite")))
+            if graph_share:
+                rows["nograph"].append(timed(without_graph(
+                    lambda: dialeval_run(data, tmp / "runs", stub.base_url, 1, f"ng{r}", tmp / f"n{r}.sqlite"))))
     bare_w, bare_c = [w for w, _ in rows["bare"]], [c for _, c in rows["bare"]]
     dial_w, dial_c = [w for w, _ in rows["dialeval"]], [c for _, c in rows["dialeval"]]
     one_w, one_c = [w for w, _ in rows["one"]], [c for _, c in rows["one"]]
@@ -167,6 +205,10 @@ def overhead(tmp: Path, items: int, repeats: int) -> None:
     print(f"    1-item run (fixed cost + 1 request): wall median {1000 * statistics.median(one_w):.0f} ms, "
           f"cpu median {1000 * statistics.median(one_c):.0f} ms")
     print(f"    per request without the fixed cost: wall {ms(per_w, items)}   cpu {ms(per_c, items)}")
+    if graph_share:
+        ng_c = [c for _, c in rows["nograph"]]
+        print(f"    same run, node called without LangGraph: cpu {ms(ng_c, items)}; "
+              f"overhead without the graph cpu {ms([n - b for n, b in zip(ng_c, bare_c)], items)}")
 
 
 def throughput(tmp: Path, latency: float, repeats: int) -> None:
@@ -219,11 +261,12 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--skip", default="", help="sections to leave out, e.g. 3,4,5")
+    ap.add_argument("--graph-share", action="store_true", help="[1] also without LangGraph (node called directly)")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
     tmp = Path(tempfile.mkdtemp(prefix="dialeval-bench-"))
     if "1" not in skip:
-        overhead(tmp, args.items, args.repeats)
+        overhead(tmp, args.items, args.repeats, args.graph_share)
     if "2" not in skip:
         throughput(tmp, args.latency, args.repeats)
     if "3" not in skip:
