@@ -12,8 +12,19 @@ import sys
 from pathlib import Path
 
 
+def _version() -> str:
+    """The installed distribution's version (a source checkout without install says so)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dialeval")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dialeval", description="Evaluate dialogue systems and summaries with LLM agents.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="evaluate a data file with a benchmark protocol")
@@ -186,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `dialeval`: the whole help, not an error
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     from dialeval.config import ConfigError
     from dialeval.data.io import DataError
     from dialeval.templates import TemplateError

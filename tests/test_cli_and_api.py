@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import dialeval
 from dialeval.cli import main
 from dialeval.testing.openai_server import OpenAIStub
@@ -21,6 +23,15 @@ def test_run_prints_the_report_and_report_rebuilds_it(tmp_path, capsys):
     (run_dir / "report.md").unlink()
     assert main(["report", str(run_dir)]) == 0
     assert (run_dir / "report.md").exists()
+
+
+def test_a_bare_dialeval_shows_the_help_and_version_names_the_release(capsys):
+    assert main([]) == 0
+    assert "{run,report,list,compare,view,metrics}" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.startswith("dialeval 0.")
 
 
 def test_list_names_benchmarks_agents_and_backends(capsys):
