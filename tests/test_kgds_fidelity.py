@@ -19,9 +19,10 @@ from dialeval.graphs.kgds import build_graph
 from dialeval.protocols.kgds import item_scores
 from dialeval.runner import run
 from dialeval.templates import load_template
+from tests.conftest import SHARED
 from tests.test_kgds_graph import FIXTURE, fake_model, scripted
 
-PAPER = Path("/work/shared/papers/kgds.txt")
+PAPER = SHARED / "papers" / "kgds.txt"
 SCHEMAS = {
     "summarizer_ebs": EbsSummary,
     "summarizer_abs": AbsSummary,
