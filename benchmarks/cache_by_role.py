@@ -22,7 +22,7 @@ from typing import Any
 from unittest import mock
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.prompt_cache import PrefixCache
+from dialeval.prompt_cache import MIN_CACHED, STEP, PrefixCache
 from dialeval.runner import run
 
 
@@ -82,14 +82,16 @@ def by_agent(log: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
         row["under_1024"] += shared if entry["hit"] == 0 else 0
         row["steps"] += shared - entry["hit"] if entry["hit"] else 0
         row["rewritten"] += entry["rewritten"]
+        row["ceiling"] += entry["tokens"] // STEP * STEP if entry["tokens"] >= MIN_CACHED else 0
     return {agent: dict(row) for agent, row in sorted(rows.items())}
 
 
 def print_agents(label: str, log: list[dict[str, Any]]) -> None:
     print(f"\n{label}\n")
-    print("| agent | requests | input tokens | cached | new | shared, under 1024 | shared, past the last 128 step | rewritten per request |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| agent | requests | input tokens | cached | new | shared, under 1024 | shared, past the last 128 step "
+          "| rewritten per request | ceiling (requests >= 1,024 tokens) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for agent, r in by_agent(log).items():
         pct = lambda k: f"{100 * r[k] / r['input']:.1f}%" if r["input"] else "-"  # noqa: E731
         print(f"| {agent} | {r['requests']} | {r['input']:,} | {pct('cached')} | {pct('new')} | {pct('under_1024')} "
-              f"| {pct('steps')} | {r['rewritten'] / r['requests']:.0f} |")
+              f"| {pct('steps')} | {r['rewritten'] / r['requests']:.0f} | {pct('ceiling')} |")

@@ -6,15 +6,14 @@ The dry-run backend replays every prompt through dialeval's prefix-cache emulato
 how prefix-stable each protocol's prompts are. With ``--shared`` it also runs the real
 KGDS and VDAct files from ../shared/data (whole benchmark; a minute or two).
 
-For KGDS it then breaks the requests down by agent (:func:`kgds_breakdown`), with the
-ceiling no prompt layout can pass: only requests of 1,024 tokens or more are ever cached.
-
 The protocols with a growing conversation are also measured at realistic length
 (``conversation_cases``): synthetic MMRC conversations and MMDU dialogues of the papers'
 typical lengths, made at run time (dialeval.testing.conversations), and, with
 ``--shared``, VDEval with a one-shot example of the paper's shape (a whole five-turn
 dialogue with its summary) built at run time from the shared prediction files.
-``--roles`` adds, per agent, where the uncached tokens go (benchmarks/cache_by_role.py).
+``--roles`` adds, per agent and for every case, where the uncached tokens go and the
+ceiling no prompt layout can pass (only requests of 1,024 tokens or more are ever cached;
+benchmarks/cache_by_role.py).
 
 Usage: python benchmarks/prompt_caching.py [--model gpt-4o-mini] [--shared] [--roles]
 """
@@ -24,14 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from cache_by_role import measure, print_agents
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.prompt_cache import MIN_CACHED, STEP
-from dialeval.runner import RESULTS, run
+from dialeval.runner import run
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "dialeval" / "fixtures"
@@ -51,23 +49,6 @@ def cases(shared: bool) -> list[tuple[str, str, Path]]:
     if shared and SHARED.is_dir():
         out.append(("kgds", "KGDS.json (100 samples)", SHARED / "kgds" / "KGDS.json"))
         out.append(("vdact", "test-videollama2-8f (450 dialogues)", SHARED / "vdact" / "predictions" / "test-videollama2-8f.json"))
-    return out
-
-
-def kgds_breakdown(run_dir: Path) -> list[str]:
-    """Per agent: requests, input tokens, cacheable tokens, and the ceiling (what a cache
-    could serve at most: requests under 1,024 tokens never, longer ones down to a 128 step)."""
-    totals: dict[str, Counter[str]] = {}
-    for line in (run_dir / RESULTS).read_text(encoding="utf-8").splitlines():
-        for call in json.loads(line)["usage"]:
-            n = call["input_tokens"]
-            row = totals.setdefault(call["agent"], Counter())
-            row.update(requests=1, input=n, cached=call["cached_input_tokens"], ceiling=n // STEP * STEP if n >= MIN_CACHED else 0)
-    totals["all agents"] = sum(totals.values(), Counter())
-    out = ["| agent | requests | input tokens | cacheable | share | ceiling (requests >= 1,024 tokens) |", "|---|---:|---:|---:|---:|---:|"]
-    for agent, t in sorted(totals.items(), key=lambda kv: (kv[0] == "all agents", -kv[1]["input"])):
-        share, ceiling = (t["cached"] / t["input"], t["ceiling"] / t["input"]) if t["input"] else (0.0, 0.0)
-        out.append(f"| {agent} | {t['requests']} | {t['input']:,} | {t['cached']:,} | {100 * share:.1f}% | {100 * ceiling:.1f}% |")
     return out
 
 
@@ -121,19 +102,30 @@ def conversation_cases(shared: bool, folder: Path) -> list[tuple[str, str, Path,
     return out
 
 
+HEADER = (
+    "| protocol | data | requests | input tokens | cacheable | cost with caching | cost without | saved |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|"
+)
+
+
+def usage_row(bench: str, label: str, u: dict[str, Any]) -> str:
+    """One table row from a run's usage totals."""
+    share = u["cached_input_tokens"] / u["input_tokens"] if u["input_tokens"] else 0.0
+    with_, without = u["cost_usd"], u["cost_without_prompt_cache_usd"]
+    saved = 1 - with_ / without if without else 0.0
+    return (f"| {bench} | {label} | {u['calls']} | {u['input_tokens']:,} | {100 * share:.1f}% "
+            f"| ${with_:.4f} | ${without:.4f} | {100 * saved:.1f}% |")
+
+
 def conversations_table(shared: bool, roles: bool, model: str, out: Path) -> None:
     """The growing-conversation protocols at realistic length, items one at a time."""
     print("\nGrowing conversations at realistic length (dry runs, one item at a time)\n")
-    print("| protocol | data | requests | input tokens | cacheable | cost with caching | cost without | saved |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print(HEADER)
     logs = []
     for bench, label, data, options in conversation_cases(shared, out):
         u, log = measure(bench, data, out, model, options)
         logs.append((f"{bench}, {label}", log))
-        share = u["cached_input_tokens"] / u["input_tokens"] if u["input_tokens"] else 0.0
-        with_, without = u["cost_usd"], u["cost_without_prompt_cache_usd"]
-        print(f"| {bench} | {label} | {u['calls']} | {u['input_tokens']:,} | {100 * share:.1f}% "
-              f"| ${with_:.4f} | ${without:.4f} | {100 * (1 - with_ / without) if without else 0:.1f}% |")
+        print(usage_row(bench, label, u))
     for label, log in logs if roles else []:
         print_agents(label, log)
 
@@ -146,9 +138,7 @@ def main() -> None:
     args = ap.parse_args()
     out = Path(tempfile.mkdtemp(prefix="dialeval-cache-bench-"))
     print(f"dry runs priced as {args.model}; cacheable = prompt tokens an API prefix cache would serve\n")
-    print("| protocol | data | requests | input tokens | cacheable | cost with caching | cost without | saved |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    breakdowns: list[tuple[str, Path]] = []
+    print(HEADER)
     for bench, label, data in cases(args.shared):
         if not data.exists():
             continue
@@ -156,19 +146,10 @@ def main() -> None:
             model=ModelSettings(spec=f"dry-run:{args.model}"), output_dir=str(out), cache_path=None, preflight=False
         )
         result = run(bench, data, config, progress=False)
-        u = result.metrics["run"]["usage"]
-        share = u["cached_input_tokens"] / u["input_tokens"] if u["input_tokens"] else 0.0
-        with_, without = u["cost_usd"], u["cost_without_prompt_cache_usd"]
-        saved = 1 - with_ / without if without else 0.0
-        print(
-            f"| {bench} | {label} | {u['calls']} | {u['input_tokens']:,} | {100 * share:.1f}% "
-            f"| ${with_:.4f} | ${without:.4f} | {100 * saved:.1f}% |"
-        )
-        if bench == "kgds":
-            breakdowns.append((label, result.run_dir))
-    for label, run_dir in breakdowns:
-        print(f"\nKGDS by agent, {label}:\n")
-        print("\n".join(kgds_breakdown(run_dir)))
+        print(usage_row(bench, label, result.metrics["run"]["usage"]))
+    for bench, label, data in cases(args.shared) if args.roles else []:
+        if data.exists():
+            print_agents(f"{bench}, {label}", measure(bench, data, out, args.model)[1])
     conversations_table(args.shared, args.roles, args.model, out)
 
 
