@@ -514,12 +514,10 @@ async def run_async(
         done = read_results(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
         context = context.model_copy(update={"run_dir": str(run_dir)})
-        if todo and config.preflight:
-            checks = checks or start_preflight(bench, context)
-            await await_preflight([c for c in checks if c[1].done()], config)  # a known failure stops at once
         if todo:
-            warm_clients(bench, context)
-        if todo and config.preflight:
+            if config.preflight and not checks:
+                checks = start_preflight(bench, context)
+            warm_clients(bench, context)  # while the checks are in flight
             await await_preflight(checks, config)
 
         concurrency = config.effective_concurrency()
