@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml Makefile
 	# a --no-deps install is not checked.
 	$(BIN)/python -m pip install --quiet --no-deps "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
 	# dequantize SmolLM2 once now: later runs read its weights from ~/.cache/dialeval/weights
-	-HF_HUB_OFFLINE=1 $(BIN)/python -c "from dialeval.local_models import load_engine; load_engine('smollm2')" 2>/dev/null
+	-HF_HUB_OFFLINE=1 $(BIN)/python -c "from dialeval.models.local_models import load_engine; load_engine('smollm2')" 2>/dev/null
 	# WordNet for METEOR, from Debian's packages (optional: without it METEOR is reported unavailable)
 	-{ [ "$$(id -u)" != 0 ] || apt-get update -qq; } && $(BIN)/python scripts/install_wordnet.py \
 	  || echo "WordNet not installed: METEOR will be reported as unavailable"
@@ -35,10 +35,10 @@ setup: $(STAMP)
 # (2) scoring a system's own summaries (the bundled predictions file) with the same judges.
 demo: setup
 	@echo "== 1/2 KGDS: SmolLM2 writes EBS and ABS summaries of the bundled sample, then judges them"
-	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml
+	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data src/dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml
 	@echo "== 2/2 KGDS: the same judges score the bundled ready-made summaries (kgds_demo_predictions.jsonl)"
-	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml \
-	  --option predictions='"dialeval/fixtures/kgds_demo_predictions.jsonl"'
+	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data src/dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml \
+	  --option predictions='"src/dialeval/fixtures/kgds_demo_predictions.jsonl"'
 
 test: setup
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q

@@ -22,8 +22,8 @@ from typing import Any
 from unittest import mock
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.prompt_cache import MIN_CACHED, STEP, PrefixCache
-from dialeval.runner import run
+from dialeval.models.prompt_cache import MIN_CACHED, STEP, PrefixCache
+from dialeval.run.runner import run
 
 
 def _calling_agent() -> str:
@@ -64,7 +64,7 @@ def measure(bench: str, data: Path, out: Path, model: str, options: dict[str, An
         options=options or {}, concurrency=1,
     )
     # a fresh client, so this run's prompts meet an empty cache and are logged (clients are process-wide)
-    with mock.patch("dialeval.models.PrefixCache", lambda: RecordingCache(log)), mock.patch.dict("dialeval.models._CLIENTS", clear=True):
+    with mock.patch("dialeval.models.client.PrefixCache", lambda: RecordingCache(log)), mock.patch.dict("dialeval.models.client._CLIENTS", clear=True):
         result = run(bench, data, config, progress=False)
     return result.metrics["run"]["usage"], log
 

@@ -219,14 +219,14 @@ def importtime(code: Path, data: Path, items: int, top: int = 12) -> list[str]:
 
 # steps of a run, wrapped by name when the checkout has them (names differ across versions)
 STEPS = {
-    "dialeval.runner": (
+    "dialeval.run.runner": (
         "_load_items", "check_setup", "data_digest", "_fingerprint", "resolved_config", "_prepare_folder",
         "read_results", "start_preflight", "await_preflight", "warm_clients", "RunLock.__enter__", "RunLock.__exit__", "ResultsWriter.__init__",
         "ResultsWriter.close",
     ),
-    "dialeval.report": ("finish_run", "render_report", "agent_reliability", "score_reliability", "write_run_files"),
+    "dialeval.report.writer": ("finish_run", "render_report", "agent_reliability", "score_reliability", "write_run_files"),
     "dialeval.config": ("RunConfig.context",),
-    "dialeval.models": ("build_chat_model", "preflight"),  # once per run and model, inside the first item
+    "dialeval.models.client": ("build_chat_model", "preflight"),  # once per run and model, inside the first item
 }
 
 
@@ -234,8 +234,8 @@ def mark_events(events: dict[str, float]) -> None:
     """Record when ``run_async`` and the first item start, and when ``finish_run`` starts and ends."""
     import functools
 
-    import dialeval.report
-    import dialeval.runner
+    import dialeval.report.writer
+    import dialeval.run.runner
 
     def first_call(label: str, fn: Any) -> Any:
         @functools.wraps(fn)
@@ -256,9 +256,9 @@ def mark_events(events: dict[str, float]) -> None:
 
         return wrapper
 
-    dialeval.runner._evaluate_item = first_call("first item", dialeval.runner._evaluate_item)
-    dialeval.runner.run_async = first_call("run_async", dialeval.runner.run_async)
-    dialeval.report.finish_run = bracket("finish_run", dialeval.report.finish_run)
+    dialeval.run.runner._evaluate_item = first_call("first item", dialeval.run.runner._evaluate_item)
+    dialeval.run.runner.run_async = first_call("run_async", dialeval.run.runner.run_async)
+    dialeval.report.writer.finish_run = bracket("finish_run", dialeval.report.writer.finish_run)
 
 
 def wrap_steps(spent: dict[str, float]) -> None:
@@ -309,7 +309,7 @@ def wrap_steps(spent: dict[str, float]) -> None:
 def worker(items: int, latency: float, reps: int) -> dict[str, Any]:
     """``reps`` instant-model runs and ``reps`` latency runs in this (warm) process."""
     from dialeval.config import ModelSettings, RunConfig
-    from dialeval.runner import run
+    from dialeval.run.runner import run
     from dialeval.testing.openai_server import OpenAIStub
 
     tmp = Path(tempfile.mkdtemp(prefix="dialeval-fc-"))

@@ -17,8 +17,8 @@ import tempfile
 from collections import defaultdict
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.data.kgds import load_kgds
-from dialeval.runner import RESULTS, run
+from dialeval.protocols.kgds.data import load_kgds
+from dialeval.run.runner import RESULTS, run
 
 ABS_ONLY = ("kgds.fact_verifier", "kgds.fact_decomposer")
 EBS_ONLY = ("kgds.feedback_judge",)

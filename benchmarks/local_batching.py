@@ -36,8 +36,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from dialeval.config import ModelSettings
-    from dialeval.local_models import _threads
-    from dialeval.models import build_chat_model
+    from dialeval.models.local_models import _threads
+    from dialeval.models.client import build_chat_model
 
     started = time.perf_counter()
     model = build_chat_model(ModelSettings(spec=args.spec, max_tokens=args.new_tokens, batch_size=8))

@@ -6,7 +6,7 @@ Two measurements (``--part speed``, ``--part protocols`` or both):
   string field lets every row run to the token limit (so both ways generate the same
   number of tokens); prints tokens/s each way and the slowdown.
 - protocols: the KGDS demo (configs/kgds-demo.yaml on the bundled fixture) and the MMRC
-  fixture (dialeval/fixtures/mmrc_smollm2.yaml) run "before" (no grammar: the JSON
+  fixture (src/dialeval/fixtures/mmrc_smollm2.yaml) run "before" (no grammar: the JSON
   prefill that dialeval used until now, as when xgrammar is not installed) and "after"
   (the schema's grammar); prints, per agent, the share of answers that came back
   unparsed and truncated. Runs write to a temporary folder and bypass the response cache.
@@ -30,8 +30,8 @@ TOPICS = ["rivers", "bicycles", "volcanoes", "libraries", "bees", "lighthouses",
 
 
 def speed(new_tokens: int) -> None:
-    from dialeval.local_grammar import schema_text
-    from dialeval.local_models import Request, load_engine
+    from dialeval.models.local_grammar import schema_text
+    from dialeval.models.local_models import Request, load_engine
 
     started = time.perf_counter()
     engine = load_engine("smollm2")
@@ -66,11 +66,11 @@ def _is_json(text: str) -> bool:
 
 def protocols() -> None:
     import dialeval
-    from dialeval import local_grammar
+    from dialeval.models import local_grammar
 
     runs = {
-        "kgds": ("dialeval/fixtures/kgds_demo.json", "configs/kgds-demo.yaml"),
-        "mmrc": ("dialeval/fixtures/mmrc_demo.json", "dialeval/fixtures/mmrc_smollm2.yaml"),
+        "kgds": ("src/dialeval/fixtures/kgds_demo.json", "configs/kgds-demo.yaml"),
+        "mmrc": ("src/dialeval/fixtures/mmrc_demo.json", "src/dialeval/fixtures/mmrc_smollm2.yaml"),
     }
     with tempfile.TemporaryDirectory() as out:
         for bench, (data, config) in runs.items():
@@ -119,7 +119,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from dialeval import local_grammar
+    from dialeval.models import local_grammar
 
     _ORIGINAL = local_grammar.available
     main()

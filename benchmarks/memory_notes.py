@@ -24,7 +24,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8)
     args = parser.parse_args()
 
-    from dialeval.embeddings import embed
+    from dialeval.memory.embeddings import embed
     from dialeval.memory import MemorySettings, open_note_store
 
     started = time.perf_counter()

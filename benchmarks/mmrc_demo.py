@@ -1,7 +1,7 @@
 """Where the README's offline MMRC example spends its time: model load, then every batch.
 
-Runs ``dialeval run mmrc --data dialeval/fixtures/mmrc_demo.json --config
-dialeval/fixtures/mmrc_smollm2.yaml`` in this process (fresh run folder, no response
+Runs ``dialeval run mmrc --data src/dialeval/fixtures/mmrc_demo.json --config
+src/dialeval/fixtures/mmrc_smollm2.yaml`` in this process (fresh run folder, no response
 cache) and prints the load time, one line per generated batch (when it started, how
 long it took, its rows, the longest prompt, the new tokens of each row, how many rows
 followed a JSON schema) and the wall and CPU totals. Run it as
@@ -22,8 +22,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 COMMAND = [
     "run", "mmrc",
-    "--data", "dialeval/fixtures/mmrc_demo.json",
-    "--config", "dialeval/fixtures/mmrc_smollm2.yaml",
+    "--data", "src/dialeval/fixtures/mmrc_demo.json",
+    "--config", "src/dialeval/fixtures/mmrc_smollm2.yaml",
     "--no-cache", "--fresh", "--no-progress",
 ]
 
@@ -41,7 +41,7 @@ def main() -> None:
     if args.no_weight_cache:
         os.environ["DIALEVAL_WEIGHT_CACHE"] = tempfile.mkdtemp(prefix="dialeval-weights-")
 
-    from dialeval import local_models
+    from dialeval.models import local_models
     from dialeval.cli import main as cli
 
     batches: list[dict] = []

@@ -29,10 +29,10 @@ from typing import Any
 from cache_by_role import measure, print_agents
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "dialeval" / "fixtures"
+FIXTURES = ROOT / "src" / "dialeval" / "fixtures"
 SHARED = ROOT.parent / "shared" / "data"
 
 
@@ -67,7 +67,7 @@ def vdact_example(folder: Path) -> Path | None:
     ``folder`` at run time, never committed."""
     import json
 
-    from dialeval.agents.vdact_common import DRY_RUN_RATIONALE
+    from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE
 
     source = SHARED / "vdact" / "predictions" / EXAMPLE_SOURCE
     if not source.exists():

@@ -102,7 +102,7 @@ def timed(fn: Callable[[], Any]) -> tuple[float, float]:
 def dialeval_run(data: Path, out: Path, base_url: str, concurrency: int, run_id: str, cache: Path | None) -> None:
     """A whole ``run("answers", ...)`` as a user starts it (preflight, cache, run folder, report)."""
     from dialeval.config import ModelSettings, RunConfig
-    from dialeval.runner import run
+    from dialeval.run.runner import run
 
     config = RunConfig(
         model=ModelSettings(spec="openai-compatible:stub", base_url=base_url),
@@ -147,7 +147,7 @@ class _NodeOnly:
     """The ``answers`` graph's judge node called directly, its update merged into the input."""
 
     def __init__(self) -> None:
-        import dialeval.graphs.answers  # noqa: F401  (registers the judge agent)
+        import dialeval.protocols.answers.graph  # noqa: F401  (registers the judge agent)
         from dialeval.agents.base import agent_node
 
         self.node = agent_node("judge", "answer_judge")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.models import register_client
+from dialeval.models.client import register_client
 from dialeval.testing.scripted import ScriptedChatModel
 
 _counter = itertools.count()

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.concurrency import AdaptiveLimit, retry_after_seconds
+from dialeval.models.concurrency import AdaptiveLimit, retry_after_seconds
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub
 
 GRADE = '{"rationale": "agrees", "score": 4}'

@@ -10,10 +10,10 @@ from pydantic import BaseModel, Field
 
 from dialeval.agents.base import AGENTS, AgentContext, agent_node, ask, register_agent
 from dialeval.config import EvalContext, ModelSettings
-from dialeval.models import get_client
-from dialeval.templates import parse_template
+from dialeval.models.client import get_client
+from dialeval.agents.templates import parse_template
 from dialeval.testing.scripted import prompt_text
-from dialeval.usage import Ledger, current_ledger
+from dialeval.models.usage import Ledger, current_ledger
 from tests.helpers import scripted
 
 

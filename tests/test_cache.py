@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 
-from dialeval.cache import ResponseCache
+from dialeval.models.cache import ResponseCache
 from dialeval.config import ModelSettings
-from dialeval.models import ModelClient
+from dialeval.models.client import ModelClient
 from dialeval.testing.scripted import ScriptedChatModel
 
 

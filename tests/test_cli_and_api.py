@@ -11,7 +11,7 @@ import dialeval
 from dialeval.cli import main
 from dialeval.testing.openai_server import OpenAIStub
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 
 
 def test_run_prints_the_report_and_report_rebuilds_it(tmp_path, capsys):
@@ -55,7 +55,7 @@ def test_bad_input_exits_2_with_a_message_naming_the_problem(tmp_path, capsys):
 
 
 def test_options_on_the_command_line_are_json_values(tmp_path):
-    assert main(["run", "kgds", "--data", "dialeval/fixtures/kgds_demo.json", "--model", "dry-run", "--output-dir", str(tmp_path),
+    assert main(["run", "kgds", "--data", "src/dialeval/fixtures/kgds_demo.json", "--model", "dry-run", "--output-dir", str(tmp_path),
                  "--no-progress", "--option", 'patterns=["ebs"]', "--option", "reflection_rounds=0"]) == 0
     config = json.loads((next(tmp_path.iterdir()) / "config.json").read_text())
     assert config["options"] == {"patterns": ["ebs"], "reflection_rounds": 0}

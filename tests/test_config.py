@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dialeval.config import ConfigError, load_config
-from dialeval.models import SpecError, parse_spec
+from dialeval.models.client import SpecError, parse_spec
 
 
 def test_yaml_config_with_per_role_models(tmp_path):
@@ -120,9 +120,9 @@ def test_a_mistyped_option_names_the_config_file_the_key_and_the_closest_option(
 
     path = tmp_path / "typo.yaml"
     path.write_text("options: {reflection_round: 1}\n")
-    data = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+    data = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
     with pytest.raises(ConfigError) as failure:
-        from dialeval.runner import run
+        from dialeval.run.runner import run
 
         run("kgds", data, load_config(path), progress=False)
     message = str(failure.value)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.runner import run
+from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 GRADE = '{"rationale": "agrees", "score": 4}'
 
 
@@ -37,7 +37,7 @@ def test_a_data_folder_given_for_a_file_is_called_a_folder(tmp_path, capsys):
 
 
 def test_records_count_from_0_and_jsonl_lines_from_1(tmp_path):
-    from dialeval.data.answers import load_answers
+    from dialeval.protocols.answers.data import load_answers
 
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": \n')

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 GRADE = 'The answer agrees with the reference.\n{"rationale": "agrees", "score": 4}'
 SECRET = "sk-test-do-not-leak-4242"
 

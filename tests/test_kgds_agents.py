@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from dialeval.agents.kgds_error_classifier import ErrorClassification, normalise_error_type
-from dialeval.agents.kgds_fact_decomposer import AtomicFacts
-from dialeval.agents.kgds_fact_verifier import FactVerdicts, batches, check_numbers
-from dialeval.agents.kgds_feedback_judge import FeedbackJudgement
-from dialeval.agents.kgds_summarizer import EbsSummary
+from dialeval.protocols.kgds.error_classifier import ErrorClassification, normalise_error_type
+from dialeval.protocols.kgds.fact_decomposer import AtomicFacts
+from dialeval.protocols.kgds.fact_verifier import FactVerdicts, batches, check_numbers
+from dialeval.protocols.kgds.feedback_judge import FeedbackJudgement
+from dialeval.protocols.kgds.summarizer import EbsSummary
 from dialeval.config import EvalContext, ModelSettings
-from dialeval.graphs.kgds import build_graph
-from dialeval.models import register_client
-from dialeval.parsing import ParseFailure, parse_answer
+from dialeval.protocols.kgds.graph import build_graph
+from dialeval.models.client import register_client
+from dialeval.agents.parsing import ParseFailure, parse_answer
 from dialeval.testing.scripted import ScriptedChatModel, prompt_text
-from dialeval.templates import load_template
+from dialeval.agents.templates import load_template
 
 TEMPLATES = [
     "summarizer_ebs", "summarizer_abs", "reflection_ebs", "reflection_abs", "feedback_judge",

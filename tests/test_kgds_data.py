@@ -9,10 +9,10 @@ import pytest
 
 from dialeval.config import ConfigError
 from dialeval.data.io import DataError
-from dialeval.data.kgds import Prediction, load_kgds, load_predictions, paragraph_number
+from dialeval.protocols.kgds.data import Prediction, load_kgds, load_predictions, paragraph_number
 from dialeval.protocols.kgds import load, parse_options
 
-FIXTURE = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
 
 
 def test_fixture_loads_with_views_the_evaluation_uses():

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.agents.kgds_common import SYSTEM_DEFAULTS, system_model
-from dialeval.agents.kgds_error_classifier import ErrorClassification
-from dialeval.agents.kgds_feedback_judge import FeedbackJudgement
-from dialeval.agents.kgds_opinion_verifier import OpinionVerdict
-from dialeval.agents.kgds_reflection import AbsReflection, EbsReflection
-from dialeval.agents.kgds_summarizer import AbsSummary, EbsSummary
+from dialeval.protocols.kgds.common import SYSTEM_DEFAULTS, system_model
+from dialeval.protocols.kgds.error_classifier import ErrorClassification
+from dialeval.protocols.kgds.feedback_judge import FeedbackJudgement
+from dialeval.protocols.kgds.opinion_verifier import OpinionVerdict
+from dialeval.protocols.kgds.reflection import AbsReflection, EbsReflection
+from dialeval.protocols.kgds.summarizer import AbsSummary, EbsSummary
 from dialeval.config import EvalContext, ModelSettings, RunConfig
-from dialeval.graphs.kgds import build_graph
+from dialeval.protocols.kgds.graph import build_graph
 from dialeval.protocols.kgds import item_scores
-from dialeval.runner import run
-from dialeval.templates import load_template
+from dialeval.run.runner import run
+from dialeval.agents.templates import load_template
 from tests.conftest import SHARED
 from tests.test_kgds_graph import FIXTURE, fake_model, scripted
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.agents.kgds_common import SYSTEM_DEFAULTS
+from dialeval.protocols.kgds.common import SYSTEM_DEFAULTS
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.data.kgds import load_kgds
-from dialeval.models import register_client
-from dialeval.runner import run
+from dialeval.protocols.kgds.data import load_kgds
+from dialeval.models.client import register_client
+from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from dialeval.testing.scripted import ScriptedChatModel, prompt_text
 
-FIXTURE = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
 
 
 def numbered_facts(prompt: str) -> list[str]:

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from dialeval.data.kgds import load_kgds
-from dialeval.metrics.kgds import (
+from dialeval.protocols.kgds.data import load_kgds
+from dialeval.protocols.kgds.metrics import (
     aggregate_scores,
     bsp_scores,
     cao_recall,
@@ -224,7 +224,7 @@ def test_model_free_bsp_scoring_of_a_predictions_file(tmp_path):
 
     from dialeval.protocols.kgds import metrics_only
 
-    fixture = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+    fixture = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
     preds = tmp_path / "p.jsonl"
     preds.write_text('{"sample": 0, "pattern": "ebs", "background": [1, 3]}\n{"sample": 0, "pattern": "ebs", "background": [1, 2], "round": 1}\n')
     table = metrics_only([preds], {"data": str(fixture)})

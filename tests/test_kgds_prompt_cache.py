@@ -13,10 +13,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from dialeval.config import ModelSettings
-from dialeval.prompt_cache import STEP
-from dialeval.runner import RESULTS, run
+from dialeval.models.prompt_cache import STEP
+from dialeval.run.runner import RESULTS, run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
-from dialeval.usage import count_tokens
+from dialeval.models.usage import count_tokens
 from tests.test_kgds_graph import FIXTURE, config, fake_model
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from dialeval.testing.openai_server import OpenAIStub
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "dialeval" / "fixtures" / "answers_demo.jsonl"
+DATA = ROOT / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 GRADE = '{"rationale": "agrees", "score": 4}'
 HEAVY = ("matplotlib", "chromadb", "transformers", "torch", "nltk", "scipy", "sklearn")
 

@@ -13,10 +13,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from dialeval import local_models
+from dialeval.models import local_models
 from dialeval.config import EvalContext, ModelSettings
-from dialeval.local_models import LocalChatModel, LocalEngine, LocalModelError, Output, chat_turns, content_text
-from dialeval.models import build_chat_model
+from dialeval.models.local_models import LocalChatModel, LocalEngine, LocalModelError, Output, chat_turns, content_text
+from dialeval.models.client import build_chat_model
 from dialeval.testing.scripted import prompt_text
 
 # ---------------------------------------------------------------- messages
@@ -221,7 +221,7 @@ def test_an_array_has_the_length_the_call_asks_for(tiny_lm):
 
 
 def test_the_fact_verifier_schema_numbers_each_verdict():
-    from dialeval.agents.kgds_fact_verifier import FactVerdicts, numbered_verdicts
+    from dialeval.protocols.kgds.fact_verifier import FactVerdicts, numbered_verdicts
 
     schema = numbered_verdicts(2)
     assert schema["properties"]["verdicts"]["minItems"] == schema["properties"]["verdicts"]["maxItems"] == 2
@@ -252,7 +252,7 @@ def test_a_prefill_that_breaks_the_schema_fails_alone(tiny_lm):
 
 async def test_an_agent_call_on_a_random_local_model_is_always_readable(tiny_lm, tmp_path):
     from dialeval.agents.base import AgentContext, ask
-    from dialeval.models import LOCAL_DECODING, register_client
+    from dialeval.models.client import LOCAL_DECODING, register_client
 
     settings = ModelSettings(spec=f"hf:{tiny_lm.source}", max_tokens=120)
     register_client(settings, tiny_lm)
@@ -285,7 +285,7 @@ def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> LocalChatModel:
 
 
 def test_a_vision_folder_loads_a_vision_model_that_takes_images_as_images(tiny_vlm):
-    from dialeval.local_vision import VisionEngine, vision_turns
+    from dialeval.models.local_vision import VisionEngine, vision_turns
 
     assert isinstance(tiny_vlm.engine, VisionEngine)
     message = HumanMessage(
@@ -319,8 +319,8 @@ def test_a_local_model_does_not_download_images(tiny_vlm):
 def test_mmrc_sends_image_blocks_to_a_local_vision_model_and_lines_to_a_text_one(tiny_vlm, tiny_lm):
     from types import SimpleNamespace
 
-    from dialeval.agents.mmrc_common import accepts_images
-    from dialeval.models import register_client
+    from dialeval.protocols.mmrc.common import accepts_images
+    from dialeval.models.client import register_client
 
     vision = register_client(ModelSettings(spec=f"hf:{tiny_vlm.source}"), tiny_vlm)
     text = register_client(ModelSettings(spec=f"hf:{tiny_lm.source}"), tiny_lm)
@@ -332,8 +332,8 @@ def test_mmrc_sends_image_blocks_to_a_local_vision_model_and_lines_to_a_text_one
 
 
 def test_without_xgrammar_the_json_answer_is_started_and_cached_apart(tiny_lm, monkeypatch):
-    from dialeval import local_grammar
-    from dialeval.models import LOCAL_DECODING, ModelClient
+    from dialeval.models import local_grammar
+    from dialeval.models.client import LOCAL_DECODING, ModelClient
 
     client = ModelClient(ModelSettings(spec=f"hf:{tiny_lm.source}"), tiny_lm)
     question = [HumanMessage("Rate it.")]
@@ -349,7 +349,7 @@ def test_without_xgrammar_the_json_answer_is_started_and_cached_apart(tiny_lm, m
 def test_a_local_note_taker_writes_a_short_note_of_strings(tiny_lm):
     import json
 
-    from dialeval.agents.mmrc_notetaker import NEW_KEYS_PER_TURN, note_schema
+    from dialeval.protocols.mmrc.notetaker import NEW_KEYS_PER_TURN, note_schema
 
     current = {"user_info": "lives in Lyon"}
     roomy = LocalChatModel.load(source=tiny_lm.source, max_new_tokens=2000)  # room for a large note

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from dialeval import local_models
-from dialeval.local_models import LocalChatModel, gguf_cache_folder
+from dialeval.models import local_models
+from dialeval.models.local_models import LocalChatModel, gguf_cache_folder
 from tests.tiny_models import build_causal_lm, build_gguf_lm
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dialeval.cli import main
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "mdseval_demo.json"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mdseval_demo.json"
 
 
 def test_agreement_prints_one_row_per_aspect(capsys):

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.data.mdseval import load_mdseval
+from dialeval.protocols.mdseval.data import load_mdseval
 from dialeval.protocols.mdseval import human_side
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 DEMO = FIXTURES / "mdseval_demo.json"
 DIALOGUES = FIXTURES / "mdseval_demo_dialogues.json"
 IMAGES = FIXTURES / "mdseval_images"

@@ -8,10 +8,10 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 from tests.helpers import scripted
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 DEMO = FIXTURES / "mdseval_demo.json"
 RECORDS = json.loads(DEMO.read_text())
 RANK = {s["summary"]: i for r in RECORDS for i, s in enumerate(r["summary_list"])}

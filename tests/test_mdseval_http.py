@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 
 
 def test_the_pairwise_judge_sends_both_orders_with_pictures(tmp_path):

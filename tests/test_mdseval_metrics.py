@@ -11,13 +11,13 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import balanced_accuracy_score, f1_score, mean_squared_error
 
-from dialeval.data.mdseval import ASPECTS, load_mdseval
-from dialeval.metrics import mdseval as mm
-from dialeval.metrics.mdseval_human import adjacent_agreement, exact_agreement, majority_label, summary_faithfulness
-from dialeval.metrics.mdseval_meki import eki, exclusive, meki, select_diverse
+from dialeval.protocols.mdseval.data import ASPECTS, load_mdseval
+from dialeval.protocols.mdseval import metrics as mm
+from dialeval.protocols.mdseval.human import adjacent_agreement, exact_agreement, majority_label, summary_faithfulness
+from dialeval.protocols.mdseval.meki import eki, exclusive, meki, select_diverse
 from dialeval.protocols.mdseval import human_side
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "mdseval_demo.json"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mdseval_demo.json"
 LABELS = ["true", "false-text", "false-image", "false-both"]
 
 
@@ -162,7 +162,7 @@ def test_the_most_diverse_setups_are_chosen_exhaustively():
 
 
 def test_the_clip_variant_reports_unavailable_without_open_clip(monkeypatch):
-    from dialeval.protocols.mdseval_tools import meki_report
+    from dialeval.protocols.mdseval.tools import meki_report
 
     monkeypatch.setitem(sys.modules, "open_clip", None)  # import fails as when it is not installed
     text = meki_report(load_mdseval(DEMO), {"variant": "clip", "clip_weights": "/nowhere.bin"})

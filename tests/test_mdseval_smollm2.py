@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "mdseval_demo.json"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mdseval_demo.json"
 pytestmark = pytest.mark.slow
 
 

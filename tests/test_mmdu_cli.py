@@ -9,11 +9,11 @@ from pathlib import Path
 from dialeval.benchmarks import get_benchmark
 from dialeval.cli import main
 from dialeval.config import RunConfig
-from dialeval.metrics.mmdu import DIMENSIONS
-from dialeval.runner import run
+from dialeval.protocols.mmdu.metrics import DIMENSIONS
+from dialeval.run.runner import run
 from tests.helpers import scripted
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 DEMO = FIXTURES / "mmdu_demo.json"
 PREDICTIONS = FIXTURES / "mmdu_demo_predictions.json"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.data.mmdu import load_dialogues, load_human_scores, load_predictions, tags_in
+from dialeval.protocols.mmdu.data import load_dialogues, load_human_scores, load_predictions, tags_in
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 DEMO = FIXTURES / "mmdu_demo.json"
 
 

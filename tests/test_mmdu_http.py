@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.data.mmdu import load_dialogues
-from dialeval.metrics.mmdu import DIMENSIONS
-from dialeval.runner import run
+from dialeval.protocols.mmdu.data import load_dialogues
+from dialeval.protocols.mmdu.metrics import DIMENSIONS
+from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 DEMO = FIXTURES / "mmdu_demo.json"
 PREDICTIONS = FIXTURES / "mmdu_demo_predictions.json"
 SCORES = {d: 6 for d in DIMENSIONS}

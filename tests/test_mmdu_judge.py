@@ -7,15 +7,15 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 
-from dialeval.agents.mmdu_common import content, fit_history, message_tokens
-from dialeval.agents.mmdu_judge import DIMENSIONS, TurnJudgement, dimension_scores, judged_images
+from dialeval.protocols.mmdu.common import content, fit_history, message_tokens
+from dialeval.protocols.mmdu.judge import DIMENSIONS, TurnJudgement, dimension_scores, judged_images
 from dialeval.config import RunConfig
-from dialeval.data.mmdu import load_dialogues
-from dialeval.parsing import parse_answer
-from dialeval.runner import run
+from dialeval.protocols.mmdu.data import load_dialogues
+from dialeval.agents.parsing import parse_answer
+from dialeval.run.runner import run
 from tests.helpers import scripted
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 DEMO = FIXTURES / "mmdu_demo.json"
 PREDICTIONS = FIXTURES / "mmdu_demo_predictions.json"
 

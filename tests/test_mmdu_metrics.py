@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
-from dialeval.metrics.mmdu import DIMENSIONS, agreement_table, benchmark_scores, correlations, human_agreement, judge_agreement
+from dialeval.protocols.mmdu.metrics import DIMENSIONS, agreement_table, benchmark_scores, correlations, human_agreement, judge_agreement
 
 
 def _turn(turn: int, overall: int | None, creativity: int | None = 5, status: str = "ok", human: float | None = None) -> dict:

@@ -9,7 +9,7 @@ import pytest
 
 from dialeval.cli import main
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "mmdu_demo.json"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmdu_demo.json"
 pytestmark = pytest.mark.slow
 
 

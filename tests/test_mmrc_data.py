@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.data.mmrc import ABILITIES, load_conversations
+from dialeval.protocols.mmrc.data import ABILITIES, load_conversations
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mmrc_conversations.json"
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "mmrc_demo.json"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmrc_demo.json"
 
 
 def test_fixtures_load_with_images_numbered_across_turns():

@@ -10,11 +10,11 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.data.mmrc import load_conversations
+from dialeval.protocols.mmrc.data import load_conversations
 from dialeval.memory import MemorySettings, open_note_store
-from dialeval.runner import run
+from dialeval.run.runner import run
 from dialeval.testing.scripted import prompt_text
-from dialeval.models import register_client
+from dialeval.models.client import register_client
 from tests.helpers import scripted
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mmrc_conversations.json"
@@ -47,7 +47,7 @@ def fake_embed(texts, batch_size=64):
 
 @pytest.fixture(autouse=True)
 def _fast_embeddings(monkeypatch):
-    monkeypatch.setattr("dialeval.embeddings.embed", fake_embed)
+    monkeypatch.setattr("dialeval.memory.embeddings.embed", fake_embed)
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -212,7 +212,7 @@ def test_the_rubric_judge_is_a_registered_alternative(tmp_path, running_data):
 
 
 def test_the_responder_is_capped_at_256_tokens_by_default():
-    from dialeval.agents.mmrc_common import responder_context
+    from dialeval.protocols.mmrc.common import responder_context
     from dialeval.config import EvalContext
 
     def cap(**options) -> int:
@@ -279,7 +279,7 @@ def test_a_note_too_long_for_the_context_window_is_cut_to_the_closest_entries(tm
 
 
 def test_the_cut_note_keeps_the_closest_entries_that_fit():
-    from dialeval.agents.mmrc_responder import fit_note
+    from dialeval.protocols.mmrc.responder import fit_note
     from dialeval.memory.notes import NoteEntry
 
     closest = [NoteEntry(path=(f"k{i}",), value="x" * 10, turn=1) for i in range(4)]  # nearest first
@@ -379,7 +379,7 @@ def test_images_go_as_blocks_to_api_backends_and_as_text_lines_otherwise(tmp_pat
 
 def test_text_only_backends_get_image_lines():
     from dialeval.agents.base import AgentContext
-    from dialeval.agents.mmrc_common import accepts_images
+    from dialeval.protocols.mmrc.common import accepts_images
     from dialeval.config import EvalContext
 
     def backend_of(spec: str) -> bool:
@@ -396,7 +396,7 @@ def test_the_graph_takes_a_conversation_record_as_input():
     import asyncio
 
     from dialeval.config import EvalContext
-    from dialeval.graphs.mmrc import build_graph
+    from dialeval.protocols.mmrc.graph import build_graph
 
     [record] = [d for d in json.loads(FIXTURES.read_text()) if d["id"] == "lisbon-trip"]
     record = {**record, "turns": [{k: v for k, v in t.items() if k != "images"} for t in record["turns"]]}
@@ -428,7 +428,7 @@ def test_a_bad_option_stops_the_run_before_any_item(tmp_path, running_data):
 def test_the_cli_runs_the_demo_fixture(tmp_path, capsys):
     from dialeval.cli import main
 
-    demo = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "mmrc_demo.json"
+    demo = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmrc_demo.json"
     code = main(["run", "mmrc", "--data", str(demo), "--model", "dry-run", "--output-dir", str(tmp_path), "--no-progress"])
     assert code == 0
     [run_dir] = tmp_path.iterdir()

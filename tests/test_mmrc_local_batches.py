@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dialeval import local_models
+from dialeval.models import local_models
 from dialeval.config import load_config
-from dialeval.runner import run
+from dialeval.run.runner import run
 from tests.tiny_models import build_causal_lm
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 
 
 def test_each_turn_and_each_question_of_the_demo_is_one_batch(tmp_path):

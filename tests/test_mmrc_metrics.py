@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialeval.metrics.mmrc import (
+from dialeval.protocols.mmrc.metrics import (
     aggregate,
     ep_counts,
     extraction_precision,
@@ -12,7 +12,7 @@ from dialeval.metrics.mmrc import (
     image_precision,
     refusal_precision,
 )
-from dialeval.metrics.mmrc_text import exact_matches, image_numbers, match_items, refusal_by_rule, split_items
+from dialeval.protocols.mmrc.text_rules import exact_matches, image_numbers, match_items, refusal_by_rule, split_items
 
 
 def test_extraction_precision_counts_each_reference_item_once():

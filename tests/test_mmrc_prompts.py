@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dialeval.agents.templates import prompt_file
+
 import re
 from importlib import resources
 
 import pytest
 
-from dialeval.templates import load_template
+from dialeval.agents.templates import load_template
 from tests.conftest import SHARED
 
-PROMPTS = resources.files("dialeval.prompts") / "mmrc"
+PROMPTS = prompt_file("mmrc")
 NAMES = sorted(p.name[:-4] for p in PROMPTS.iterdir() if p.name.endswith(".txt"))
 # the model under test sees the conversation itself; its templates hold no data blocks
 RESPONDER = {"responder", "responder_guided"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from dialeval.data.mmrc import ABILITIES
+from dialeval.protocols.mmrc.data import ABILITIES
 from dialeval.protocols.mmrc import plot_radar
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "mmrc_demo.json"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmrc_demo.json"
 pytestmark = pytest.mark.slow
 
 

@@ -11,13 +11,13 @@ import pytest
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from dialeval.agents.answer_judge import AnswerGrade
+from dialeval.protocols.answers.judge import AnswerGrade
 from dialeval.config import EvalContext, ModelSettings
-from dialeval.graphs.answers import build_graph
-from dialeval.models import _response_format, build_chat_model, error_kind
-from dialeval.openai_direct import direct_call, unobserved
+from dialeval.protocols.answers.graph import build_graph
+from dialeval.models.client import _response_format, build_chat_model, error_kind
+from dialeval.models.openai_direct import direct_call, unobserved
 from dialeval.testing.openai_server import OpenAIStub
-from dialeval.usage import Ledger, current_ledger
+from dialeval.models.usage import Ledger, current_ledger
 
 MESSAGES = [SystemMessage("Grade the answer."), HumanMessage("Question: 2+2? Answer: 4")]
 STRUCTURED = {"response_format": _response_format(AnswerGrade)}

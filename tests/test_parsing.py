@@ -7,7 +7,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from dialeval.parsing import ParseFailure, parse_answer
+from dialeval.agents.parsing import ParseFailure, parse_answer
 
 
 class Rating(BaseModel):

@@ -12,9 +12,9 @@ from dialeval.benchmarks import get_benchmark
 from dialeval.cli import main
 from dialeval.config import ConfigError, load_config
 from dialeval.plugins import reset_entry_points
-from dialeval.runner import run
+from dialeval.run.runner import run
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 
 # an agent factory as a user writes it: no model, it grades by answer length
 AGENT_MODULE = '''

@@ -15,15 +15,15 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from dialeval.agents.vdact_session_judge import build_messages
+from dialeval.protocols.vdact.session_judge import build_messages
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.prompt_cache import PrefixCache, mark_stable_prefix, prompt_tokens, with_cache_breakpoints
-from dialeval.runner import run
-from dialeval.templates import load_template
+from dialeval.models.prompt_cache import PrefixCache, mark_stable_prefix, prompt_tokens, with_cache_breakpoints
+from dialeval.run.runner import run
+from dialeval.agents.templates import load_template
 from dialeval.testing.conversations import mmdu_dialogues, mmrc_conversations
 from dialeval.testing.openai_server import OpenAIStub
 
-FIXTURES = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 
 
 def _text(messages: list[Any]) -> list[tuple[str, str]]:
@@ -88,9 +88,9 @@ def test_mark_stable_prefix_reaches_no_provider_but_anthropic():
 
 def _mmdu_judge_prompts(blocks: bool) -> list[list[Any]]:
     from dialeval.agents.base import AgentContext
-    from dialeval.agents.mmdu_judge import build_messages as judge_messages
+    from dialeval.protocols.mmdu.judge import build_messages as judge_messages
     from dialeval.config import EvalContext
-    from dialeval.data.mmdu import Dialogue
+    from dialeval.protocols.mmdu.data import Dialogue
 
     dialogue = Dialogue.model_validate(mmdu_dialogues(1, seed=3)[0])
     ctx = AgentContext.for_role(EvalContext(default_model=ModelSettings(spec="dry-run")), "judge", "mmdu/judge")
@@ -144,8 +144,8 @@ def test_the_model_under_test_is_one_continued_chat_each_request_extending_the_l
 
 
 def test_synthetic_conversations_load_and_have_the_papers_typical_shape(tmp_path):
-    from dialeval.data.mmdu import load_dialogues
-    from dialeval.data.mmrc import load_conversations
+    from dialeval.protocols.mmdu.data import load_dialogues
+    from dialeval.protocols.mmrc.data import load_conversations
 
     (tmp_path / "mmdu.json").write_text(json.dumps(mmdu_dialogues(30)))
     (tmp_path / "mmrc.json").write_text(json.dumps(mmrc_conversations(30)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialeval.pricing import PRICES, Price, price_of
+from dialeval.models.pricing import PRICES, Price, price_of
 
 
 def test_cached_input_is_billed_at_the_providers_cached_rate():
@@ -42,7 +42,7 @@ def _long_prompt(turns: int) -> list:
 async def test_cached_input_reported_by_the_server_is_billed_at_the_cached_rate(monkeypatch):
     monkeypatch.setenv("STUB_KEY", "sk-stub")
     from dialeval.config import ModelSettings
-    from dialeval.models import ModelClient
+    from dialeval.models.client import ModelClient
     from dialeval.testing.openai_server import OpenAIStub
 
     with OpenAIStub(respond=lambda body: "fine", prompt_cache=True) as server:
@@ -57,7 +57,7 @@ async def test_cached_input_reported_by_the_server_is_billed_at_the_cached_rate(
 
 async def test_a_dry_run_estimates_the_prompt_cache_share():
     from dialeval.config import ModelSettings
-    from dialeval.models import ModelClient
+    from dialeval.models.client import ModelClient
 
     client = ModelClient(ModelSettings(spec="dry-run:gpt-4o-mini"))
     first = await client.generate(_long_prompt(40), placeholder="{}")

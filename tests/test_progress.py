@@ -8,13 +8,13 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from dialeval import progress
+from dialeval.models import progress
 from dialeval.agents.base import AgentContext, ask, ask_text
 from dialeval.config import EvalContext, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 from tests.helpers import scripted
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 
 
 class Score(BaseModel):

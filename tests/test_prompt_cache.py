@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dialeval.prompt_cache import PrefixCache, prompt_tokens
+from dialeval.models.prompt_cache import PrefixCache, prompt_tokens
 
 
 def test_a_repeated_prefix_is_served_in_steps_of_128_tokens():
@@ -38,7 +38,7 @@ def test_prompts_are_tokenized_with_their_roles():
 def test_anthropic_breakpoints_mark_the_system_prompt_and_the_conversation_so_far():
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-    from dialeval.prompt_cache import with_cache_breakpoints
+    from dialeval.models.prompt_cache import with_cache_breakpoints
 
     conversation = [SystemMessage("You judge answers."), HumanMessage("Turn 1"), AIMessage("Rated 3."), HumanMessage("Turn 2")]
     system, first, answer, new = with_cache_breakpoints(conversation)

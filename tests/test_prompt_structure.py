@@ -6,26 +6,10 @@ header, the template's own closing tag) change nothing outside those blocks."""
 from __future__ import annotations
 
 import re
-from importlib import resources
 
 import pytest
 
-from dialeval.templates import Template, load_template
-
-
-def packaged_templates() -> list[str]:
-    root = resources.files("dialeval.prompts")
-    refs = []
-
-    def walk(folder, prefix: str) -> None:
-        for entry in folder.iterdir():
-            if entry.is_dir() and not entry.name.startswith("__"):
-                walk(entry, f"{prefix}{entry.name}/")
-            elif entry.name.endswith(".txt") and "<<user>>" in entry.read_text(encoding="utf-8"):
-                refs.append(prefix + entry.name[: -len(".txt")])  # fragments (rubric texts) are not templates
-
-    walk(root, "")
-    return sorted(refs)
+from dialeval.agents.templates import Template, load_template, packaged_templates
 
 
 def hostile_value(template: Template) -> str:

@@ -13,11 +13,11 @@ import pytest
 
 from dialeval.cli import main
 from dialeval.config import ConfigError
-from dialeval.runner import RunLock, RunLocked, read_results, run
+from dialeval.run.runner import RunLock, RunLocked, read_results, run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +71,7 @@ def test_an_ok_answer_is_replayed_without_a_request(tmp_path):
 
 
 def test_a_reply_that_crashes_the_reader_fails_the_item_and_is_not_replayed(tmp_path):
-    from dialeval.agents import answer_judge
+    from dialeval.protocols.answers import judge as answer_judge
 
     class Exploding(answer_judge.AnswerGrade):
         @classmethod

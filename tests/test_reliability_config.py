@@ -10,8 +10,8 @@ import pytest
 
 from dialeval.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
-KGDS = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
+KGDS = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
 
 
 @pytest.fixture(autouse=True)

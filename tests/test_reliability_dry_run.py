@@ -10,12 +10,12 @@ import pytest
 
 from dialeval.cli import main
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub
-from dialeval.pricing import price_of
+from dialeval.models.pricing import price_of
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
-KGDS = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
+KGDS = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
 
 
 @pytest.fixture(autouse=True)
@@ -104,7 +104,7 @@ def test_local_models_cost_zero_as_a_known_price(tmp_path, capsys):
 
 
 def test_the_vdact_file_estimate_says_unknown_for_an_unpriced_model(tmp_path, capsys):
-    predictions = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "vdact_demo" / "predictions" / "demo-bot.json"
+    predictions = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "vdact_demo" / "predictions" / "demo-bot.json"
     assert _cli(tmp_path, "vdact", "--data", str(predictions), "--model", "dry-run:openai-compatible:x") == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| demo-bot |")]
     assert any(line.endswith("| unknown |") for line in rows) and not any(line.endswith("| 0.0000 |") for line in rows)

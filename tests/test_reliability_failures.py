@@ -14,11 +14,11 @@ import pytest
 import dialeval
 from dialeval.cli import main
 
-from dialeval.runner import read_results, run
+from dialeval.run.runner import read_results, run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 GRADE = '{"rationale": "agrees", "score": 4}'
 SECRET = "sk-reliability-secret-9137"
 

@@ -8,9 +8,9 @@ from pydantic import BaseModel, Field
 
 from dialeval.agents.base import AgentContext, ask
 from dialeval.config import ModelSettings
-from dialeval.models import ModelClient
-from dialeval.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer
-from dialeval.templates import parse_template
+from dialeval.models.client import ModelClient
+from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer
+from dialeval.agents.templates import parse_template
 from dialeval.testing.scripted import ScriptedChatModel
 
 

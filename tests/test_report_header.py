@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from dialeval.benchmarks import get_benchmark
-from dialeval.report_header import citation, header
+from dialeval.report.header import citation, header
 
 
 

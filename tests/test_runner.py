@@ -12,10 +12,10 @@ import pytest
 
 from dialeval.benchmarks import get_benchmark, register_benchmark
 from dialeval.config import ConfigError, RunConfig
-from dialeval.runner import read_results, run, run_async
+from dialeval.run.runner import read_results, run, run_async
 from tests.helpers import scripted
 
-DATA = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "answers_demo.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 
 
 def _grade(messages) -> str:

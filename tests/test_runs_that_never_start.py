@@ -13,14 +13,14 @@ import pytest
 
 from dialeval.cli import main
 from dialeval.config import ConfigError
-from dialeval.report import write_report
-from dialeval.runner import run
-from dialeval.viewer import write_site
+from dialeval.report.writer import write_report
+from dialeval.run.runner import run
+from dialeval.report.viewer import write_site
 from tests.helpers import http_config
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "dialeval" / "fixtures" / "answers_demo.jsonl"
-KGDS = ROOT / "dialeval" / "fixtures" / "kgds_demo.json"
+DATA = ROOT / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
+KGDS = ROOT / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
 
 
 def _closed_port_url() -> str:

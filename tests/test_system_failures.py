@@ -10,11 +10,11 @@ import pytest
 import dialeval
 from dialeval.benchmarks import get_benchmark
 from dialeval.cli import main
-from dialeval.report_header import system_outputs
+from dialeval.report.header import system_outputs
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 
-KGDS = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "kgds_demo.json"
+KGDS = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
 CUT_OFF = ('{"summary": "The speakers talk about', "length")  # every answer hits the token limit
 
 

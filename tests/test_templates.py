@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialeval.templates import TemplateError, load_template, parse_template
+from dialeval.agents.templates import TemplateError, load_template, parse_template
 
 
 def test_sections_become_messages_and_json_braces_survive():

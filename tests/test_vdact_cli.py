@@ -8,7 +8,7 @@ from pathlib import Path
 from dialeval.benchmarks import get_benchmark
 from dialeval.cli import main
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "vdact_demo"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "vdact_demo"
 PREDICTIONS = DEMO / "predictions" / "demo-bot.json"
 
 

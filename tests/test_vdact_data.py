@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.data.vdact import load_dialogues, load_human_scores, load_predictions
+from dialeval.protocols.vdact.data import load_dialogues, load_human_scores, load_predictions
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "vdact_demo"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "vdact_demo"
 PREDICTIONS = DEMO / "predictions" / "demo-bot.json"
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from dialeval.config import EvalContext
 from dialeval.data.io import DataError
-from dialeval.graphs.vdact import VdactInput, VdactState, build_graph
+from dialeval.protocols.vdact.graph import VdactInput, VdactState, build_graph
 from tests.helpers import scripted
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "vdact_demo"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "vdact_demo"
 RECORDS = [r for r in json.loads((DEMO / "predictions" / "demo-bot.json").read_text()) if r["dial_id"] == "0000102"]
 
 

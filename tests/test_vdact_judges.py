@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.models import register_client
-from dialeval.runner import run
+from dialeval.models.client import register_client
+from dialeval.run.runner import run
 from dialeval.testing.scripted import ScriptedChatModel
 
-DEMO = Path(__file__).resolve().parents[1] / "dialeval" / "fixtures" / "vdact_demo"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "vdact_demo"
 PREDICTIONS = DEMO / "predictions" / "demo-bot.json"
 QUESTIONS = {
     "What is the first thing the man does?": 1,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialeval.metrics.vdact import headline_scores, majority_vote, question_types, score_summary, type_breakdown
+from dialeval.protocols.vdact.metrics import headline_scores, majority_vote, question_types, score_summary, type_breakdown
 
 
 @pytest.mark.parametrize(

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dialeval.agents.templates import prompt_file
+
 import re
 from importlib import resources
 
 import pytest
 
-from dialeval.templates import load_template
+from dialeval.agents.templates import load_template
 from tests.conftest import SHARED
 
-TEMPLATES = [p.name[:-4] for p in resources.files("dialeval.prompts").joinpath("vdact").iterdir() if p.name.endswith(".txt")]
+TEMPLATES = [p.name[:-4] for p in prompt_file("vdact").iterdir() if p.name.endswith(".txt")]
 DATA_VARIABLES = {"question", "reference", "candidate", "summary", "history", "example"}
 
 
@@ -40,7 +42,7 @@ def test_no_prompt_shares_twelve_consecutive_words_with_the_paper():
     if not paper.is_file():
         pytest.skip("the paper's text is not available")
     theirs = _shingles(paper.read_text(encoding="utf-8"))
-    folder = resources.files("dialeval.prompts").joinpath("vdact")
+    folder = prompt_file("vdact")
     for item in folder.iterdir():
         if item.name.endswith((".txt", ".json")):
             shared = _shingles(item.read_text(encoding="utf-8")) & theirs

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.runner import run
+from dialeval.run.runner import run
 
 pytestmark = pytest.mark.slow
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.compare import compare_runs
+from dialeval.report.compare import compare_runs
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.models import register_client
-from dialeval.runner import run
+from dialeval.models.client import register_client
+from dialeval.run.runner import run
 from dialeval.testing.scripted import ScriptedChatModel, prompt_text
 from dialeval.cli import main
-from dialeval.viewer import make_server, write_site
+from dialeval.report.viewer import make_server, write_site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 INJECTION = '<img src=x onerror="document.title=\'pwned\'">'
@@ -159,8 +159,8 @@ def test_the_run_page_filters_items_with_problems(browser, server):
 
 
 def test_prompts_live_in_the_run_prompt_store_not_in_results(site):
-    from dialeval.prompt_store import load_prompts
-    from dialeval.runner import read_results
+    from dialeval.models.prompt_store import load_prompts
+    from dialeval.run.runner import read_results
 
     run_dir = site / "strict-judge"
     calls = [c for row in read_results(run_dir).values() for c in row["result"]["calls"]]
@@ -177,7 +177,7 @@ def test_a_prompt_is_stored_once_and_again_after_its_run_folder_is_deleted(tmp_p
 
     from langchain_core.messages import HumanMessage
 
-    from dialeval.prompt_store import load_prompts, store_prompt
+    from dialeval.models.prompt_store import load_prompts, store_prompt
 
     run_dir = tmp_path / "run"
     first = store_prompt(run_dir, [HumanMessage("grade this")])
@@ -191,7 +191,7 @@ def test_a_prompt_is_stored_once_and_again_after_its_run_folder_is_deleted(tmp_p
 def test_inline_image_bytes_are_left_out_of_stored_prompts(tmp_path):
     from langchain_core.messages import HumanMessage
 
-    from dialeval.prompt_store import load_prompts, store_prompt
+    from dialeval.models.prompt_store import load_prompts, store_prompt
 
     url = "data:image/png;base64," + "A" * 5000
     message = HumanMessage(content=[{"type": "text", "text": "Which room?"}, {"type": "image_url", "image_url": {"url": url}}])

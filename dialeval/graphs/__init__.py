@@ -1,1 +1,0 @@
-"""One LangGraph StateGraph per benchmark protocol, over one item."""

@@ -1,0 +1,93 @@
+"""dialeval: evaluate (multimodal) dialogue systems and summaries with teams of LLM agents.
+
+Public API::
+
+    import dialeval
+    result = dialeval.evaluate("kgds", "KGDS.json", {"model": "openai:gpt-4o-mini", "limit": 5})
+    result.metrics, result.run_dir
+    result.failed, result.complete, result.summary   # items whose model calls failed
+
+Metrics come from finished items only; failed items (a model call ended ``error``)
+are counted beside them, reported in a ``RuntimeWarning``, and retried by a re-run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dialeval.config import RunConfig
+    from dialeval.run.runner import RunResult
+
+__version__ = "0.1.0"
+__all__ = ["evaluate", "aevaluate", "load_dataset", "list_benchmarks", "__version__"]
+
+
+def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
+    """Keyword overrides win, ``None`` included (``cache_path=None`` turns the cache off)."""
+    from dialeval.config import ConfigError, RunConfig, load_config
+
+    if isinstance(config, RunConfig):
+        base = config.model_dump(exclude_unset=True)
+    elif isinstance(config, (str, Path)):
+        base = load_config(config).model_dump(exclude_unset=True)
+    else:
+        base = dict(config or {})
+    if "model" in overrides:
+        from dialeval.config import dry_run_over
+
+        overrides = {**overrides, "model": dry_run_over(overrides["model"], base.get("model"))}
+    try:
+        result = RunConfig.model_validate({**base, **overrides})
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    if isinstance(config, (str, Path)):
+        result._source = str(config)  # messages name the file
+    return result
+
+
+def evaluate(
+    benchmark: str, data: str | Path, config: RunConfig | dict[str, Any] | str | Path | None = None, **overrides: Any
+) -> RunResult:
+    """Run ``benchmark`` on ``data``; returns the metrics and the run folder.
+
+    ``config`` is a :class:`RunConfig`, a dict of its fields, or a YAML file path;
+    keyword overrides win over it (e.g. ``model="dry-run"``, ``limit=2``).
+    """
+    from dialeval.run.runner import run
+
+    return _warn_if_incomplete(run(benchmark, data, _config(config, overrides), progress=False))
+
+
+async def aevaluate(
+    benchmark: str, data: str | Path, config: RunConfig | dict[str, Any] | str | Path | None = None, **overrides: Any
+) -> RunResult:
+    """Async form of :func:`evaluate`, for notebooks and services with a running loop."""
+    from dialeval.run.runner import run_async
+
+    return _warn_if_incomplete(await run_async(benchmark, data, _config(config, overrides), progress=False))
+
+
+def _warn_if_incomplete(result: RunResult) -> RunResult:
+    """A Python caller sees failures as loudly as the CLI's exit code and last lines."""
+    import warnings
+
+    if not result.complete:
+        warnings.warn(f"{result.summary}; evaluate again to retry them", RuntimeWarning, stacklevel=3)
+    if result.system_failures:
+        warnings.warn(result.system_failures, RuntimeWarning, stacklevel=3)
+    return result
+
+
+def load_dataset(benchmark: str, data: str | Path, options: dict[str, Any] | None = None) -> list[Any]:
+    """The validated items of a data file, as the benchmark's pydantic objects."""
+    from dialeval.benchmarks import get_benchmark
+
+    return get_benchmark(benchmark).load(Path(data), options or {})
+
+
+def list_benchmarks() -> list[str]:
+    from dialeval.benchmarks import available
+
+    return available()

@@ -1,0 +1,445 @@
+"""The pattern every agent follows: render a template, call the model, parse honestly.
+
+An agent module defines a pydantic output schema, pure ``build_messages``/``parse``
+helpers where useful, and registers a node builder with :func:`register_agent`. Inside
+the node, :func:`ask` does the call: cache, corrective retries, truncation detection,
+accounting, and an explicit ``unparsed`` outcome when nothing fits the schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Generic, Literal, TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel
+
+from dialeval.config import EvalContext, ModelSettings
+from dialeval.models.client import ModelClient, get_client
+from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer, schema_hint
+from dialeval.secrets import scrub
+from dialeval.models.progress import tick
+from dialeval.agents.templates import Template, load_template
+from dialeval.models.usage import CallRecord, record
+
+T = TypeVar("T", bound=BaseModel)
+Status = Literal["ok", "unparsed", "truncated", "error"]
+
+
+class AgentCall(BaseModel):
+    """What one agent call produced, kept in results so nothing is silently lost."""
+
+    agent: str
+    status: Status
+    value: dict[str, Any] | None = None
+    raw: str = ""
+    attempts: int = 0
+    reason: str | None = None
+    cached: bool = False
+    # for the viewer: who asked, which model, what it cost, and the prompt (see prompt_store)
+    role: str | None = None
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    prompt_ref: str | None = None
+
+
+@dataclass
+class Answer(Generic[T]):
+    """A parsed value (``None`` unless status is ``ok``) and the record of the call."""
+
+    value: T | None
+    call: AgentCall
+    messages: list[BaseMessage] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+@dataclass
+class AgentContext:
+    """Everything an agent needs from the run: its model client, template and retries."""
+
+    role: str
+    client: ModelClient
+    template: Template
+    parse_retries: int
+    cache_path: str | None
+    options: dict[str, Any]
+    run_dir: str | None = None  # where the prompts of the calls are stored
+    read_cache: bool = True
+
+    @classmethod
+    def for_role(
+        cls,
+        context: EvalContext,
+        role: str,
+        default_template: str,
+        *,
+        template_key: str | None = None,
+        model: ModelSettings | None = None,
+        template: Template | None = None,
+    ) -> AgentContext:
+        """The model configured for ``role`` and the template under ``template_key``
+        (default: the role; agents with several templates give each its own key).
+        ``model``/``template`` override both, for turns that continue another agent's
+        conversation."""
+        return cls(
+            role=role,
+            client=get_client(model or context.model_for(role)),
+            template=template or load_template(context.templates.get(template_key or role, default_template)),
+            parse_retries=context.parse_retries,
+            cache_path=context.cache_path,
+            options=context.options,
+            run_dir=context.run_dir,
+            read_cache=not context.refresh_cache,
+        )
+
+
+def _kept(text: str) -> str:
+    """At most :data:`MAX_ANSWER_CHARS` of an answer, with a note when cut: a runaway
+    reply must not fill results files or be sent back in a corrective retry."""
+    if len(text) <= MAX_ANSWER_CHARS:
+        return text
+    return text[:MAX_ANSWER_CHARS] + f"\n[... cut by dialeval: {len(text)} characters in all]"
+
+
+def _error_record(ctx: AgentContext, agent: str, err: BaseException, **totals: Any) -> tuple[str, CallRecord]:
+    """The reason (keys scrubbed) and ledger entry of a call the backend could not answer."""
+    status = getattr(err, "status_code", None)
+    kind = type(err).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
+    reason = scrub(f"{kind}: {err}")
+    entry = CallRecord(
+        agent=agent,
+        model=ctx.client.label,
+        status="error",
+        priced=ctx.client.price is not None,
+        error=reason,
+        endpoint=ctx.client.endpoint,
+        **totals,
+    )
+    return reason, entry
+
+
+def _described(call: AgentCall, ctx: AgentContext, sent: list[BaseMessage], totals: dict[str, Any]) -> AgentCall:
+    """The call with its role, model, tokens, cost and stored prompt, for the viewer."""
+    from dialeval.models.prompt_store import store_prompt
+
+    return call.model_copy(
+        update=dict(
+            role=ctx.role,
+            model=ctx.client.label,
+            input_tokens=int(totals.get("input_tokens", 0)),
+            output_tokens=int(totals.get("output_tokens", 0)),
+            cost=float(totals.get("cost", 0.0)),
+            prompt_ref=store_prompt(ctx.run_dir, sent),
+        )
+    )
+
+
+def _correction(reason: str, schema: type[BaseModel]) -> str:
+    return (
+        f"I could not read your answer ({reason}). Reply again with only a JSON object "
+        f"of this shape and nothing else: {schema_hint(schema)}"
+    )
+
+
+def schema_with(schema: type[BaseModel], **fields: dict[str, Any]) -> dict[str, Any]:
+    """``schema``'s JSON schema with extra keywords on top-level fields, for what one call
+    knows in advance, e.g. ``schema_with(Verdicts, verdicts={"minItems": 3, "maxItems": 3})``."""
+    import copy
+
+    out = copy.deepcopy(schema.model_json_schema())
+    for name, keywords in fields.items():
+        out["properties"][name].update(keywords)
+    return out
+
+
+def placeholder_for(schema: type[BaseModel]) -> BaseModel:
+    """A schema-valid stand-in answer for dry runs: smallest values, empty lists."""
+    values: dict[str, Any] = {}
+    for name, f in schema.model_fields.items():
+        if not f.is_required():
+            continue
+        values[name] = _placeholder_value(f.annotation, f.metadata)
+    return schema.model_validate(values)
+
+
+def _placeholder_value(annotation: Any, metadata: list[Any]) -> Any:
+    import typing
+
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is Literal:
+        return args[0]
+    if origin in (list, tuple, set):
+        return []
+    if origin is dict:
+        return {}
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return _placeholder_value(next(a for a in args if a is not type(None)), metadata)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return placeholder_for(annotation)
+    if annotation is bool:
+        return False
+    if annotation in (int, float):
+        low = next((getattr(m, "ge", None) or getattr(m, "gt", None) for m in metadata if hasattr(m, "ge") or hasattr(m, "gt")), 0)
+        return annotation(low or 0)
+    if annotation is str:
+        return "dry-run"
+    return None
+
+
+async def ask(
+    ctx: AgentContext,
+    agent: str,
+    messages: list[BaseMessage],
+    schema: type[T],
+    *,
+    validate: Callable[[T], str | None] | None = None,
+    placeholder: Callable[[], T] | None = None,
+    retries: int | None = None,
+    retry_truncated: bool = True,
+    json_schema: dict[str, Any] | None = None,
+) -> Answer[T]:
+    """Call the model and parse its answer into ``schema``, retrying with corrections.
+
+    ``validate`` checks meaning beyond the schema (e.g. one verdict per fact) and returns
+    a reason when the answer does not fit. ``json_schema`` narrows the schema for this
+    call where the agent knows more in advance (:func:`schema_with`); local models decode
+    under it. A ``length`` finish is never parsed as whole.
+    The returned ``messages`` include the final answer, for multi-turn agents.
+    ``retries`` overrides the run's corrective retries and ``retry_truncated=False``
+    keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
+    system under test gets no second chance its paper did not give it.
+    """
+    conversation = list(messages)
+    totals = {
+        "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0,
+        "cached_input_tokens": 0, "cache_write_tokens": 0, "uncached_cost": 0.0,
+    }
+    estimated = False
+    reason = "no answer"
+    status: Status = "unparsed"
+    raw = ""
+    value: T | None = None
+    cached_all = True
+    attempt = 0
+    error: tuple[str, CallRecord] | None = None
+    for attempt in range(1, (ctx.parse_retries if retries is None else retries) + 2):
+        dummy = None
+        if ctx.client.is_dry_run:
+            dummy = (placeholder() if placeholder else placeholder_for(schema)).model_dump_json()
+        try:
+            gen = await ctx.client.generate(
+                conversation,
+                schema=schema,
+                json_schema=json_schema,
+                placeholder=dummy,
+                cache_path=ctx.cache_path,
+                read_cache=ctx.read_cache,
+            )
+        except Exception as err:  # the backend gave up after its own retries
+            error = _error_record(ctx, agent, err, **totals)
+            status, reason, raw = "error", error[0], ""
+            cached_all = False
+            break
+        estimated = estimated or gen.estimated
+        totals["input_tokens"] += gen.input_tokens
+        totals["output_tokens"] += gen.output_tokens
+        totals["cost"] += gen.cost
+        totals["uncached_cost"] += gen.cost if gen.uncached_cost is None else gen.uncached_cost
+        totals["cached_input_tokens"] += gen.cached_input_tokens
+        totals["cache_write_tokens"] += gen.cache_write_tokens
+        totals["cached" if gen.cached else "requests"] += 0 if gen.estimated else 1
+        cached_all = cached_all and gen.cached
+        raw = _kept(gen.text)
+        if gen.truncated:
+            status, reason = "truncated", "the answer hit the token limit"
+            if not retry_truncated:
+                conversation.append(AIMessage(raw))
+                break
+            conversation += [AIMessage(raw), HumanMessage("Your answer was cut off. Answer again, shorter, with only the JSON.")]
+            continue
+        try:
+            value = parse_answer(gen.text, schema)
+            problem = validate(value) if validate else None
+            if problem:
+                raise ParseFailure(problem)
+        except ParseFailure as failure:
+            value = None
+            status, reason = "unparsed", failure.reason
+            conversation += [AIMessage(raw), HumanMessage(_correction(failure.reason, schema))]
+            continue
+        except Exception as err:  # a reply that crashes our code fails the item, and is not cached
+            value = None
+            error = _error_record(ctx, agent, err, **totals)
+            status, reason = "error", f"reading the answer failed: {error[0]}"
+            cached_all = False
+            break
+        status, reason = "ok", None
+        conversation.append(AIMessage(raw))
+        ctx.client.remember(gen)
+        break
+    tick()
+    call = AgentCall(
+        agent=agent,
+        status=status,
+        value=value.model_dump() if value is not None else None,
+        raw=raw,
+        attempts=attempt,
+        reason=reason,
+        cached=cached_all and status != "error",
+    )
+    # the prompt of the last request: without the unsent correction and the answer itself
+    sent = conversation
+    if status != "error":
+        sent = conversation[:-1] if isinstance(conversation[-1], AIMessage) else conversation[:-2]
+    call = _described(call, ctx, sent, totals)
+    if error is not None:
+        record(error[1])
+    else:
+        record(
+            CallRecord(
+                agent=agent,
+                model=ctx.client.label,
+                status=status,
+                input_tokens=totals["input_tokens"],
+                output_tokens=totals["output_tokens"],
+                cost=totals["cost"],
+                requests=totals["requests"],
+                cached=totals["cached"],
+                estimated=estimated,
+                priced=ctx.client.price is not None,
+                cached_input_tokens=totals["cached_input_tokens"],
+                cache_write_tokens=totals["cache_write_tokens"],
+                uncached_cost=totals["uncached_cost"],
+            )
+        )
+    return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
+
+
+async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply") -> AgentCall:
+    """One free-text call (a system under test replies in prose, not JSON).
+
+    ``ok`` needs a non-empty answer that was not cut off; ``truncated``, ``unparsed``
+    (empty) and ``error`` keep the raw text and are never scored. ``value`` is
+    ``{"text": ...}`` when ok.
+    """
+    try:
+        gen = await ctx.client.generate(
+            messages, placeholder=placeholder, cache_path=ctx.cache_path, read_cache=ctx.read_cache
+        )
+    except Exception as err:  # the backend gave up after its own retries
+        reason, entry = _error_record(ctx, agent, err)
+        record(entry)
+        call = AgentCall(agent=agent, status="error", reason=reason, attempts=1)
+        tick()
+        return _described(call, ctx, messages, {})
+    tick()
+    text = gen.text.strip()
+    status: Status
+    if gen.truncated:
+        status, reason = "truncated", "the answer hit the token limit"
+    elif not text:
+        status, reason = "unparsed", "empty answer"
+    elif len(text) > MAX_ANSWER_CHARS:
+        status, reason = "unparsed", f"answer too long ({len(text)} characters; limit {MAX_ANSWER_CHARS})"
+    else:
+        status, reason = "ok", None
+        ctx.client.remember(gen)
+    record(
+        CallRecord(
+            agent=agent,
+            model=ctx.client.label,
+            status=status,
+            input_tokens=gen.input_tokens,
+            output_tokens=gen.output_tokens,
+            cost=gen.cost,
+            requests=0 if (gen.cached or gen.estimated) else 1,
+            cached=1 if gen.cached else 0,
+            estimated=gen.estimated,
+            priced=ctx.client.price is not None,
+            cached_input_tokens=gen.cached_input_tokens,
+            cache_write_tokens=gen.cache_write_tokens,
+            uncached_cost=gen.uncached_cost,
+        )
+    )
+    call = AgentCall(
+        agent=agent,
+        status=status,
+        value={"text": text} if status == "ok" else None,
+        raw=_kept(gen.text),
+        attempts=1,
+        reason=reason,
+        cached=gen.cached,
+    )
+    return _described(call, ctx, messages, {"input_tokens": gen.input_tokens, "output_tokens": gen.output_tokens, "cost": gen.cost})
+
+
+# ---------------------------------------------------------------- registry
+
+NodeFn = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    name: str
+    role: str
+    benchmark: str
+    build: Callable[[], NodeFn]
+    summary: str
+
+
+AGENTS: dict[str, AgentEntry] = {}
+
+
+def register_agent(name: str, *, role: str, benchmark: str) -> Callable[[Callable[[], NodeFn]], Callable[[], NodeFn]]:
+    """Register a node builder under ``name`` so a config can pick it for ``role``."""
+
+    def wrap(build: Callable[[], NodeFn]) -> Callable[[], NodeFn]:
+        if name in AGENTS:
+            raise ValueError(f"agent {name!r} is registered twice")
+        doc = (build.__doc__ or "").strip().splitlines()
+        AGENTS[name] = AgentEntry(name, role, benchmark, build, doc[0] if doc else "")
+        return build
+
+    return wrap
+
+
+def resolve_agent(role: str, default: str, context: EvalContext) -> AgentEntry:
+    """The agent chosen for ``role`` in the run context, else ``default``."""
+    name = context.agents.get(role, default)
+    if ":" in name:  # "package.module:factory", a user's own agent (see dialeval.plugins)
+        from dialeval.plugins import agent_factory
+
+        return AgentEntry(name, role, "custom", agent_factory(name), f"imported from {name}")
+    entry = AGENTS.get(name)
+    if entry is None:
+        from dialeval.plugins import load_entry_points
+
+        load_entry_points()
+        entry = AGENTS.get(name)
+    if entry is None:
+        choices = sorted(n for n, e in AGENTS.items() if e.role == AGENTS[default].role) if default in AGENTS else []
+        raise KeyError(f"no agent named {name!r} for role {role!r}; registered: {choices}")
+    return entry
+
+
+def agent_node(role: str, default: str) -> NodeFn:
+    """A graph node that runs whichever agent the context selects for ``role``."""
+    built: dict[str, NodeFn] = {}
+
+    async def node(state: Any, runtime: Any) -> dict[str, Any]:
+        context = runtime.context if runtime is not None and runtime.context is not None else EvalContext()
+        if isinstance(context, dict):
+            context = EvalContext.model_validate(context)
+        entry = resolve_agent(role, default, context)
+        if entry.name not in built:
+            built[entry.name] = entry.build()
+        return await built[entry.name](state, context)
+
+    node.__name__ = f"{role}_node"
+    return node

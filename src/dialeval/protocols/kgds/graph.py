@@ -1,0 +1,134 @@
+"""KGDS: summarize, reflect, then evaluate both summaries hierarchically (one sample).
+
+The input is one sample exactly as it is in ``KGDS.json`` (``SBK``, ``KGD``, ``BSP``,
+``CAO``, ``BSPAF``, ``BNPAF``), optionally with ``id``, ``options`` and ``predictions``.
+
+    prepare (validate the sample, list the facts to verify)
+      -> decompose (only paragraphs without atomic facts)
+      -> summarize -> reflect x reflection_rounds      (skipped when predictions are given)
+      -> verify_facts (ABS)  |  verify_opinions -> classify_errors  |  feedback (EBS)
+      -> score (pure metrics)
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict  # LangGraph Studio on Python 3.11 needs these for schemas
+
+from dialeval.agents.base import agent_node
+from dialeval.protocols.kgds.common import options_of
+from dialeval.config import EvalContext
+from dialeval.protocols.kgds.data import KgdsSample, prediction_summaries
+from dialeval.protocols.kgds.metrics import sample_scores
+
+EVALUATE = ["verify_facts", "verify_opinions", "feedback"]
+SAMPLE_FIELDS = ("id", "SBK", "KGD", "BSP", "CAO", "BSPAF", "BNPAF")
+
+
+class KgdsInput(TypedDict, total=False):
+    """One KGDS.json record as it is in the file, plus optional run settings."""
+
+    id: str
+    SBK: list[dict[str, Any]]  # background paragraphs: {"paragraph_index", "paragraph_text"}
+    KGD: list[dict[str, Any]]  # discussion turns: {"participant", "utterance"}
+    BSP: list[dict[str, Any]]  # gold background-supporting paragraphs
+    CAO: list[str]  # clear atomic opinions, clarified references between **
+    BSPAF: list[dict[str, Any]]  # atomic facts of supporting paragraphs (type 1 = key)
+    BNPAF: list[dict[str, Any]]  # atomic facts of other paragraphs (type 0 = scored)
+    options: dict[str, Any]  # KgdsOptions
+    predictions: list[dict[str, Any]] | None  # the system's summaries; None = generate them
+
+
+class KgdsState(KgdsInput, total=False):
+    sample: dict[str, Any]  # the validated sample (KgdsSample dump)
+    facts: Annotated[list[dict[str, Any]], operator.add]  # scored facts (ScoredFact dumps + fact_id)
+    fact_gaps: list[int]  # paragraphs whose atomic facts are unknown
+    round: int
+    summaries: Annotated[list[dict[str, Any]], operator.add]
+    decompositions: list[dict[str, Any]]
+    fact_checks: Annotated[list[dict[str, Any]], operator.add]
+    opinion_checks: Annotated[list[dict[str, Any]], operator.add]
+    error_checks: Annotated[list[dict[str, Any]], operator.add]
+    feedback: Annotated[list[dict[str, Any]], operator.add]
+    scores: dict[str, Any]
+
+
+def prepare(state: KgdsState) -> dict[str, Any]:
+    """Validate the sample (a bad record fails the item with the field named) and list
+    the facts the ABS is checked against."""
+    sample = KgdsSample.model_validate({k: state[k] for k in SAMPLE_FIELDS if state.get(k) is not None})
+    return {
+        "sample": sample.model_dump(),
+        "facts": [{**f.model_dump(), "fact_id": f.fact_id} for f in sample.scored_facts()],
+        "fact_gaps": sample.paragraphs_without_facts(),
+    }
+
+
+def use_predictions(state: KgdsState) -> dict[str, Any]:
+    return {"summaries": prediction_summaries(state["predictions"] or [])}
+
+
+def errored_calls(state: KgdsState) -> list[str]:
+    """Agents whose call errored (no answer at all): such an item fails, it is not scored."""
+    parts = ("summaries", "fact_checks", "opinion_checks", "error_checks", "feedback", "decompositions")
+    return [row["call"]["agent"] for part in parts for row in state.get(part) or [] if (row.get("call") or {}).get("status") == "error"]
+
+
+def score(state: KgdsState) -> dict[str, Any]:
+    errored = errored_calls(state)
+    if errored:
+        raise RuntimeError(f"calls errored (no answer, not scored; a re-run retries): {', '.join(sorted(set(errored)))}")
+    sample = state["sample"]
+    supporting = {p["paragraph_index"] for p in sample["BSP"]}
+    return {
+        "scores": sample_scores(
+            supporting=supporting,
+            nonsupporting={p["paragraph_index"] for p in sample["SBK"]} - supporting,
+            n_opinions=len(sample["CAO"]),
+            key_facts=sum(1 for f in state.get("facts", []) if f["kind"] == "key"),
+            summaries=state.get("summaries", []),
+            fact_checks=state.get("fact_checks", []),
+            opinion_checks=state.get("opinion_checks", []),
+            error_checks=state.get("error_checks", []),
+            fact_gaps=state.get("fact_gaps", []),
+        )
+    }
+
+
+def after_decompose(state: KgdsState) -> str:
+    return "use_predictions" if state.get("predictions") is not None else "summarize"
+
+
+def after_summaries(state: KgdsState) -> str | list[str]:
+    if state.get("round", 0) < options_of(state).reflection_rounds:
+        return "reflect"
+    return EVALUATE
+
+
+def build_graph():
+    builder = StateGraph(KgdsState, input_schema=KgdsInput, context_schema=EvalContext)
+    builder.add_node("prepare", prepare)
+    builder.add_node("decompose", agent_node("fact_decomposer", "kgds.fact_decomposer"))
+    builder.add_node("use_predictions", use_predictions)
+    builder.add_node("summarize", agent_node("summarizer", "kgds.summarizer"))
+    builder.add_node("reflect", agent_node("reflection", "kgds.reflection"))
+    builder.add_node("verify_facts", agent_node("fact_verifier", "kgds.fact_verifier"))
+    builder.add_node("verify_opinions", agent_node("opinion_verifier", "kgds.opinion_verifier"))
+    builder.add_node("classify_errors", agent_node("error_classifier", "kgds.error_classifier"))
+    builder.add_node("feedback", agent_node("feedback_judge", "kgds.feedback_judge"))
+    builder.add_node("score", score)
+
+    builder.add_edge(START, "prepare")
+    builder.add_edge("prepare", "decompose")
+    builder.add_conditional_edges("decompose", after_decompose, ["use_predictions", "summarize"])
+    builder.add_conditional_edges("summarize", after_summaries, ["reflect", *EVALUATE])
+    builder.add_conditional_edges("reflect", after_summaries, ["reflect", *EVALUATE])
+    for node in EVALUATE:
+        builder.add_edge("use_predictions", node)
+    builder.add_edge("verify_opinions", "classify_errors")
+    builder.add_edge(["verify_facts", "classify_errors", "feedback"], "score")
+    builder.add_edge("score", END)
+    return builder.compile(name="kgds")

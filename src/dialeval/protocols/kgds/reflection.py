@@ -1,0 +1,88 @@
+"""Self-reflection: a further turn in the summarizer's conversation (paper Appendix D.4).
+
+The summarizer is asked whether its summaries fit their definitions and answers again
+with its reasoning. Each round continues the previous round's conversation; every
+round's summaries are kept and evaluated. Like the summarizer it is the system under
+test: the paper's generation settings unless configured, no retry of a cut-off answer,
+and a round that fails (or follows a failed round) is the system's failure.
+``templates.reflection_ebs: kgds/reflection_ebs_guided`` (and ``_abs``) selects our
+richer reflection request. The JSON fields come in the paper's order: both summaries,
+then the reasoning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import Field
+
+from dialeval.agents.base import ask, register_agent
+from dialeval.protocols.kgds.common import (
+    PLACEHOLDER_REASONING,
+    KgdsOptions,
+    agent_context,
+    generation_of,
+    load_messages,
+    options_of,
+    summary_entry,
+    system_model,
+    template_for,
+)
+from dialeval.protocols.kgds.summarizer import AbsSummary, EbsSummary, dry_run_summary, paragraph_choice
+from dialeval.config import EvalContext
+
+TEMPLATES = {"ebs": "kgds/reflection_ebs", "abs": "kgds/reflection_abs"}
+
+
+class EbsReflection(EbsSummary):
+    reflection: str = Field(min_length=1)
+
+
+class AbsReflection(AbsSummary):
+    reflection: str = Field(min_length=1)
+
+
+SCHEMAS = {"ebs": EbsReflection, "abs": AbsReflection}
+
+
+def latest(summaries: list[dict[str, Any]], pattern: str) -> dict[str, Any] | None:
+    rows = [s for s in summaries if s["pattern"] == pattern]
+    return max(rows, key=lambda s: s["round"]) if rows else None
+
+
+async def reflect(
+    previous: dict[str, Any], sample: dict[str, Any], context: EvalContext, options: KgdsOptions
+) -> dict[str, Any]:
+    """One reflection turn after ``previous``; skipped when there is no answer to reflect on."""
+    pattern, round_ = previous["pattern"], previous["round"] + 1
+    if previous.get("status") != "ok":
+        return summary_entry(pattern, round_, None, status="skipped", reason=f"round {round_ - 1} has no readable answer")
+    template = template_for(context, f"reflection_{pattern}", TEMPLATES[pattern])
+    model = system_model(context, "reflection")
+    ctx = agent_context(context, "reflection", model, template)
+    messages = load_messages(previous["messages"]) + template.render()
+    answer = await ask(
+        ctx,
+        f"kgds.reflection.{pattern}",
+        messages,
+        SCHEMAS[pattern],
+        placeholder=lambda: SCHEMAS[pattern](**dry_run_summary(pattern, sample).model_dump(), reflection=PLACEHOLDER_REASONING),
+        retries=options.summary_retries,
+        retry_truncated=False,
+        json_schema=paragraph_choice(SCHEMAS[pattern], pattern, sample),
+    )
+    return summary_entry(pattern, round_, answer, generation=generation_of(model))
+
+
+@register_agent("kgds.reflection", role="reflection", benchmark="kgds")
+def reflection():
+    """Asks the summarizer to check its summaries against their definitions and answer again."""
+
+    async def node(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
+        options = options_of(state)
+        previous = [latest(state["summaries"], p) for p in options.patterns]
+        entries = await asyncio.gather(*(reflect(prev, state["sample"], context, options) for prev in previous if prev))
+        return {"summaries": list(entries), "round": state.get("round", 0) + 1}
+
+    return node

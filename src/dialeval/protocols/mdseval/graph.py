@@ -1,0 +1,45 @@
+"""MDSEval over one dialogue: every selected evaluator judges its five summaries.
+
+    START -> pointwise || pairwise || faithfulness || image_prompt || checklist || summarize -> END
+
+Each node is the agent the run selects for its role; a node whose evaluator is not in
+the ``evaluators`` option (or ``setups`` is empty, for the summarizer) returns nothing.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
+from dialeval.agents.base import agent_node
+from dialeval.config import EvalContext
+
+Rows = Annotated[list[dict[str, Any]], operator.add]
+
+
+class MdsevalInput(TypedDict):
+    record: dict[str, Any]  # one dialogue record as in MDSEval_annotations.json
+
+
+class MdsevalState(TypedDict, total=False):
+    record: dict[str, Any]
+    scores: Rows  # pointwise, image_prompt and checklist scores
+    preferences: Rows
+    faithfulness: Rows
+    captions: Rows
+    candidates: Rows
+
+
+from dialeval.protocols.mdseval.common import ROLES as NODES  # noqa: E402  (one table of roles)
+
+
+def build_graph():
+    builder = StateGraph(MdsevalState, input_schema=MdsevalInput, context_schema=EvalContext)
+    for role, agent in NODES.items():
+        builder.add_node(role, agent_node(role, agent))
+        builder.add_edge(START, role)
+        builder.add_edge(role, END)
+    return builder.compile(name="mdseval")

@@ -1,0 +1,81 @@
+"""VDEval: the session-based judge. Turn t is graded with turns 1..t-1 and their verdicts.
+
+The prompt holds the instruction with a one-shot example dialogue (the user's, else
+dialeval's built-in one), the video summary when the run uses one, the earlier turns
+with the judge's own rationale and rating, and the turn to grade.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from dialeval.agents.base import AgentContext, register_agent
+from dialeval.protocols.vdact.common import (
+    current_turn,
+    example_of,
+    rate_turn,
+    render_example,
+    template_for,
+    turn_block,
+    turn_values,
+    unanswered,
+)
+from dialeval.config import EvalContext
+from dialeval.models.prompt_cache import mark_stable_prefix
+from dialeval.agents.templates import Template
+
+NO_HISTORY = "(none: this is the first turn)"
+NO_VERDICT = "(no grade: the grader's reply for this turn could not be read)"
+
+
+def history_blocks(turns: list[dict[str, Any]], judged: list[dict[str, Any]]) -> list[str]:
+    """Earlier turns with question, reference, candidate, rationale and rating, in order."""
+    by_id = {t["id"]: t for t in turns}
+    blocks = []
+    for entry in judged:
+        turn = by_id[entry["turn_id"]]
+        if entry["scores"] is None:
+            said = NO_VERDICT
+        else:
+            said = f"{entry['rationale'].strip()} So rating={int(entry['scores']['rating'])}"
+        blocks.append(turn_block(f"Turn {turn['turn_num']}", turn["question"], turn["reference"], turn["candidate"], said))
+    return blocks
+
+
+def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessage]:
+    """The prompt for the turn at ``state['index']``, carrying every verdict so far.
+
+    Everything before the turn to grade (instructions, example, summary, earlier turns)
+    is what the next turn's prompt repeats, so API prompt caches serve it; for Anthropic
+    the user message notes where each earlier turn ends (see ``mark_stable_prefix``).
+    """
+    blocks = history_blocks(state["dialogue"]["turns"], state.get("judged", []))
+    history = "\n\n".join(blocks) or NO_HISTORY
+    messages = template.render(
+        **turn_values(state),
+        example=render_example(example_of(state)),
+        turn_num=current_turn(state)["turn_num"],
+        history=history,
+    )
+    text = messages[-1].content
+    start = text.find(history) if blocks and isinstance(text, str) else -1
+    if start >= 0:
+        ends = [start + len("\n\n".join(blocks[: i + 1])) for i in range(len(blocks))]
+        messages[-1] = mark_stable_prefix(messages[-1], ends)
+    return messages
+
+
+@register_agent("vdact.session_judge", role="judge", benchmark="vdact")
+def session_judge():
+    """Grades a turn 1-3 given the video summary and the judged dialogue history (VDEval)."""
+
+    async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
+        skipped = unanswered(state, {"rating": 1})
+        if skipped is not None:
+            return skipped
+        ctx: AgentContext = template_for(context, state, "session_judge")
+        return await rate_turn(ctx, "vdact.session_judge", build_messages(ctx.template, state), state)
+
+    return judge

@@ -1,0 +1,268 @@
+"""`dialeval compare RUN RUN [RUN...]`: how alike are runs of one benchmark over the same items?
+
+Each benchmark's ``item_scores(records)`` gives ``{dimension: {unit id: score}}``; here
+the units two runs share are aligned and the agreement statistics of
+:mod:`dialeval.metrics.agreement` are computed per dimension and pair of runs, beside
+each run's cost and judge reliability. Writes ``compare.md``, ``compare.json`` and one
+plot per dimension and pair into the output folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dialeval.config import ConfigError
+
+TOP_DISAGREEMENTS = 10
+
+
+class CompareError(ConfigError):
+    """The runs cannot be compared (other benchmarks, nothing in common, not a run)."""
+
+
+@dataclass
+class Run:
+    """What compare needs from one run folder."""
+
+    label: str
+    path: Path
+    config: dict[str, Any]
+    metrics: dict[str, Any]
+    usage: dict[str, Any]
+    records: list[dict[str, Any]]
+    items: int
+    failed: int
+
+    @property
+    def benchmark(self) -> str:
+        return self.config.get("benchmark", "?")
+
+
+def load_run(path: str | Path) -> Run:
+    from dialeval.run.runner import read_results
+
+    path = Path(path)
+    config_path = path / "config.json"
+    if not config_path.exists():
+        raise CompareError(f"{path} is not a run folder (no config.json)")
+    rows = list(read_results(path).values())
+
+    def read(name: str) -> dict[str, Any]:
+        file = path / name
+        return json.loads(file.read_text()) if file.exists() else {}
+
+    return Run(
+        label=path.name,
+        path=path,
+        config=json.loads(config_path.read_text()),
+        metrics=read("metrics.json"),
+        usage=read("usage.json"),
+        records=[r["result"] for r in rows if r.get("status") == "ok"],
+        items=len(rows),
+        failed=sum(1 for r in rows if r.get("status") != "ok"),
+    )
+
+
+def run_models(config: dict[str, Any]) -> dict[str, str]:
+    """Role -> model spec in a run's ``config.json`` (``default`` for roles without their own)."""
+    ctx = config.get("context", {})
+    out = {"default": (ctx.get("default_model") or {}).get("spec", "?")}
+    out.update({role: m.get("spec", "?") for role, m in (ctx.get("models") or {}).items()})
+    return out
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    """Cost and judge reliability of one run, side by side with the others in the report."""
+    total = run.usage.get("total", {})
+    per_agent = run.usage.get("per_agent", {})
+    calls = sum(a.get("calls", 0) for a in per_agent.values())
+    bad = {k: sum(a.get(k, 0) for a in per_agent.values()) for k in ("unparsed", "truncated", "error")}
+    return {
+        "label": run.label,
+        "path": str(run.path.resolve()),
+        "benchmark": run.benchmark,
+        "models": run_models(run.config),
+        "agents": run.config.get("agents") or {},
+        "items": run.items,
+        "finished": len(run.records),
+        "failed": run.failed,
+        "calls": calls,
+        "cost_usd": total.get("cost_usd", 0.0),
+        "input_tokens": total.get("input_tokens", 0),
+        "output_tokens": total.get("output_tokens", 0),
+        "dry_run": bool(run.metrics.get("run", {}).get("dry_run")),
+        **bad,
+        **{f"{k}_share": (v / calls if calls else None) for k, v in bad.items()},
+    }
+
+
+def compare_runs(paths: list[str | Path], out_dir: str | Path | None = None, *, plots: bool = True) -> dict[str, Any]:
+    """Compare runs and write the report folder; returns what ``compare.json`` holds."""
+    from dialeval.benchmarks import get_benchmark
+    from dialeval.metrics.agreement import agreement
+
+    if len(paths) < 2:
+        raise CompareError("compare needs at least two run folders")
+    runs = [load_run(p) for p in paths]
+    _unique_labels(runs)
+    benchmarks = {r.benchmark for r in runs}
+    if len(benchmarks) != 1:
+        listed = ", ".join(f"{r.label}: {r.benchmark}" for r in runs)
+        raise CompareError(f"runs of different benchmarks cannot be compared ({listed})")
+    bench = get_benchmark(benchmarks.pop())
+    if bench.item_scores is None:
+        raise CompareError(f"benchmark {bench.name!r} does not expose per-item scores (Benchmark.item_scores)")
+    scores = [bench.item_scores(r.records) for r in runs]
+    dimensions = list(dict.fromkeys(d for s in scores for d in s))
+
+    comparisons = []
+    for dim in dimensions:
+        for i, j in itertools.combinations(range(len(runs)), 2):
+            a, b = scores[i].get(dim, {}), scores[j].get(dim, {})
+            units = sorted(set(a) & set(b))
+            entry: dict[str, Any] = {
+                "dimension": dim, "a": runs[i].label, "b": runs[j].label,
+                "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+            }
+            if units:
+                x, y = [a[u] for u in units], [b[u] for u in units]
+                entry.update(agreement(x, y))
+                worst = sorted(zip(units, x, y), key=lambda t: (-abs(t[2] - t[1]), t[0]))[:TOP_DISAGREEMENTS]
+                entry["disagreements"] = [{"unit": u, "a": va, "b": vb} for u, va, vb in worst if va != vb]
+                entry["pairs"] = [[u, va, vb] for u, va, vb in zip(units, x, y)]
+            else:
+                entry["n"] = 0
+            comparisons.append(entry)
+    if not any(c["n"] for c in comparisons):
+        raise CompareError(
+            "the runs share no scored unit: " + ", ".join(f"{r.label} scored {sum(len(v) for v in s.values())}" for r, s in zip(runs, scores))
+        )
+
+    out = Path(out_dir) if out_dir else runs[0].path.parent / _default_name(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    result = {
+        "benchmark": bench.name,
+        "title": bench.title,
+        "runs": [run_summary(r) for r in runs],
+        "dimensions": dimensions,
+        "comparisons": comparisons,
+        "plots": _plots(out, comparisons) if plots else {},
+    }
+    (out / "compare.json").write_text(json.dumps(result, indent=2))
+    (out / "compare.md").write_text(render_markdown(result))
+    result["out_dir"] = str(out)
+    return result
+
+
+def _unique_labels(runs: list[Run]) -> None:
+    if len({r.label for r in runs}) < len(runs):
+        for r in runs:
+            r.label = str(r.path)
+
+
+def _default_name(runs: list[Run]) -> str:
+    digest = hashlib.sha256("\n".join(str(r.path.resolve()) for r in runs).encode()).hexdigest()[:8]
+    return f"compare-{runs[0].benchmark}-{digest}"
+
+
+def _num(x: Any, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def render_markdown(result: dict[str, Any]) -> str:
+    lines = [f"# Comparison: {result['title']}", "", f"benchmark: `{result['benchmark']}`", "", "## Runs", "",
+             "| run | models | items | finished | failed | calls | unparsed | truncated | errors | cost (USD) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in result["runs"]:
+        models = "; ".join(f"{role}: `{spec}`" for role, spec in r["models"].items())
+        cost = f"{r['cost_usd']:.4f}" + (" (estimate)" if r["dry_run"] else "")
+        lines.append(
+            f"| {r['label']} | {models} | {r['items']} | {r['finished']} | {r['failed']} | {r['calls']} "
+            f"| {r['unparsed']} ({_pct(r['unparsed_share'])}) | {r['truncated']} ({_pct(r['truncated_share'])}) "
+            f"| {r['error']} ({_pct(r['error_share'])}) | {cost} |"
+        )
+    lines += ["", "## Agreement", "",
+              "Mean difference is B - A, with a paired bootstrap 95% CI (BCa) and a two-sided paired "
+              "permutation p-value (9999 resamples, fixed seed). Alpha is Krippendorff's alpha "
+              "(ordinal for integer scales, interval otherwise). Units scored by only one run are counted, not compared.",
+              "",
+              "| dimension | A | B | n | Pearson | Spearman | Kendall tau-b | exact | adjacent | alpha | mean A | mean B | B - A [95% CI] | p |",
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for c in result["comparisons"]:
+        if not c["n"]:
+            lines.append(f"| {c['dimension']} | {c['a']} | {c['b']} | 0 | | | | | | | | | | |")
+            continue
+        ci = f"{_num(c['mean_diff'])} [{_num(c['ci_low'])}, {_num(c['ci_high'])}]"
+        lines.append(
+            f"| {c['dimension']} | {c['a']} | {c['b']} | {c['n']} | {_num(c['pearson'])} | {_num(c['spearman'])} "
+            f"| {_num(c['kendall_tau_b'])} | {_pct(c['exact_agreement'])} | {_pct(c['adjacent_agreement'])} "
+            f"| {_num(c['krippendorff_alpha'])} | {_num(c['mean_a'])} | {_num(c['mean_b'])} | {ci} | {_num(c['p_value'], 4)} |"
+        )
+    for c in result["comparisons"]:
+        if c.get("disagreements"):
+            lines += ["", f"### Largest disagreements: {c['dimension']} ({c['a']} vs {c['b']})", "",
+                      "| unit | A | B |", "|---|---:|---:|"]
+            lines += [f"| `{d['unit']}` | {d['a']:g} | {d['b']:g} |" for d in c["disagreements"]]
+    if result.get("plots"):
+        lines += ["", "## Plots", ""]
+        lines += [f"- {key}: [{name}]({name})" for key, name in result["plots"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def _plots(out: Path, comparisons: list[dict[str, Any]]) -> dict[str, str]:
+    """One figure per dimension and pair: a confusion heatmap on integer scales, else a scatter."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    written = {}
+    for index, c in enumerate(comparisons):
+        if not c["n"]:
+            continue
+        x = np.array([p[1] for p in c["pairs"]], dtype=float)
+        y = np.array([p[2] for p in c["pairs"]], dtype=float)
+        fig, ax = plt.subplots(figsize=(4.2, 3.8), dpi=100)
+        values = sorted(set(x) | set(y))
+        if c["scale"] == "integer" and values[-1] - values[0] <= 11:
+            values = [float(v) for v in range(int(values[0]), int(values[-1]) + 1)]  # the scale, gaps included
+            grid = np.zeros((len(values), len(values)), dtype=int)
+            pos = {v: k for k, v in enumerate(values)}
+            for u, v in zip(x, y):
+                grid[pos[v], pos[u]] += 1
+            ax.imshow(grid, cmap="Blues", origin="lower")
+            labels = [f"{v:g}" for v in values]
+            ax.set_xticks(range(len(values)), labels)
+            ax.set_yticks(range(len(values)), labels)
+            for r in range(len(values)):
+                for k in range(len(values)):
+                    if grid[r, k]:
+                        ax.text(k, r, str(grid[r, k]), ha="center", va="center",
+                                color="white" if grid[r, k] > grid.max() / 2 else "black", fontsize=8)
+        else:
+            ax.scatter(x, y, s=14, alpha=0.6)
+            low, high = min(values), max(values)
+            ax.plot([low, high], [low, high], color="grey", linewidth=0.8, linestyle="--")
+        ax.set_xlabel(_short(c["a"]))
+        ax.set_ylabel(_short(c["b"]))
+        ax.set_title(f"{c['dimension']} (n={c['n']})", fontsize=10)
+        fig.tight_layout()
+        name = f"plot-{index + 1}.png"
+        fig.savefig(out / name)
+        plt.close(fig)
+        written[f"{c['dimension']}: {c['a']} vs {c['b']}"] = name
+    return written
+
+
+def _short(label: str, width: int = 40) -> str:
+    return label if len(label) <= width else "..." + label[-(width - 3):]

@@ -1,0 +1,168 @@
+"""The first lines of a report: what the run evaluated, who judged it, and what the codes mean.
+
+Why: a reader of a report must know without opening the config which agent
+implementation and which model played each role, and what ``OM`` or ``IMP`` stand for.
+The models shown are those the calls actually went to (from the usage records), not
+the configured ones, so the header cannot claim a model that was never asked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dialeval.benchmarks import Benchmark
+
+
+def glossary(benchmark: str) -> dict[str, str]:
+    """The codes a benchmark's tables use and what they stand for (imports only that benchmark's names)."""
+    if benchmark == "kgds":
+        from dialeval.protocols.kgds.metrics import ERROR_TYPES
+
+        return {
+            "EBS": "extractive background summary",
+            "ABS": "abstractive background summary",
+            "AOS": "abstractive opinion summary",
+            "BSP": "background-supporting paragraphs",
+            "KBSAF": "key background-supporting atomic facts",
+            "CAO": "clear atomic opinions",
+            "OP GM": "overall performance, geometric mean",
+            **ERROR_TYPES,
+        }
+    if benchmark == "mmrc":
+        from dialeval.protocols.mmrc.data import ABILITY_NAMES
+
+        return {
+            **ABILITY_NAMES,
+            "EP": "extraction precision",
+            "IMP": "image management precision",
+            "RP": "refuse precision",
+        }
+    if benchmark == "mmdu":
+        from dialeval.protocols.mmdu.metrics import SHORT as MMDU_SHORT
+
+        return {code: name for name, code in MMDU_SHORT.items() if code != name.split()[0]}
+    if benchmark == "mdseval":
+        from dialeval.protocols.mdseval.data import SHORT as MDSEVAL_SHORT
+
+        return {code: aspect for aspect, code in MDSEVAL_SHORT.items()}
+    return {}
+
+
+def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
+    """One line: whose answers were under evaluation in this run, and who judged them.
+
+    Why: the same data file can hold the references (the model under test answers) or the
+    system outputs (a predictions file); a reader must not have to guess which."""
+    context = resolved.get("context", {})
+    options = context.get("options", resolved.get("options", {}))
+    default = (context.get("default_model") or {}).get("spec")
+
+    def model(role: str) -> str:
+        return (context.get("models", {}).get(role) or {}).get("spec") or default
+
+    data = resolved.get("data")
+    predictions = options.get("predictions")
+    if bench.name == "kgds":
+        if predictions:
+            return f"the summaries in `{predictions}` (for the samples in `{data}`)"
+        rounds = options.get("reflection_rounds", 1)
+        return f"summaries written by `{model('summarizer')}` for `{data}` (structured prompt, {rounds} self-reflection round(s))"
+    if bench.name == "mmrc":
+        notes = {"both": "without and with NOTE-TAKING", "on": "with NOTE-TAKING", "off": "without NOTE-TAKING"}
+        return f"answers of `{model('responder')}` to the questions in `{data}`, {notes[options.get('note_taking', 'both')]}"
+    if bench.name == "mmdu":
+        judged = f"judged by `{model('judge')}` against the reference answers in `{data}`"
+        if predictions:
+            return f"the answers in `{predictions}` to the questions in `{data}`, {judged}"
+        return f"answers of `{model('responder')}` (role responder) to the questions in `{data}`, {judged}"
+    if bench.name == "vdact":
+        return f"the system responses in `{data}`, judged by `{model('judge')}` ({options.get('judge', 'session')} judge)"
+    if bench.name == "answers":
+        return f"the answers in `{data}`, graded 1-5 by `{model('judge')}` against each record's reference"
+    if bench.name == "mdseval":
+        evaluators = options.get("evaluators") or ["pointwise", "pairwise", "faithfulness"]
+        line = (f"the judges ({', '.join(f'{e}: `{model(e)}`' for e in evaluators)}), "
+                f"set against the human ratings of the summaries in `{data}`")
+        if options.get("setups"):
+            line += f"; new summaries written by `{model('summarizer')}` are judged too"
+        return line
+    if predictions:
+        return f"the outputs in `{predictions}` (for the records in `{data}`)"
+    return f"the records in `{data}`"
+
+
+def citation(bench: Benchmark) -> str:
+    """`` (paper)`` after the benchmark name, without doubled parentheses; empty without a paper."""
+    paper = bench.paper.strip().strip("()").strip()
+    return f" ({paper})" if paper else ""
+
+
+def role_rows(bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, dict[str, Any]]) -> list[str]:
+    """``| role | agent | model(s) called |`` for each role of the benchmark."""
+    chosen = resolved.get("context", {}).get("agents", {})
+    rows = ["| role | agent | model(s) called |", "|---|---|---|"]
+    for role, default in bench.roles.items():
+        agent = chosen.get(role, default)
+        stems = {agent, default, f"{bench.name}.{role}"}  # calls are recorded under such names
+        models = sorted({m for name, a in per_agent.items() if _recorded_as(name, stems) for m in a["models"]})
+        rows.append(f"| {role} | `{agent}` | {', '.join(f'`{m}`' for m in models) or 'no call recorded'} |")
+    return rows
+
+
+def _recorded_as(name: str, stems: set[str]) -> bool:
+    """``kgds.summarizer.ebs`` and ``mmrc.judge_ar`` are calls of ``kgds.summarizer`` and ``mmrc.judge``."""
+    return any(name == stem or name.startswith((stem + ".", stem + "_")) for stem in stems)
+
+
+SYSTEM_FAILURE_SHARE = 0.5  # above this share of cut-off/unreadable system outputs, the run says so first
+
+
+def system_outputs(bench: Benchmark, resolved: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How many outputs of the system under test came back cut off or unreadable.
+
+    Why: when the system fails almost everywhere every score is 0 or n/a for a reason that
+    has nothing to do with the judges; the reader must learn that before the tables."""
+    if not bench.system_roles:
+        return None
+    chosen = resolved.get("context", {}).get("agents", {})
+    stems = set()
+    for role in bench.system_roles:
+        default = bench.roles.get(role, f"{bench.name}.{role}")
+        stems |= {chosen.get(role, default), default, f"{bench.name}.{role}"}
+    calls = [
+        c
+        for r in rows
+        if isinstance(r.get("result"), dict)
+        for c in r["result"].get("calls", [])
+        if isinstance(c, dict) and _recorded_as(str(c.get("agent", "")), stems)
+    ]
+    if not calls:
+        return None
+    statuses = [c.get("status") for c in calls]
+    info = {
+        "what": bench.system_output,
+        "agents": sorted({str(c["agent"]) for c in calls}),
+        "outputs": len(calls),
+        "truncated": statuses.count("truncated"),
+        "unparsed": statuses.count("unparsed"),
+    }
+    bad = info["truncated"] + info["unparsed"]
+    info["warning"] = (
+        f"{bad} of {len(calls)} {info['what']} of the system under test ({', '.join(info['agents'])}) were system "
+        f"failures ({info['truncated']} cut off at the token limit, {info['unparsed']} unreadable), so the scores "
+        "mostly measure those failures; give that role more max_tokens or structured_output: true"
+        if bad and bad >= SYSTEM_FAILURE_SHARE * len(calls)
+        else None
+    )
+    return info
+
+
+def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) -> list[str]:
+    """The report lines that follow the run facts: what was evaluated, roles, glossary."""
+    lines = [f"- evaluated: {evaluated(bench, resolved)}", ""]
+    if bench.roles:
+        lines += [*role_rows(bench, resolved, usage.get("per_agent", {})), ""]
+    terms = glossary(bench.name)
+    if terms:
+        lines += ["Abbreviations: " + "; ".join(f"{code} = {name}" for code, name in terms.items()) + ".", ""]
+    return lines

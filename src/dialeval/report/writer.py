@@ -1,0 +1,234 @@
+"""Metrics files and the Markdown report of a run, judge reliability included.
+
+Every report says, per agent, how many calls were made and what share came back
+unparsed, truncated or failed, and, per scored dimension, the score histogram with a
+flag when scores bunch on one value (the score-concentration bias MDSEval reports).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from dialeval.benchmarks import Benchmark, get_benchmark
+from dialeval.metrics.scores import concentration, histogram
+from dialeval.report.header import citation, header, system_outputs
+from dialeval.models.usage import cost_text, summarize_calls
+
+CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
+
+
+def agent_reliability(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per agent: calls, requests, cache hits, and shares of unparsed/truncated/error."""
+    by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        for call in row.get("usage", []):
+            by_agent[call["agent"]].append(call)
+    out = {}
+    for agent, calls in sorted(by_agent.items()):
+        n = len(calls)
+        statuses = defaultdict(int)
+        for c in calls:
+            statuses[c["status"]] += 1
+        out[agent] = {
+            **summarize_calls(calls),
+            "unparsed": statuses["unparsed"],
+            "truncated": statuses["truncated"],
+            "error": statuses["error"],
+            "unparsed_share": statuses["unparsed"] / n,
+            "truncated_share": statuses["truncated"] / n,
+            "error_share": statuses["error"] / n,
+            "models": sorted({c["model"] for c in calls}),
+        }
+    return out
+
+
+def score_reliability(bench: Benchmark, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for dimension, values in bench.score_dimensions(records).items():
+        top, share = concentration(values)
+        out[dimension] = {
+            "n": len(values),
+            "histogram": histogram(values),
+            "most_common": top,
+            "most_common_share": share,
+            "concentrated": bool(values) and share >= CONCENTRATION_FLAG,
+        }
+    return out
+
+
+def finish_run(
+    run_dir: Path,
+    bench: Benchmark,
+    rows: list[dict[str, Any]],
+    resolved: dict[str, Any],
+    *,
+    expected: int | None = None,
+    stopped: str | None = None,
+) -> dict[str, Any]:
+    """Aggregate the finished items, then write ``metrics.json``, ``usage.json`` and
+    ``report.md``. Failed items are counted, described and left out of every metric;
+    ``expected`` items minus the rows are those a stopped run never started."""
+    from dialeval.run.runner import failure_summary
+
+    records = [r["result"] for r in rows if r["status"] == "ok"]
+    options = resolved.get("options", {})
+    metrics = bench.aggregate(records, options) if records else {}
+    calls = [c for r in rows for c in r.get("usage", [])]
+    dry_run = any(c.get("estimated") for c in calls)
+    usage = {"total": summarize_calls(calls), "per_agent": agent_reliability(rows)}
+    run_info = {
+        "benchmark": bench.name,
+        "items": len(rows),
+        "finished": len(records),
+        "failed": sum(1 for r in rows if r["status"] != "ok"),
+        "not_evaluated": max(0, (expected or len(rows)) - len(rows)),
+        "stopped": stopped,
+        "failures": failure_summary(rows, expected or len(rows)) or None,
+        "dry_run": dry_run,
+        "usage": usage["total"],
+        "scores": score_reliability(bench, records),
+        "system_outputs": system_outputs(bench, resolved, rows),
+    }
+    metrics = {**metrics, "run": run_info}
+    from dialeval.secrets import scrub  # a key echoed in an error message stays out
+
+    (run_dir / "metrics.json").write_text(scrub(json.dumps(metrics, indent=2, default=str)))
+    (run_dir / "usage.json").write_text(scrub(json.dumps(usage, indent=2)))
+    (run_dir / "report.md").write_text(scrub(render_report(bench, metrics, usage, rows, resolved)))
+    if bench.after_run is not None and records:
+        bench.after_run(run_dir, records, metrics)
+    return metrics
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def render_report(
+    bench: Benchmark, metrics: dict[str, Any], usage: dict[str, Any], rows: list[dict[str, Any]], resolved: dict[str, Any]
+) -> str:
+    run = metrics["run"]
+    ctx = resolved.get("context", {})
+    lines = [f"# {bench.title}", ""]
+    if run.get("failed") or run.get("not_evaluated"):
+        lines += [
+            f"> **Incomplete run.** {run.get('failures') or ''}{' ' if run.get('failures') else ''}"
+            + (f"Stopped: {run['stopped']}. " if run.get("stopped") else "")
+            + "Failed and unevaluated items are left out of every number below; "
+            "re-run the same command to retry them (see *Failed items*).",
+            "",
+        ]
+    system = run.get("system_outputs") or {}
+    if system.get("warning"):
+        lines += [f"> **Mostly system failures.** {system['warning'][0].upper()}{system['warning'][1:]}.", ""]
+    if run["dry_run"]:
+        lines += [
+            "> **Dry run.** No model was called: scores below are placeholders, token counts",
+            "> and costs are estimates of what a real run would send.",
+            "",
+        ]
+    lines += [
+        f"- benchmark: `{bench.name}`{citation(bench)}",
+        f"- data: `{resolved.get('data')}`",
+        f"- default model: `{ctx.get('default_model', {}).get('spec')}`"
+        + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),
+        f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed"
+        + (f", {run['not_evaluated']} not evaluated (run stopped)" if run.get("not_evaluated") else ""),
+        *header(bench, resolved, usage),
+        "## Results",
+        "",
+        bench.tables(metrics) if run["finished"] else "_No item finished._",
+        "",
+        "## Cost",
+        "",
+        "| calls | requests sent | response-cache hits | input tokens | of which prompt-cached | output tokens "
+        "| cost (USD) | cost without prompt caching (USD) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    t = usage["total"]
+    uncached = cost_text({**t, "cost_usd": t.get("cost_without_prompt_cache_usd", t["cost_usd"])})
+    lines.append(
+        f"| {t['calls']} | {t['requests']} | {t['cached']} | {t['input_tokens']} | {t.get('cached_input_tokens', 0)} "
+        f"| {t['output_tokens']} | {cost_text(t)} | {uncached} |"
+    )
+    if t.get("cached_input_tokens"):
+        source = "estimated with OpenAI's prefix rule (dry run)" if metrics["run"]["dry_run"] else "as the provider reported"
+        lines += ["", f"Prompt-cached input tokens are billed at the provider's cached rate ({source})."]
+    if t.get("unpriced_calls"):
+        lines += [
+            "",
+            f"Cost unknown: no price is known for {', '.join(f'`{m}`' for m in t['unpriced_models'])} "
+            f"({t['unpriced_calls']} calls); set `price` or `price_as` for that model. "
+            f"Priced calls alone cost {t['cost_usd']:.4f} USD.",
+        ]
+    lines += ["", "## Judge reliability", "", "| agent | model | calls | unparsed | truncated | errors |", "|---|---|---:|---:|---:|---:|"]
+    system_agents = set((run.get("system_outputs") or {}).get("agents", []))
+    for agent, a in usage["per_agent"].items():
+        label = f"{agent} (system under test)" if agent in system_agents else agent
+        lines.append(
+            f"| {label} | {', '.join(a['models'])} | {a['calls']} | {a['unparsed']} ({_pct(a['unparsed_share'])}) "
+            f"| {a['truncated']} ({_pct(a['truncated_share'])}) | {a['error']} ({_pct(a['error_share'])}) |"
+        )
+    scores = run["scores"]
+    if scores:
+        lines += ["", "| dimension | n | histogram | most common | flag |", "|---|---:|---|---|---|"]
+        for dim, s in scores.items():
+            hist = ", ".join(f"{k}: {v}" for k, v in s["histogram"].items()) or "-"
+            flag = f"scores bunch on {s['most_common']} ({_pct(s['most_common_share'])})" if s["concentrated"] else ""
+            lines.append(f"| {dim} | {s['n']} | {hist} | {s['most_common'] or '-'} | {flag} |")
+    unparsed = [
+        (r["id"], c)
+        for r in rows
+        if isinstance(r.get("result"), dict)
+        for c in r["result"].get("calls", [])
+        if c.get("status") in ("unparsed", "truncated", "error")
+    ]
+    if unparsed:
+        lines += ["", f"### Answers that could not be used ({len(unparsed)})", ""]
+        for item_id, c in unparsed[:10]:
+            raw = (c.get("raw") or "").replace("\n", " ")[:200]
+            lines.append(f"- `{item_id}` {c['agent']}: **{c['status']}** ({c.get('reason')}): `{raw}`")
+        if len(unparsed) > 10:
+            lines.append(f"- ... {len(unparsed) - 10} more in results.jsonl")
+    failures = [r for r in rows if r["status"] != "ok"]
+    if failures:
+        lines += [
+            "",
+            f"## Failed items ({len(failures)})",
+            "",
+            "A model call of these items ended `error` (the model did not answer) or the item's",
+            "evaluation raised; they count in no metric and a re-run retries them.",
+            "",
+        ]
+        for r in failures[:20]:
+            partial = " (partial record kept in results.jsonl)" if r.get("result") else ""
+            lines.append(f"- `{r['id']}`: {r.get('error')}{partial}")
+        if len(failures) > 20:
+            lines.append(f"- ... {len(failures) - 20} more in results.jsonl")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(run_dir: str | Path) -> dict[str, Any]:
+    """Recompute metrics and the report of an existing run folder from its files."""
+    from dialeval.run.runner import read_results
+
+    run_dir = Path(run_dir)
+    config_path = run_dir / "config.json"
+    if not config_path.exists():
+        raise FileNotFoundError(f"{run_dir} is not a run folder (no config.json)")
+    from dialeval.config import ConfigError
+
+    try:
+        resolved = json.loads(config_path.read_text(encoding="utf-8"))
+        if not isinstance(resolved, dict) or "benchmark" not in resolved:
+            raise ValueError("not a run config (no 'benchmark')")
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{config_path}: not a readable run config ({err})") from None
+    bench = get_benchmark(resolved["benchmark"])
+    rows = list(read_results(run_dir).values())
+    if not rows:  # an empty report would read like a run whose items all vanished
+        raise ConfigError(f"{run_dir}: no results yet: this run never evaluated an item (run it with `dialeval run`)")
+    return finish_run(run_dir, bench, rows, resolved)
