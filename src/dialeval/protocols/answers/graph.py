@@ -13,6 +13,7 @@ from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas 
 
 from dialeval.agents.base import agent_node
 from dialeval.config import EvalContext
+from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
 
 
 class AnswerInput(TypedDict):

@@ -23,6 +23,7 @@ from dialeval.protocols.kgds.common import options_of
 from dialeval.config import EvalContext
 from dialeval.protocols.kgds.data import KgdsSample, prediction_summaries
 from dialeval.protocols.kgds.metrics import sample_scores
+from dialeval.protocols.kgds import error_classifier, fact_decomposer, fact_verifier, feedback_judge, opinion_verifier, reflection, summarizer  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
 
 EVALUATE = ["verify_facts", "verify_opinions", "feedback"]
 SAMPLE_FIELDS = ("id", "SBK", "KGD", "BSP", "CAO", "BSPAF", "BNPAF")

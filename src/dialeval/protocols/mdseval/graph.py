@@ -34,6 +34,7 @@ class MdsevalState(TypedDict, total=False):
 
 
 from dialeval.protocols.mdseval.common import ROLES as NODES  # noqa: E402  (one table of roles)
+from dialeval.protocols.mdseval import checklist, faithfulness, image_prompt, pairwise, pointwise, summarizer  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
 
 
 def build_graph():

@@ -18,6 +18,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from dialeval.agents.base import agent_node
 from dialeval.config import EvalContext
+from dialeval.protocols.mmdu import judge, responder  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
 
 
 class MmduInput(TypedDict):

@@ -19,6 +19,7 @@ from typing_extensions import NotRequired, TypedDict
 from dialeval.agents.base import agent_node
 from dialeval.protocols.mmrc.notetaker import clear_note
 from dialeval.config import EvalContext
+from dialeval.protocols.mmrc import helpers, judge, notetaker, responder  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
 
 
 class MmrcInput(TypedDict):

@@ -22,6 +22,7 @@ from langgraph.graph import END, START, StateGraph
 
 from dialeval.agents.base import NodeFn, resolve_agent
 from dialeval.config import EvalContext
+from dialeval.protocols.vdact import lave_judge, llm_acc, llm_rel, session_judge, turn_judge, video_chatgpt  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
 
 # option `judge` -> the agent used for the role "judge" unless `agents: {judge: ...}` says otherwise
 JUDGE_AGENTS = {
