@@ -86,6 +86,19 @@ ATTACKS = {
 }
 
 
+def test_an_mdseval_record_cannot_name_the_file_to_send_itself(tmp_path):
+    records = json.loads((FIXTURES / "mdseval_demo.json").read_text())[:1]
+    for image in records[0]["images"]:
+        image["local_path"] = "/etc/passwd"  # the loader's own field, which picture blocks read
+    data = _write(tmp_path / "mdseval.json", records)
+    with OpenAIStub() as server:
+        settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0)
+        config = RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, options={"images": "blocks"})
+        with pytest.raises(DataError, match=r"record 0, field 'images.0.local_path': 'local_path' is set by dialeval"):
+            run("mdseval", data, config, progress=False)
+    assert server.requests == []
+
+
 @pytest.mark.parametrize("attack", list(ATTACKS))
 @pytest.mark.parametrize("benchmark", list(BENCHMARKS))
 def test_an_image_path_leaving_the_data_folder_stops_the_run_before_any_request(tmp_path, benchmark, attack):

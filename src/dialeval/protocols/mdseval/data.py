@@ -177,6 +177,12 @@ def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: 
         if item.dialogue_id in seen:
             raise DataError(path, f"duplicate dialogue_id {item.dialogue_id!r}", record=index, field="dialogue_id")
         seen.add(item.dialogue_id)
+        for i_index, image in enumerate(item.images):
+            if image.local_path is not None:  # the file that is sent: only the loader may name it, after its checks
+                raise DataError(
+                    path, "'local_path' is set by dialeval from the image folder; name the file in 'image_path' and "
+                    "give the folder with --option image_dir", index, f"images.{i_index}.local_path",
+                )
     if dialogues is not None:
         dpath = Path(dialogues)
         turns: dict[str, list[Turn]] = {}
@@ -194,11 +200,11 @@ def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: 
         if not folder.is_dir():
             raise DataError(folder, "image folder not found")
         for index, item in enumerate(items):
-            record = f"{index} (dialogue_id={item.dialogue_id!r})"
+            where = f"{index} (dialogue_id={item.dialogue_id!r})"
             for i_index, image in enumerate(item.images):
                 field = f"images.{i_index}.image_path"
                 if not image.image_path:
-                    raise DataError(path, f"no image_path to find in {folder}", record, field)
-                found = resolve_local_image(image.image_path, folder, path, record, field, _alternatives(image.image_path), "image")
+                    raise DataError(path, f"no image_path to find in {folder}", where, field)
+                found = resolve_local_image(image.image_path, folder, path, where, field, _alternatives(image.image_path), "image")
                 image.local_path = str(found)
     return items

@@ -194,18 +194,13 @@ def make_server(runs_dir: str | Path = "runs", port: int = 8765) -> Any:
         def log_message(self, format: str, *args: Any) -> None:  # one line per request is noise here
             pass
 
-        def _hosts(self) -> set[str]:
-            bound = self.server.server_address[1]
-            names = {f"127.0.0.1:{bound}", f"localhost:{bound}"}
-            return names | {"127.0.0.1", "localhost"} if bound == 80 else names
-
         def send_head(self) -> Any:
             host = (self.headers.get("Host") or "").strip().lower()
             if not host:
                 self.send_error(400, "a Host header is required")
                 return None
-            if host not in self._hosts():
-                self.send_error(421, f"this server answers only to {' or '.join(sorted(self._hosts()))}")
+            if host not in hosts:
+                self.send_error(421, f"this server answers only to {' or '.join(sorted(hosts))}")
                 return None
             return super().send_head()
 
@@ -219,7 +214,10 @@ def make_server(runs_dir: str | Path = "runs", port: int = 8765) -> Any:
                 resolved = (local / "index.html").resolve()
             return str(resolved) if servable(root, resolved) and resolved.is_file() else ""
 
-    return ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Handler, directory=str(root)))
+    server = ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Handler, directory=str(root)))
+    bound = server.server_port
+    hosts = {f"127.0.0.1:{bound}", f"localhost:{bound}"} | ({"127.0.0.1", "localhost"} if bound == 80 else set())
+    return server
 
 
 def serve(runs_dir: str | Path = "runs", port: int = 8765) -> None:
