@@ -33,7 +33,7 @@ def _write(tmp_path, records) -> Path:
     path = tmp_path / "convs.json"
     path.write_text(json.dumps(records))
     for image in ("a.png",):
-        (tmp_path / image).write_bytes(b"\x89PNG fake")
+        (tmp_path / image).write_bytes((DEMO.parent / "mmrc_images" / "balcony.png").read_bytes())
     return path
 
 

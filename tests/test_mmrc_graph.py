@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -110,10 +111,7 @@ def world(judge_reply: str = '{"score": 4}', answer=answer_question):
 def running_data(tmp_path) -> Path:
     """The 10k conversation alone (8 turns, 3 images, one turn without a recorded reply)."""
     [conv] = [d for d in json.loads(FIXTURES.read_text()) if d["id"] == "ten-k-training"]
-    for turn in conv["turns"]:
-        for image in turn.get("images", []):
-            if not image["source"].startswith("http"):
-                image["source"] = str((FIXTURES.parent / image["source"]).resolve())
+    shutil.copytree(FIXTURES.parent / "mmrc_images", tmp_path / "mmrc_images")  # images lie beside their data file
     path = tmp_path / "running.json"
     path.write_text(json.dumps([conv]))
     return path

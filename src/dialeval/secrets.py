@@ -1,17 +1,20 @@
 """Keep API keys out of everything a run writes or prints.
 
-Keys live in environment variables only. Servers sometimes echo the key they received
-in an error message, and error text goes to results, reports and the terminal, so every
-piece of error text passes through :func:`scrub`, which replaces the value of every
-key variable in use (the SDK defaults plus each model's ``api_key_env``) by its name.
+Keys live in environment variables only. A key can still reach text: servers echo the
+key they received in error messages, a model may repeat one, and data files may hold
+one. So every writer of run artifacts (results, prompts, the response cache, notes,
+reports, viewer pages) and every error message passes its text through :func:`scrub`,
+which replaces the value of every key variable in use (the SDK defaults plus each
+model's ``api_key_env``) by its name.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from typing import Any
 
-DEFAULT_KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+DEFAULT_KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 MIN_SECRET_LENGTH = 6  # shorter values ("x", "none") are placeholders, not secrets
 
 _extra: set[str] = set()
@@ -39,3 +42,14 @@ def scrub(text: str) -> str:
         if len(value) >= MIN_SECRET_LENGTH and value in text:
             text = text.replace(value, f"[${name}]")
     return text
+
+
+def scrub_data(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with :func:`scrub` applied to every string, keys included."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub_data(k): scrub_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_data(v) for v in value]
+    return value

@@ -1,8 +1,21 @@
-"""An image a data record refers to (a local file or a URL), shared by the multimodal benchmarks."""
+"""Images a data record refers to (a local file or a URL), shared by the multimodal benchmarks.
+
+A local image is sent to the model endpoint byte for byte, so a data file must not be
+able to name any file on the machine: :func:`resolve_image` admits only real images
+(Pillow can read them) that lie inside one folder, after ``..`` and symlinks resolve.
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from dialeval.data.io import DataError
+
+URL_PREFIXES = ("http://", "https://", "data:")
 
 
 class ImageRef(BaseModel):
@@ -23,4 +36,68 @@ class ImageRef(BaseModel):
 
     @property
     def is_url(self) -> bool:
-        return self.source.startswith(("http://", "https://", "data:"))
+        return self.source.startswith(URL_PREFIXES)
+
+
+@lru_cache(maxsize=4096)
+def _unreadable(path: str, mtime_ns: int, size: int) -> str | None:
+    """Why Pillow cannot read ``path`` as an image (None when it can); cached per file version."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            image.verify()
+    except Exception as err:  # Pillow raises many types for broken files; any of them means "not an image"
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def resolve_local_image(
+    source: str,
+    root: str | Path,
+    file: str | Path,
+    record: str | int | None,
+    field: str,
+    alternatives: Sequence[str | Path] = (),
+    what: str = "image file",
+) -> Path:
+    """The image file ``source`` names, relative to ``root``, as an absolute resolved path.
+
+    ``alternatives`` are further spellings tried in order when ``source`` does not exist
+    (MDSEval's ``image_path`` with or without its leading folder). The first that exists
+    must resolve (``..``, symlinks) inside ``root`` and be an image Pillow can verify;
+    anything else raises :class:`DataError` naming ``file``, ``record`` and ``field``
+    (``what`` says which image, e.g. ``dialogue 'd1': image 2``).
+    """
+    base = Path(root)
+    inside = base.resolve()
+    candidates = [base / source, *(base / alt for alt in alternatives)]  # an absolute source replaces the root
+    found = next((p for p in candidates if p.exists()), None)
+    if found is None:
+        raise DataError(file, f"{what} not found: {source!r} (looked in {inside})", record, field)
+    resolved = found.resolve()
+    if not resolved.is_relative_to(inside):
+        raise DataError(
+            file,
+            f"{what} {source!r} resolves to {resolved}, outside {inside}; local images must lie inside the data "
+            "file's folder or the image folder option (no absolute paths elsewhere, '..' or symlinks out)",
+            record,
+            field,
+        )
+    if not resolved.is_file():
+        raise DataError(file, f"{what} {source!r} is not a file: {resolved}", record, field)
+    stat = resolved.stat()
+    problem = _unreadable(str(resolved), stat.st_mtime_ns, stat.st_size)
+    if problem:
+        raise DataError(file, f"{what} {source!r} ({resolved}) is not an image Pillow can read ({problem})", record, field)
+    return resolved
+
+
+def resolve_image(
+    image: ImageRef, root: str | Path, file: str | Path, record: str | int | None, field: str, what: str = "image file"
+) -> ImageRef:
+    """``image`` with its local file checked by :func:`resolve_local_image`; URLs unchanged."""
+    if image.is_url:
+        return image
+    local = resolve_local_image(image.source, root, file, record, field, what=what)
+    return image.model_copy(update={"source": str(local)})

@@ -106,7 +106,12 @@ class NoteStore:
     # ------------------------------------------------------------------ writes
 
     def update(self, conversation_id: str, note: dict[str, Any], turn: int) -> NoteChange:
-        """Make the stored note equal ``note``: changed entries get ``turn``, unchanged keep theirs."""
+        """Make the stored note equal ``note``: changed entries get ``turn``, unchanged keep theirs.
+
+        The note is a model's answer and is stored under the run folder, so API keys are scrubbed first."""
+        from dialeval.secrets import scrub_data
+
+        note = scrub_data(note)
         with self._lock:
             current = {e.path: e for e in self.entries(conversation_id)}
             new = flatten(note)

@@ -2,7 +2,8 @@
 
 Keyed by backend, model, messages and generation parameters, so a repeated call never
 reaches the model. One connection per process and path; writes are committed at once
-so an interrupted run keeps everything it paid for.
+so an interrupted run keeps everything it paid for. Stored answers are scrubbed of API
+keys: the cache is shared by every run and outlives them.
 """
 
 from __future__ import annotations
@@ -49,11 +50,11 @@ class ResponseCache:
         return json.loads(row[0]) if row else None
 
     def put(self, key: str, model: str, payload: dict[str, Any]) -> None:
+        from dialeval.secrets import scrub
+
+        blob = scrub(json.dumps(payload, ensure_ascii=False))
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, model, payload) VALUES (?, ?, ?)",
-                (key, model, json.dumps(payload, ensure_ascii=False)),
-            )
+            self._conn.execute("INSERT OR REPLACE INTO responses (key, model, payload) VALUES (?, ?, ?)", (key, model, blob))
             self._conn.commit()
 
     def __len__(self) -> int:

@@ -4,7 +4,8 @@ Each agent call records only a ``prompt_ref`` (a hash of the messages it sent); 
 messages themselves go once into ``<run>/prompts.sqlite``, compressed and keyed by that
 hash, so a prompt repeated across items or re-runs is stored once. The viewer reads
 them back. Inline images (``data:`` URLs) are replaced by a short marker: their bytes
-are in the data files already.
+are in the data files already. API keys (in the data or in earlier answers) are
+scrubbed before hashing and storing, like everything a run writes.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def to_json(messages: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def _serialised(payload: list[dict[str, Any]]) -> bytes:
-    return json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    from dialeval.secrets import scrub
+
+    return scrub(json.dumps(payload, sort_keys=True, ensure_ascii=False)).encode("utf-8")
 
 
 def _ref(serialised: bytes) -> str:

@@ -394,8 +394,10 @@ def after_run(run_dir: Path, records: list[dict[str, Any]], m: dict[str, Any]) -
         if c["summary"] is not None
     ]
     if pool:
+        from dialeval.secrets import scrub
+
         lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in pool)
-        (Path(run_dir) / "candidates.jsonl").write_text(lines, encoding="utf-8")
+        (Path(run_dir) / "candidates.jsonl").write_text(scrub(lines), encoding="utf-8")
 
 
 def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from dialeval.data.images import resolve_local_image
 from dialeval.data.io import DataError, read_records, validate_all
 
 FaithLabel = Literal["true", "false-text", "false-image", "false-both"]
@@ -155,21 +156,19 @@ class MdsDialogue(BaseModel):
         return "turns+image-statements" if self.dialogue else "statements"
 
 
-def _find_image(folder: Path, image: ImageInfo) -> Path | None:
-    """The image file in ``folder``: its ``image_path`` as given, without ``images/``, or by name."""
-    if not image.image_path:
-        return None
-    rel = Path(image.image_path)
-    tries = [folder / rel, folder / Path(*rel.parts[1:]) if len(rel.parts) > 1 else folder / rel, folder / rel.name]
-    return next((p for p in tries if p.is_file()), None)
+def _alternatives(image_path: str) -> list[Path]:
+    """Other spellings of an ``image_path`` in the image folder: without ``images/``, or by name."""
+    rel = Path(image_path)
+    return [Path(*rel.parts[1:]), Path(rel.name)] if len(rel.parts) > 1 else []
 
 
 def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: str | Path | None = None) -> list[MdsDialogue]:
     """Read the annotations file, merging dialogue turns and image files when given.
 
     ``dialogues`` is the merged file (records with ``dialogue_id`` and ``dialogue``);
-    ``images`` is the folder the records' ``image_path`` values are relative to. A
-    dialogue or image that cannot be found is an error naming the file and record.
+    ``images`` is the folder the records' ``image_path`` values are relative to; each
+    must name an image inside it. A dialogue or image that cannot be found, or an image
+    path leaving the folder, is an error naming the file and record.
     """
     path = Path(path)
     items = validate_all(MdsDialogue, read_records(path), path, id_field="dialogue_id")
@@ -178,6 +177,12 @@ def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: 
         if item.dialogue_id in seen:
             raise DataError(path, f"duplicate dialogue_id {item.dialogue_id!r}", record=index, field="dialogue_id")
         seen.add(item.dialogue_id)
+        for i_index, image in enumerate(item.images):
+            if image.local_path is not None:  # the file that is sent: only the loader may name it, after its checks
+                raise DataError(
+                    path, "'local_path' is set by dialeval from the image folder; name the file in 'image_path' and "
+                    "give the folder with --option image_dir", index, f"images.{i_index}.local_path",
+                )
     if dialogues is not None:
         dpath = Path(dialogues)
         turns: dict[str, list[Turn]] = {}
@@ -195,11 +200,11 @@ def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: 
         if not folder.is_dir():
             raise DataError(folder, "image folder not found")
         for index, item in enumerate(items):
+            where = f"{index} (dialogue_id={item.dialogue_id!r})"
             for i_index, image in enumerate(item.images):
-                found = _find_image(folder, image)
-                if found is None:
-                    raise DataError(
-                        path, f"image {image.image_path!r} not found in {folder}", f"{index} (dialogue_id={item.dialogue_id!r})", f"images.{i_index}.image_path"
-                    )
-                image.local_path = str(found.resolve())
+                field = f"images.{i_index}.image_path"
+                if not image.image_path:
+                    raise DataError(path, f"no image_path to find in {folder}", where, field)
+                found = resolve_local_image(image.image_path, folder, path, where, field, _alternatives(image.image_path), "image")
+                image.local_path = str(found)
     return items

@@ -7,7 +7,8 @@ The file is a JSON list of records, a JSON object of records keyed by id (the re
 ``benchmark.json``), or JSONL. Text marks where image ``i`` belongs with ``<image-i>``;
 the released files' ``<ImageHere>`` placeholders (the k-th one in the dialogue is image
 k) are read as ``<image-k>``. Every tag must resolve to an image, and local images must
-exist; errors name the dialogue, the turn and the tag.
+be images inside the data file's folder (or the ``image_root`` option); errors name
+the dialogue, the turn and the tag.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from dialeval.data.io import DataError, read_records, validate_record
-from dialeval.data.images import ImageRef
+from dialeval.data.images import ImageRef, resolve_image
 
 TAG = re.compile(r"<image-(\d+)>")
 PLACEHOLDER = "<ImageHere>"
@@ -169,14 +170,10 @@ def _records(path: Path) -> list[Any]:
 
 
 def _resolve_images(dialogue: Dialogue, root: Path, path: Path, record: str) -> Dialogue:
-    images = []
-    for index, image in enumerate(dialogue.image):
-        if not image.is_url:
-            local = (root / image.source).resolve()
-            if not local.is_file():
-                raise DataError(path, f"dialogue {dialogue.id!r}: image {index + 1} not found: {local}", record, f"image.{index}")
-            image = image.model_copy(update={"source": str(local)})
-        images.append(image)
+    images = [
+        resolve_image(image, root, path, record, f"image.{index}", what=f"dialogue {dialogue.id!r}: image {index + 1}")
+        for index, image in enumerate(dialogue.image)
+    ]
     return dialogue.model_copy(update={"image": images})
 
 

@@ -2,7 +2,7 @@
 
 One record is one conversation. Images are numbered 1, 2, ... in the order they appear
 across the turns; image-management questions name their ground truth by that number.
-Local image paths are resolved against the data file's folder and must exist.
+Local image paths are resolved against the data file's folder and must be images inside it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from dialeval.data.images import ImageRef
+from dialeval.data.images import ImageRef, resolve_image
 from dialeval.data.io import DataError, read_records, validate_all
 
 Ability = Literal["IE", "CR", "IU", "IM", "MR", "AR"]
@@ -121,14 +121,10 @@ def _check(conv: Conversation, path: Path, record: str) -> Conversation:
                 )
     resolved = []
     for t_index, turn in enumerate(conv.turns):
-        images = []
-        for i_index, image in enumerate(turn.images):
-            if not image.is_url:
-                local = (path.parent / image.source).resolve()
-                if not local.is_file():
-                    raise DataError(path, f"image file not found: {local}", record, f"turns.{t_index}.images.{i_index}")
-                image = image.model_copy(update={"source": str(local)})
-            images.append(image)
+        images = [
+            resolve_image(image, path.parent, path, record, f"turns.{t_index}.images.{i_index}")
+            for i_index, image in enumerate(turn.images)
+        ]
         resolved.append(turn.model_copy(update={"images": images}))
     return conv.model_copy(update={"turns": resolved})
 

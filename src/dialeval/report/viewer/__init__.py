@@ -39,8 +39,11 @@ def _markdown(text: str) -> Any:
 
 
 def _render(template: str, path: Path, **values: Any) -> Path:
+    """Write one page; API keys (in prompts, answers or data) are scrubbed like every run artifact."""
+    from dialeval.secrets import scrub
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_env().get_template(template).render(**values), encoding="utf-8")
+    path.write_text(scrub(_env().get_template(template).render(**values)), encoding="utf-8")
     return path
 
 
@@ -159,16 +162,62 @@ def write_site(runs_dir: str | Path = "runs") -> Path:
     return _render("index.html", runs_dir / "index.html", runs=runs, comparisons=comparisons, root=str(runs_dir))
 
 
+def servable(root: Path, target: Path) -> bool:
+    """Whether the viewer's server may send ``target`` (a resolved path): the generated pages
+    (``index.html``, ``<folder>/view/...``) and the plots they show (``<folder>/*.png``)
+    inside ``root``, never the results, prompts, configs or response cache beside them."""
+    if not target.is_relative_to(root):
+        return False
+    parts = target.relative_to(root).parts
+    if parts == ("index.html",):
+        return True
+    if len(parts) >= 3 and parts[1] == VIEW:
+        return True
+    return len(parts) == 2 and parts[1].endswith(".png")
+
+
 def make_server(runs_dir: str | Path = "runs", port: int = 8765) -> Any:
-    """A static file server for ``runs_dir`` on 127.0.0.1 only (port 0 picks a free one)."""
+    """A server of the pages under ``runs_dir`` on 127.0.0.1 only (port 0 picks a free one).
+
+    It sends only what :func:`servable` allows, after resolving ``..`` and symlinks, so
+    nothing outside ``runs_dir`` and no run file the pages do not show is ever readable;
+    and it answers only requests addressed to ``127.0.0.1:<port>`` or ``localhost:<port>``,
+    so a web page that rebinds its own domain name to 127.0.0.1 gets nothing.
+    """
     import functools
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import urlsplit
+
+    root = Path(runs_dir).resolve()
 
     class Handler(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # one line per request is noise here
             pass
 
-    return ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Handler, directory=str(runs_dir)))
+        def send_head(self) -> Any:
+            host = (self.headers.get("Host") or "").strip().lower()
+            if not host:
+                self.send_error(400, "a Host header is required")
+                return None
+            if host not in hosts:
+                self.send_error(421, f"this server answers only to {' or '.join(sorted(hosts))}")
+                return None
+            return super().send_head()
+
+        def translate_path(self, path: str) -> str:
+            """The resolved file to send, or "" (a 404) for anything the viewer does not serve."""
+            local = Path(super().translate_path(path))  # inside root, '..' segments dropped
+            resolved = local.resolve()
+            if local.is_dir() and resolved.is_relative_to(root):
+                if not urlsplit(path).path.endswith("/"):
+                    return str(resolved)  # the handler redirects to the address with a slash
+                resolved = (local / "index.html").resolve()
+            return str(resolved) if servable(root, resolved) and resolved.is_file() else ""
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Handler, directory=str(root)))
+    bound = server.server_port
+    hosts = {f"127.0.0.1:{bound}", f"localhost:{bound}"} | ({"127.0.0.1", "localhost"} if bound == 80 else set())
+    return server
 
 
 def serve(runs_dir: str | Path = "runs", port: int = 8765) -> None:
