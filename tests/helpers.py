@@ -15,7 +15,7 @@ _counter = itertools.count()
 
 def scripted(respond: Callable[[list[Any]], Any] | None = None, replies: list[Any] | None = None) -> tuple[ModelSettings, ScriptedChatModel]:
     """A unique model spec whose calls are answered by a scripted chat model."""
-    settings = ModelSettings(spec=f"openai:scripted-{next(_counter)}")
+    settings = ModelSettings(spec=f"openai:scripted-{next(_counter)}", max_tokens=512)  # set: protocol budgets leave it alone
     model = ScriptedChatModel(respond=respond, replies=list(replies or []))
     register_client(settings, model)
     return settings, model

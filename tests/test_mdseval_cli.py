@@ -14,7 +14,7 @@ def test_agreement_prints_one_row_per_aspect(capsys):
     out = capsys.readouterr().out
     for short in ("COH", "CON", "COV-I", "COV-T", "COV-O", "BAL", "PROG", "FAI"):
         assert f"| {short} (" in out
-    assert "no majority: 2 sentences" in out
+    assert "without a label: 2 sentences" in out
 
 
 def test_agreement_on_the_real_file(capsys, shared_data):

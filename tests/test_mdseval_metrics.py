@@ -21,12 +21,43 @@ DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "
 LABELS = ["true", "false-text", "false-image", "false-both"]
 
 
-def test_majority_needs_more_than_half_of_the_votes():
+def test_the_strict_rule_needs_more_than_half_of_the_votes():
+    assert majority_label(["true", "true", "false-text"], "majority") == "true"
+    assert majority_label(["true", "false-text"], "majority") is None
+    assert majority_label(["true", "true", "false-text", "false-image"], "majority") is None
+    assert majority_label(["false-image", "false-image", "false-image", "true"], "majority") == "false-image"
+    assert majority_label([], "majority") is None
+
+
+def test_by_default_a_fourth_vote_breaks_a_three_way_split():
+    # three annotators gave three labels; the re-annotation's vote sides with one of them
+    assert majority_label(["true", "false-text", "false-image", "true"]) == "true"
     assert majority_label(["true", "true", "false-text"]) == "true"
+    # a split that no extra vote resolved stays without a label under both rules
     assert majority_label(["true", "false-text"]) is None
-    assert majority_label(["true", "true", "false-text", "false-image"]) is None
-    assert majority_label(["false-image", "false-image", "false-image", "true"]) == "false-image"
-    assert majority_label([]) is None
+    assert majority_label(["true", "true", "false-text", "false-text"]) is None
+    assert majority_label(["true", "false-text", "false-image"]) is None
+
+
+def test_the_released_file_has_a_label_for_every_sentence_only_with_the_tie_break(shared_data):
+    from dialeval.protocols.mdseval.data import load_mdseval
+    from dialeval.protocols.mdseval.human import faithfulness_statistics
+
+    items = load_mdseval(shared_data / "mdseval" / "MDSEval_annotations.json")
+    votes = [v for item in items for h in item.human_annotations for v in h.faithfulness_sentence.values()]
+    default, strict = faithfulness_statistics(votes), faithfulness_statistics(votes, "majority")
+    assert default["no_majority"] == 0 and default["tie_broken"] == 28
+    assert strict["no_majority"] == 28  # the paper speaks of 62 re-annotated sentences; the file shows 28
+
+    def undetermined(rule):
+        return sum(
+            summary_faithfulness([majority_label(h.faithfulness_sentence.get(str(i + 1), []), rule) for i in range(len(s.summary_sentence_lvl))]) is None
+            for item in items
+            for s, h in zip(item.summary_list, item.human_annotations)
+        )
+
+    assert undetermined("tiebreak") == 0
+    assert undetermined("majority") == 24
 
 
 @pytest.mark.parametrize(

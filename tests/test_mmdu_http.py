@@ -132,10 +132,10 @@ def test_the_model_under_test_answers_with_its_history_and_the_pictures_where_ta
 def test_past_the_context_window_the_oldest_turn_goes_or_the_dialogue_fails(tmp_path):
     with OpenAIStub(respond=_judge_or_answer) as server:
         settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0, max_tokens=64)
-        # turn 1 with its three pictures (765 tokens each) fits in 2480 tokens, turns 1 and 2 do not
-        result = run("mmdu", DEMO, _config(tmp_path, settings, context_window=2480), progress=False)
+        # turn 1 with its three pictures (765 tokens each) fits in 2420 tokens, turns 1 and 2 do not
+        result = run("mmdu", DEMO, _config(tmp_path, settings, context_window=2420), progress=False)
         answers = [b for b in server.completions if not _is_judge(b)]
-        failed = run("mmdu", DEMO, _config(tmp_path, settings, context_window=2480, overflow="fail"), progress=False)
+        failed = run("mmdu", DEMO, _config(tmp_path, settings, context_window=2420, overflow="fail"), progress=False)
 
     [record] = result.records
     assert [t["dropped_turns"] for t in record["turns"]] == [0, 1, 1, 1, 1, 1]
@@ -143,7 +143,7 @@ def test_past_the_context_window_the_oldest_turn_goes_or_the_dialogue_fails(tmp_
     assert result.metrics["context"]["dialogues_with_dropped_turns"] == {"shapes-1": 5}
     assert failed.metrics["run"]["failed"] == 1
     report = failed.report_path.read_text()
-    assert "dialogue 'shapes-1', turn 2:" in report and "exceed the context window of 2480" in report
+    assert "dialogue 'shapes-1', turn 2:" in report and "exceed the context window of 2420" in report
 
 
 @pytest.mark.parametrize("mode", ["text"])
@@ -158,3 +158,50 @@ def test_text_only_backends_get_captions_in_place(tmp_path, mode):
     assert isinstance(question, str)
     assert question.startswith("[image 1: a red filled circle on a white background (red_circle.png)]\n[image 2:")
     assert "[image 3: a green filled triangle pointing up, on a white background (green_triangle.png)]" in judge["messages"][-1]["content"]
+
+
+def _budgets_and_system_prompts(tmp_path: Path, model: dict, **options) -> tuple[set, set, set]:
+    """Over HTTP: the answer budgets of the model under test's requests and of the judge's,
+    and the system prompts the model under test received."""
+    with OpenAIStub(respond=_judge_or_answer) as server:
+        settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0, **model)
+        run("mmdu", DEMO, _config(tmp_path, settings, **options), progress=False)
+        bodies = list(server.completions)
+    answers = [b for b in bodies if not _is_judge(b)]
+    judges = [b for b in bodies if _is_judge(b)]
+
+    def budgets(group: list[dict]) -> set:
+        return {b.get("max_tokens") or b.get("max_completion_tokens") for b in group}
+
+    return budgets(answers), budgets(judges), {_texts(b["messages"][0]) for b in answers}
+
+
+def test_by_default_the_authors_budgets_and_a_generic_system_prompt(tmp_path):
+    """The authors' scripts give API models and the judge 4096 new tokens and send the model
+    under test a plain assistant system prompt; a budget the config sets wins."""
+    answer_budgets, judge_budgets, systems = _budgets_and_system_prompts(tmp_path / "default", {})
+    assert answer_budgets == {4096} and judge_budgets == {4096}
+    assert systems == {"You are a helpful assistant."}
+
+    answer_budgets, judge_budgets, _ = _budgets_and_system_prompts(tmp_path / "set", {"max_tokens": 300})
+    assert answer_budgets == {300} and judge_budgets == {300}
+
+
+def test_the_earlier_behaviour_stays_as_named_options(tmp_path):
+    answer_budgets, judge_budgets, systems = _budgets_and_system_prompts(tmp_path, {}, budgets="config", system_prompt="guided")
+    assert answer_budgets == {512} and judge_budgets == {512}
+    [system] = systems
+    assert "Answer each\nquestion fully" in system
+
+
+def test_local_open_models_get_the_authors_open_model_budget_and_smollm2_keeps_its_own():
+    from dialeval.config import EvalContext
+    from dialeval.protocols.mmdu.common import role_model
+
+    def budget(spec: str, role: str) -> int:
+        context = EvalContext(default_model=ModelSettings.model_validate(spec), options={})
+        return role_model(context, role).max_tokens
+
+    assert budget("hf:/models/some-open-vlm", "responder") == 2048
+    assert budget("hf:/models/some-open-vlm", "judge") == 4096
+    assert budget("smollm2", "responder") == ModelSettings.model_validate("smollm2").max_tokens

@@ -39,7 +39,7 @@ TEMPLATES = packaged_templates()
 COUNTERS = {"turn", "turn_num", "aspect_name", "rubric", "low", "high"}
 # The system under test in MMRC and MMDU sees the conversation itself, as a user would write it:
 # wrapping the user's message in tags would change the task the paper evaluates.
-CONVERSATION = {"mmdu/responder": {"question"}, "mmrc/responder": {"message"}, "mmrc/responder_guided": {"message"}, "mmrc/responder_notes": {"question"}}
+CONVERSATION = {"mmdu/responder": {"question"}, "mmdu/responder_guided": {"question"}, "mmrc/responder": {"message"}, "mmrc/responder_guided": {"message"}, "mmrc/responder_notes": {"question"}}
 
 
 def data_variables(ref: str, template: Template) -> set[str]:

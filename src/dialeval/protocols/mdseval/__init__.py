@@ -37,6 +37,7 @@ def load(path: Path, options: dict[str, Any]) -> list[MdsDialogue]:
     items = load_mdseval(path, dialogues=opts.dialogues, images=opts.image_dir)
     for item in items:
         item.__pydantic_extra__["file_dialogues"] = len(items)  # for the whole-file cost estimate
+        item.votes_rule = opts.faithfulness_votes
     return items
 
 
@@ -51,11 +52,12 @@ def to_input(item: MdsDialogue, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def human_side(item: MdsDialogue) -> dict[str, Any]:
-    """The paper's aggregation: means per aspect, majority per sentence, Appendix F per summary."""
+    """The paper's aggregation: means per aspect, a label per sentence (the item's vote
+    rule, see :func:`majority_label`), Appendix F per summary."""
     means = {a: [human_mean(h.scores(a)) for h in item.human_annotations] for a in ASPECTS}
     ratings = {a: [h.scores(a) for h in item.human_annotations] for a in ASPECTS}
     sentences = [
-        [majority_label(h.faithfulness_sentence.get(str(i + 1), [])) for i in range(len(s.summary_sentence_lvl))]
+        [majority_label(h.faithfulness_sentence.get(str(i + 1), []), item.votes_rule) for i in range(len(s.summary_sentence_lvl))]
         for s, h in zip(item.summary_list, item.human_annotations)
     ]
     return {

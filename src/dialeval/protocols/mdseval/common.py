@@ -66,6 +66,10 @@ class MdsevalOptions(BaseModel):
     )
     dialogues: str | None = Field(default=None, description="merged dialogues file (records with a 'dialogue' list)")
     image_dir: str | None = Field(default=None, description="folder the records' image_path values are relative to")
+    faithfulness_votes: Literal["tiebreak", "majority"] = Field(
+        default="tiebreak",
+        description="human sentence labels: tiebreak (a fourth, re-annotation vote decides a three-way split, as the paper's Appendix E does) or majority (more than half, else left out)",
+    )
     setups: list[Setup] = Field(default_factory=list, description="generate candidate summaries with these setups")
 
     @field_validator("aspects")

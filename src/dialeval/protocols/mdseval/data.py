@@ -112,6 +112,8 @@ class MdsDialogue(BaseModel):
     summary_list: list[CandidateSummary] = Field(min_length=1)
     human_annotations: list[HumanAnnotation] = Field(default_factory=list)
     dialogue: list[Turn] | None = None
+    # how human sentence labels are read (option faithfulness_votes); set by the loader
+    votes_rule: Literal["tiebreak", "majority"] = Field(default="tiebreak", exclude=True)
 
     @property
     def id(self) -> str:

@@ -1,8 +1,12 @@
 """Human side of MDSEval: aggregation as the paper does it, and inter-annotator agreement.
 
 - scored aspects: the mean over a summary's annotators;
-- sentence faithfulness: the label more than half of the annotators gave; when no label
-  has a majority the sentence is ``None`` (kept, left out of scoring, counted);
+- sentence faithfulness: the label more than half of the annotators gave; where three
+  annotators gave three labels, the paper had the sentence annotated once more, and the
+  released file carries that fourth vote: by default (``tiebreak``) it decides, i.e. the
+  label with the most votes wins when exactly one label has the most. The ``majority``
+  rule requires more than half and leaves such sentences ``None`` (kept, left out of
+  scoring, counted);
 - summary faithfulness from the sentence labels by the rules of Appendix F.
 """
 
@@ -11,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import combinations
 from statistics import fmean, pstdev
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Literal, Sequence
 
 
 def human_mean(scores: Sequence[float]) -> float | None:
@@ -19,12 +23,22 @@ def human_mean(scores: Sequence[float]) -> float | None:
     return fmean(scores) if scores else None
 
 
-def majority_label(votes: Sequence[str]) -> str | None:
-    """The label given by more than half of the annotators, else ``None`` (no majority)."""
+VoteRule = Literal["tiebreak", "majority"]
+
+
+def majority_label(votes: Sequence[str], rule: VoteRule = "tiebreak") -> str | None:
+    """The sentence's label: more than half of the votes; with ``tiebreak`` (the default)
+    also the one label with the most votes (the re-annotation's extra vote broke a
+    three-way split); else ``None``."""
     if not votes:
         return None
-    label, count = Counter(votes).most_common(1)[0]
-    return label if count > len(votes) / 2 else None
+    ranked = Counter(votes).most_common()
+    label, count = ranked[0]
+    if count > len(votes) / 2:
+        return label
+    if rule == "tiebreak" and (len(ranked) == 1 or count > ranked[1][1]):
+        return label
+    return None
 
 
 def summary_faithfulness(sentence_labels: Sequence[str | None]) -> str | None:
@@ -95,12 +109,13 @@ def aspect_statistics(score_lists: Sequence[Sequence[int]]) -> dict[str, Any]:
     }
 
 
-def faithfulness_statistics(vote_lists: Sequence[Sequence[str]]) -> dict[str, Any]:
-    """Sentence faithfulness: label counts, majority found or not, and agreement."""
+def faithfulness_statistics(vote_lists: Sequence[Sequence[str]], rule: VoteRule = "tiebreak") -> dict[str, Any]:
+    """Sentence faithfulness: label counts, label found or not (by ``rule``), and agreement."""
     flat = [v for votes in vote_lists for v in votes]
     rate, n_pairs = exact_agreement(vote_lists)
     unanimous, _ = all_agree(vote_lists)
-    majorities = [majority_label(votes) for votes in vote_lists]
+    majorities = [majority_label(votes, rule) for votes in vote_lists]
+    strict = [majority_label(votes, "majority") for votes in vote_lists]
     return {
         "sentences": len(vote_lists),
         "ratings": len(flat),
@@ -109,6 +124,7 @@ def faithfulness_statistics(vote_lists: Sequence[Sequence[str]]) -> dict[str, An
         "distribution": dict(sorted(Counter(flat).items())),
         "majority_distribution": dict(sorted(Counter(m for m in majorities if m is not None).items())),
         "no_majority": sum(m is None for m in majorities),
+        "tie_broken": sum(m is not None and s is None for m, s in zip(majorities, strict)),
         "exact_agreement": rate,
         "unanimous": unanimous,
         "pairs": n_pairs,

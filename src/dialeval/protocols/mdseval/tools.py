@@ -15,12 +15,15 @@ from typing import Any, Callable, Sequence
 
 from dialeval.data.io import DataError, read_records
 from dialeval.protocols.mdseval.data import ASPECTS, SHORT, MdsDialogue, load_mdseval
-from dialeval.protocols.mdseval.human import aspect_statistics, faithfulness_statistics, majority_label, summary_faithfulness
+from dialeval.protocols.mdseval.human import VoteRule, aspect_statistics, faithfulness_statistics, majority_label, summary_faithfulness
 from dialeval.protocols.mdseval.meki import LAMBDA, meki, select_diverse, unit
 
 
 class MekiUnavailable(RuntimeError):
     """The CLIP variant cannot run here (open_clip missing, or no weights or images)."""
+
+
+RULE_TEXT = {"tiebreak": "majority, a fourth re-annotation vote breaking three-way splits", "majority": "more than half of the votes"}
 
 
 def _pct(x: float | None) -> str:
@@ -31,8 +34,9 @@ def _num(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
-def agreement_table(items: Sequence[MdsDialogue]) -> str:
-    """Inter-annotator agreement (adjacent for scores, exact for faithfulness) and statistics."""
+def agreement_table(items: Sequence[MdsDialogue], rule: VoteRule = "tiebreak") -> str:
+    """Inter-annotator agreement (adjacent for scores, exact for faithfulness) and statistics;
+    ``rule`` reads the sentence labels (see :func:`majority_label`)."""
     lines = [
         f"Inter-annotator agreement on {len(items)} dialogues, {sum(len(i.summary_list) for i in items)} summaries.",
         "Scores: adjacent agreement = share of annotator pairs (within a summary) differing by at most 1.",
@@ -52,7 +56,7 @@ def agreement_table(items: Sequence[MdsDialogue]) -> str:
             f"| {_pct(s['adjacent_agreement'])} | {_pct(s['exact_agreement'])} | {s['pairs']} |"
         )
     votes = [v for item in items for h in item.human_annotations for v in h.faithfulness_sentence.values()]
-    f = faithfulness_statistics(votes)
+    f = faithfulness_statistics(votes, rule)
     hist = f["annotators_histogram"]
     other = sum(v for k, v in hist.items() if k not in (2, 3))
     lines.append(
@@ -60,7 +64,7 @@ def agreement_table(items: Sequence[MdsDialogue]) -> str:
         f"({hist.get(2, 0)} / {hist.get(3, 0)} / {other}) | - | - | - | {_pct(f['exact_agreement'])} | {f['pairs']} |"
     )
     summary_labels = Counter(
-        summary_faithfulness([majority_label(h.faithfulness_sentence.get(str(i + 1), [])) for i in range(len(s.summary_sentence_lvl))])
+        summary_faithfulness([majority_label(h.faithfulness_sentence.get(str(i + 1), []), rule) for i in range(len(s.summary_sentence_lvl))])
         for item in items
         for s, h in zip(item.summary_list, item.human_annotations)
     )
@@ -68,8 +72,9 @@ def agreement_table(items: Sequence[MdsDialogue]) -> str:
     lines += [
         "",
         f"Faithfulness votes: {f['distribution']}. Sentences where every annotator agrees: {_pct(f['unanimous'])}%.",
-        f"Sentence majority labels: {f['majority_distribution']}; no majority: {f['no_majority']} sentences (left out of scoring).",
-        "Summary-level labels (Appendix F; None = undetermined because a sentence has no majority): "
+        f"Sentence labels ({RULE_TEXT[rule]}): {f['majority_distribution']}; without a label: {f['no_majority']} sentences (left out of scoring)"
+        + (f"; decided by the re-annotation vote: {f['tie_broken']}." if rule == "tiebreak" else "."),
+        "Summary-level labels (Appendix F; None = undetermined because a sentence has no label): "
         + ", ".join(f"{k}: {v}" for k, v in sorted(summary_labels.items(), key=lambda kv: str(kv[0]))),
     ]
     if consistency:
@@ -197,7 +202,10 @@ def select_report(path: Path, options: dict[str, Any]) -> str:
 def run_tool(paths: list[Path], options: dict[str, Any]) -> str:
     tool = options.pop("tool", None)
     if tool == "agreement":
-        return "\n\n".join(agreement_table(load_mdseval(p)) for p in paths)
+        rule = options.get("faithfulness_votes", "tiebreak")
+        if rule not in RULE_TEXT:
+            raise DataError(paths[0] if paths else "-", f"faithfulness_votes must be one of {sorted(RULE_TEXT)}, not {rule!r}")
+        return "\n\n".join(agreement_table(load_mdseval(p), rule) for p in paths)
     if tool == "meki":
         return meki_report(load_mdseval(paths[0], images=options.get("image_dir")), options)
     if tool == "select":

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.agents.images import image_line, image_url
-from dialeval.config import EvalContext
+from dialeval.config import EvalContext, ModelSettings
 from dialeval.protocols.mmdu.data import TAG, Dialogue, check_dialogue
 from dialeval.data.images import ImageRef
 from dialeval.models.usage import count_tokens
@@ -50,10 +50,35 @@ class MmduOptions(BaseModel):
     )
     human_scores: str | None = Field(default=None, description="JSON/JSONL of expert Overall scores per turn")
     image_root: str | None = Field(default=None, description="folder relative image paths start from (default: the data file's)")
+    budgets: Literal["authors", "config"] = Field(
+        default="authors",
+        description="answer budgets: the authors' (4096 tokens for API models and the judge, 2048 for local open models) where the config sets none, or the config's max_tokens",
+    )
+    system_prompt: Literal["generic", "guided"] = Field(
+        default="generic",
+        description="the responder's system prompt: a generic assistant one, as the authors' scripts send, or ours with instructions about the pictures",
+    )
 
     @classmethod
     def of(cls, context: EvalContext) -> MmduOptions:
         return cls.model_validate(context.options)
+
+
+# The authors' generation budgets (their released generation and judging scripts): new tokens
+# for API models and for the judge, and for open models answering locally.
+AUTHORS_MAX_TOKENS = 4096
+AUTHORS_OPEN_MODEL_MAX_TOKENS = 2048
+RESPONDER_TEMPLATES = {"generic": "mmdu/responder", "guided": "mmdu/responder_guided"}
+
+
+def role_model(context: EvalContext, role: str) -> ModelSettings:
+    """The model of ``role`` with the authors' answer budget unless the config set one (a
+    model's own default counts as set: the bundled ``smollm2`` keeps its small budget)."""
+    settings = context.model_for(role)
+    if MmduOptions.of(context).budgets == "config" or "max_tokens" in settings.model_fields_set:
+        return settings
+    local = role == "responder" and settings.spec.startswith("hf:")
+    return settings.model_copy(update={"max_tokens": AUTHORS_OPEN_MODEL_MAX_TOKENS if local else AUTHORS_MAX_TOKENS})
 
 
 class ContextOverflow(RuntimeError):

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from dialeval.agents.base import AgentContext, ask, register_agent
 from dialeval.agents.images import accepts_images
-from dialeval.protocols.mmdu.common import MmduOptions, dialogue_of, labelled_images
+from dialeval.protocols.mmdu.common import MmduOptions, dialogue_of, labelled_images, role_model
 from dialeval.config import EvalContext
 from dialeval.protocols.mmdu.data import Dialogue, Turn, tags_in
 from dialeval.protocols.mmdu.metrics import DIMENSIONS, SHORT  # the paper's names, the keys of the judge's dictionary
@@ -141,7 +141,7 @@ def judge():
     async def judge_all(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MmduOptions.of(context)
         dialogue = dialogue_of(state)
-        ctx = AgentContext.for_role(context, "judge", TEMPLATE)
+        ctx = AgentContext.for_role(context, "judge", TEMPLATE, model=role_model(context, "judge"))
         blocks = accepts_images(ctx, options.images)
         answers = answers_to_judge(state, dialogue)
 

@@ -17,16 +17,17 @@ from dialeval.agents.base import AgentContext, ask_text, register_agent
 from dialeval.agents.images import accepts_images
 from dialeval.protocols.mmdu.common import (
     ContextOverflow,
+    RESPONDER_TEMPLATES,
     MmduOptions,
     content,
     dialogue_of,
     fit_history,
     history_messages,
+    role_model,
 )
 from dialeval.agents.responder import DRY_RUN_REPLY, with_history
 from dialeval.config import EvalContext
 
-TEMPLATE = "mmdu/responder"
 # an answer of about the paper's average length (368 tokens) for dry runs: histories as long as a real model's
 DRY_RUN_ANSWER = f"{DRY_RUN_REPLY} {DRY_RUN_REPLY}"
 
@@ -40,7 +41,7 @@ def responder():
         dialogue = dialogue_of(state)
         index = state.get("turn", 0)
         turn = dialogue.turns[index]
-        ctx = AgentContext.for_role(context, "responder", TEMPLATE)
+        ctx = AgentContext.for_role(context, "responder", RESPONDER_TEMPLATES[options.system_prompt], model=role_model(context, "responder"))
         blocks = accepts_images(ctx, options.images)
         rendered = ctx.template.render(question=turn.question if blocks else content(turn.question, dialogue.image, False))
         if blocks and turn.images:
