@@ -76,12 +76,12 @@ def read_records(path: str | Path) -> list[Any]:
     except json.JSONDecodeError as err:
         raise DataError(path, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
     except RecursionError:
-        record, line = _deep_place(text)
-        raise DataError(path, _too_deep(), record=record, line=line) from None
-    records_ = data if isinstance(data, list) else [data]
-    for index, raw in enumerate(records_):
+        deep_record, deep_line = _deep_place(text)
+        raise DataError(path, _too_deep(), record=deep_record, line=deep_line) from None
+    rows = data if isinstance(data, list) else [data]
+    for index, raw in enumerate(rows):
         _check_depth(path, raw, index if isinstance(data, list) else None)
-    return records_
+    return rows
 
 
 def _too_deep() -> str:
