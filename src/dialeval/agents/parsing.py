@@ -172,10 +172,10 @@ def _fits(schema: type[BaseModel], name: str, raw: str) -> bool:
     """Whether ``raw`` alone is a valid value of field ``name``."""
     field = schema.model_fields[name]
     try:
-        TypeAdapter(Annotated[field.annotation, field]).validate_python(raw)
+        TypeAdapter(Annotated[field.annotation, field]).validate_python(raw)  # type: ignore[arg-type]
     except ValidationError:
         return False
-    return _booleans_as_numbers(raw, field.annotation, name) is None
+    return True
 
 
 def _booleans_as_numbers(data: Any, annotation: Any, where: str) -> str | None:
@@ -293,9 +293,9 @@ def _one_verdict(mappings: list[dict[str, Any]], schema: type[T]) -> tuple[T | N
     verdict = next(iter(verdicts.values()), None)
     if verdict is None:
         return None, misfits[0][1] if misfits else None
-    for mapping, failure in misfits:
+    for mapping, misfit in misfits:
         if not _agrees(mapping, verdict):
-            raise ParseFailure(f"two different verdicts in one answer ({_verdict_of(verdict)}, and one where {failure.reason}); give exactly one")
+            raise ParseFailure(f"two different verdicts in one answer ({_verdict_of(verdict)}, and one where {misfit.reason}); give exactly one")
     return verdict, None
 
 
