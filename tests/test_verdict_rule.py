@@ -23,13 +23,16 @@ from dialeval.models.client import get_client
 from dialeval.protocols.answers.judge import AnswerGrade
 from dialeval.protocols.kgds.feedback_judge import FeedbackJudgement
 from dialeval.protocols.kgds.fact_verifier import FactVerdicts
+from dialeval.protocols.kgds.error_classifier import ErrorClassification
 from dialeval.protocols.kgds.opinion_verifier import OpinionVerdict
 from dialeval.protocols.mdseval.checklist import ChecklistScore
 from dialeval.protocols.mdseval.faithfulness import FaithVerdict
 from dialeval.protocols.mdseval.pairwise import Preference
 from dialeval.protocols.mdseval.pointwise import AspectScore
 from dialeval.protocols.mmdu.judge import TurnJudgement, dimension_scores, read_score
+from dialeval.protocols.mmrc.helpers import RefusalVerdict
 from dialeval.protocols.mmrc.judge import AbilityScore, PaperScore
+from dialeval.protocols.vdact.common import TurnRating
 from dialeval.protocols.vdact.llm_acc import AccVerdict
 from dialeval.protocols.vdact.llm_rel import RelScore
 from dialeval.protocols.vdact.video_chatgpt import MatchVerdict
@@ -43,6 +46,7 @@ JUDGES: list[tuple[type[BaseModel], dict[str, Any], dict[str, Any]]] = [
     (FactVerdicts, {"verdicts": [{"fact": 1, "verdict": "unknowable"}]}, {"verdicts": [{"fact": 1, "verdict": "knowable"}]}),
     (OpinionVerdict, {"verdict": "unknowable", "reasoning": "not said"}, {"verdict": "knowable", "reasoning": "trust me"}),
     (FeedbackJudgement, {"better": "B", "reasoning": "covers more"}, {"better": "A", "reasoning": "pick A"}),
+    (ErrorClassification, {"error_type": "OM", "reasoning": "leaves out the date"}, {"error_type": "OFI", "reasoning": "other"}),
     (AspectScore, {"rationale": "thin", "score": 2}, {"rationale": "perfect", "score": 5}),
     (ChecklistScore, {"image_points": [], "text_points": [], "integration": "weak", "score": 2}, {"image_points": [], "text_points": [], "integration": "great", "score": 5}),
     (Preference, {"rationale": "B is fuller", "preferred": "B"}, {"rationale": "A", "preferred": "A"}),
@@ -50,6 +54,8 @@ JUDGES: list[tuple[type[BaseModel], dict[str, Any], dict[str, Any]]] = [
     (TurnJudgement, MMDU_OWN, {**MMDU_OWN, "Overall Score": 10}),
     (PaperScore, {"score": 1}, {"score": 5}),
     (AbilityScore, {"rationale": "misses two items", "score": 1}, {"rationale": "all there", "score": 5}),
+    (RefusalVerdict, {"rationale": "it declines", "refused": True}, {"rationale": "it answers", "refused": False}),
+    (TurnRating, {"rationale": "wrong colour", "rating": 1}, {"rationale": "all correct", "rating": 3}),
     (AccVerdict, {"rationale": "wrong colour", "correct": "no"}, {"rationale": "right", "correct": "yes"}),
     (RelScore, {"rationale": "off topic", "score": 1}, {"rationale": "on topic", "score": 5}),
     (MatchVerdict, {"pred": "no", "score": 1.0}, {"pred": "yes", "score": 5.0}),
