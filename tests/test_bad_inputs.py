@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -155,7 +156,11 @@ def test_a_template_using_fewer_variables_than_offered_is_fine(tmp_path: Path):
 
 
 def test_every_packaged_template_passes_the_check_for_its_own_key():
-    from dialeval.agents.templates import check_variables, load_template, packaged_templates
+    from dialeval.agents.templates import (
+        check_variables,
+        load_template,
+        packaged_templates,
+    )
 
     checked = 0
     for ref in packaged_templates():

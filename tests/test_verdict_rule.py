@@ -21,9 +21,9 @@ from dialeval.agents.templates import parse_template
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.client import get_client
 from dialeval.protocols.answers.judge import AnswerGrade
-from dialeval.protocols.kgds.feedback_judge import FeedbackJudgement
-from dialeval.protocols.kgds.fact_verifier import FactVerdicts
 from dialeval.protocols.kgds.error_classifier import ErrorClassification
+from dialeval.protocols.kgds.fact_verifier import FactVerdicts
+from dialeval.protocols.kgds.feedback_judge import FeedbackJudgement
 from dialeval.protocols.kgds.opinion_verifier import OpinionVerdict
 from dialeval.protocols.mdseval.checklist import ChecklistScore
 from dialeval.protocols.mdseval.faithfulness import FaithVerdict
