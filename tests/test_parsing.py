@@ -27,7 +27,7 @@ class Verdict(BaseModel):
         "```\n{'rationale': 'matches', 'rating': 3}\n```",
         "The answer matches the reference. {\"rationale\": \"matches\", \"rating\": 3,}",
         "{'Rationale': 'matches', 'Rating': 3}",
-        'First try {"rationale": "x", "rating": 9}, corrected: {"rationale": "matches", "rating": 3}',
+        'Scored {"rationale": "matches", "rating": 3}; in short: {"rating": 3}',
         '{"rationale": "it says {almost} right", "rating": "3"}',
     ],
 )
@@ -53,6 +53,7 @@ def test_colon_style_endings_and_literals():
         ("   \n ", "empty answer"),
         ("I think it is good.", "no JSON object"),
         ('{"rationale": "x", "rating": 7}', "rating"),
+        ('First try {"rationale": "x", "rating": 9}, corrected: {"rationale": "ok", "rating": 3}', "two different verdicts"),
         ('{"rationale": "x"}', "rating"),
         ("So rating=excellent", "rating"),
         ('{"label": "maybe"}', "label"),

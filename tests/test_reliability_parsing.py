@@ -52,15 +52,16 @@ def test_booleans_stay_valid_where_the_schema_wants_booleans():
     assert parsed.verdicts[0].knowable is True and parsed.verdicts[0].index == 1
 
 
-def test_the_last_object_decides_even_when_it_is_out_of_range():
+def test_a_draft_never_stands_in_for_a_final_object_out_of_range():
     answer = 'Draft: {"rationale": "ok", "rating": 4}. Final: {"rationale": "better", "rating": 9}'
     with pytest.raises(ParseFailure, match="rating"):
         parse_answer(answer, Rating)
 
 
-def test_the_last_fenced_or_inline_object_decides():
+def test_two_different_fenced_or_inline_verdicts_are_unparsed():
     answer = '```json\n{"rationale": "first", "rating": 2}\n```\nOn reflection: {"rationale": "second", "rating": 3}'
-    assert parse_answer(answer, Rating).rating == 3
+    with pytest.raises(ParseFailure, match="2 different verdicts"):
+        parse_answer(answer, Rating)
 
 
 @pytest.mark.parametrize("opener, closer", [("[", "]"), ("{", "}"), ('{"a":', "}")])

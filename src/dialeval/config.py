@@ -248,6 +248,8 @@ def unknown_key(key: str, valid: list[str]) -> str:
     """``unknown key; valid: a, b, c (did you mean 'b'?)``: a typo shows its fix."""
     import difflib
 
+    if not valid:
+        return "unknown key; none is accepted here"
     close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
     return f"unknown key; valid: {', '.join(valid)}" + (f" (did you mean '{close[0]}'?)" if close else "")
 

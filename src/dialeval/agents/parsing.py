@@ -4,6 +4,13 @@ Judges answer in many shapes: bare JSON, JSON inside prose or code fences, Pytho
 strings, or a closing ``So rating=2``. We accept all of those, never execute the text
 (``json`` and ``ast.literal_eval`` only), and raise :class:`ParseFailure` with a reason
 instead of guessing a value.
+
+One verdict rule for every benchmark (see :func:`parse_answer`): an answer holds exactly
+one verdict. Two objects that disagree (a judge's verdict and a ``{"score": 5}`` it
+quotes from the material, before or after) make the answer unparsed, because neither
+position tells which is the judge's own. Numbers are read as
+pydantic reads an ``int`` field (:func:`read_integer`): ``4``, ``4.0``, ``"4"``; never a
+boolean, a fraction or digits other than ASCII (full-width ``４``).
 """
 
 from __future__ import annotations
@@ -12,9 +19,9 @@ import ast
 import json
 import re
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -112,19 +119,63 @@ def _canon(key: str) -> str:
     return _SEPARATORS.sub("", key).lower()
 
 
+_INTEGER: TypeAdapter[int] = TypeAdapter(int)
+
+
+def read_integer(value: Any) -> int | None:
+    """``value`` as an integer under the rule every benchmark shares, else ``None``.
+
+    It is pydantic's reading of an ``int`` field (so schema fields and hand-read scores
+    agree): ``7``, ``7.0``, ``"7"``, ``"7.0"`` count; a boolean, ``7.5``, a word or
+    digits outside ASCII (``"７"``, ``"٧"``) do not.
+    """
+    if isinstance(value, bool) or (isinstance(value, str) and not value.isascii()):
+        return None
+    try:
+        return _INTEGER.validate_python(value)
+    except ValidationError:
+        return None
+
+
 def _key_values(text: str, schema: type[BaseModel]) -> dict[str, Any]:
-    """Collect ``key=value`` / ``key: value`` pairs for schema fields; the last one wins."""
+    """Collect ``key=value`` / ``key: value`` pairs for schema fields. A verdict field given
+    two different values that both fit is a :class:`ParseFailure` (the one verdict rule);
+    otherwise a fitting value beats prose that merely starts with the key, and free text
+    (a rationale) keeps its last value."""
     fields = {_canon(n): n for n in schema.model_fields}
-    found: dict[str, Any] = {}
-    for match in _KEY_VALUE.finditer(text):
+    found: dict[str, list[str]] = {}
+    position = 0
+    while match := _KEY_VALUE.search(text, position):
         key = _canon(match.group("key").split()[-1]) if match.group("key").split() else ""
-        if key not in fields:
+        if key not in fields:  # "it wrote: score=5" still holds a pair after the colon
+            position = match.start("value")
             continue
+        position = match.end()
         raw = match.group("value").strip().rstrip(".").strip()
         if raw[:1] in "\"'" and raw[-1:] == raw[:1] and len(raw) >= 2:
             raw = raw[1:-1]
-        found[fields[key]] = raw
-    return found
+        found.setdefault(fields[key], []).append(raw)
+    chosen: dict[str, Any] = {}
+    for name, raws in found.items():
+        field = schema.model_fields[name]
+        if field.annotation is str:
+            chosen[name] = raws[-1]
+            continue
+        fitting = list(dict.fromkeys(r for r in raws if _fits(schema, name, r)))
+        if len(fitting) > 1:
+            raise ParseFailure(f"field '{name}' is given {len(fitting)} different values ({', '.join(fitting)}); give one verdict")
+        chosen[name] = fitting[0] if fitting else raws[-1]
+    return chosen
+
+
+def _fits(schema: type[BaseModel], name: str, raw: str) -> bool:
+    """Whether ``raw`` alone is a valid value of field ``name``."""
+    field = schema.model_fields[name]
+    try:
+        TypeAdapter(Annotated[field.annotation, field]).validate_python(raw)  # type: ignore[arg-type]
+    except ValidationError:
+        return False
+    return True
 
 
 def _booleans_as_numbers(data: Any, annotation: Any, where: str) -> str | None:
@@ -194,30 +245,83 @@ def _answers_schema(mapping: dict[str, Any], schema: type[BaseModel]) -> bool:
     return bool(_normalise_keys(mapping, schema).keys() & schema.model_fields.keys())
 
 
+def _text_fields(schema: type[BaseModel]) -> set[str]:
+    """Free-text fields (a rationale): two readings may word them differently."""
+    return {n for n, f in schema.model_fields.items() if f.annotation is str}
+
+
+def _verdict_of(value: BaseModel) -> str:
+    """What two readings must share to be the same verdict: every field but free text."""
+    return json.dumps(value.model_dump(exclude=_text_fields(value.__class__)), sort_keys=True, default=str)
+
+
+def _agrees(mapping: dict[str, Any], verdict: BaseModel) -> bool:
+    """Whether an object that does not fit (say, a restated bare score) says what ``verdict`` says."""
+    dumped = verdict.model_dump()
+    text = _text_fields(verdict.__class__)
+    return all(
+        str(dumped[k]) == str(v) for k, v in mapping.items() if k in verdict.__class__.model_fields and k not in text
+    )
+
+
+def _one_verdict(mappings: list[dict[str, Any]], schema: type[T]) -> tuple[T | None, ParseFailure | None]:
+    """(the single verdict among ``mappings`` or ``None``, why an attempt did not fit).
+
+    Every mapping that names a field of the schema is an attempt at the verdict; so is
+    one that fits without naming one where the schema has a required field (MMDU's bare
+    score dictionary) or where no mapping names a field. Attempts that fit must be one
+    verdict, and one that does not fit must say the same; anything else is a
+    :class:`ParseFailure`.
+    """
+    strict = any(f.is_required() for f in schema.model_fields.values())
+    naming = any(_answers_schema(m, schema) for m in mappings)
+    verdicts: dict[str, T] = {}
+    misfits: list[tuple[dict[str, Any], ParseFailure]] = []
+    for mapping in mappings:
+        names = _answers_schema(mapping, schema)
+        try:
+            value = _validate(mapping, schema)
+        except ParseFailure as failure:
+            if names:
+                misfits.append((_normalise_keys(mapping, schema), failure))
+            continue
+        if names or strict or not naming:
+            verdicts.setdefault(_verdict_of(value), value)
+    if len(verdicts) > 1:
+        shown = "; ".join(list(verdicts)[:3])
+        raise ParseFailure(f"{len(verdicts)} different verdicts in one answer ({shown}); give exactly one")
+    verdict = next(iter(verdicts.values()), None)
+    if verdict is None:
+        return None, misfits[0][1] if misfits else None
+    for mapping, misfit in misfits:
+        if not _agrees(mapping, verdict):
+            raise ParseFailure(f"two different verdicts in one answer ({_verdict_of(verdict)}, and one where {misfit.reason}); give exactly one")
+    return verdict, None
+
+
 def parse_answer(text: str, schema: type[T]) -> T:
     """Turn a model answer into ``schema`` or raise :class:`ParseFailure`.
 
-    The LAST mapping in the answer (fenced or inline) that names a field of the schema
-    decides, since models restate their final answer at the end; if it does not fit,
-    the answer is unparsed (an earlier object never stands in for it). Without such a
-    mapping, ``key=value`` endings are read. A text field the answer does not fill in a
-    key=value ending (such as a rationale) takes the prose that precedes the first key.
-    Answers longer than :data:`MAX_ANSWER_CHARS` are not read at all.
+    The one verdict rule: every JSON or Python-literal object in the answer (fenced or
+    inline) that names a field of the schema is an attempt at the verdict, and the
+    answer must hold exactly one verdict (repeats count once; free-text fields such as a
+    rationale may differ). Two different verdicts are unparsed whatever their order, so
+    a score quoted from the material never replaces the judge's own, before or after
+    it, and a draft never stands in for a final answer that does not fit. Without any
+    such object, ``key=value`` endings are read under the same rule. A text field the answer does not fill in a key=value ending (such as a
+    rationale) takes the prose that precedes the first key. Answers longer than
+    :data:`MAX_ANSWER_CHARS` are not read at all.
     """
     if not text or not text.strip():
         raise ParseFailure("empty answer")
     if len(text) > MAX_ANSWER_CHARS:
         raise ParseFailure(f"answer too long to read ({len(text)} characters; limit {MAX_ANSWER_CHARS})")
-    last_error: ParseFailure | None = None
     mappings = [m for _, c in _candidates(text) if (m := _load_mapping(c.strip())) is not None]
-    answering = [m for m in mappings if _answers_schema(m, schema)]
-    if answering:
-        return _validate(answering[-1], schema)
-    if mappings:  # no mapping names a field: the last one may still fit (all-optional schemas)
-        try:
-            return _validate(mappings[-1], schema)
-        except ParseFailure as failure:
-            last_error = failure
+    found, last_error = _one_verdict(mappings, schema)
+    if found is not None:
+        return found
+    if last_error is not None:
+        raise last_error
     pairs = _key_values(text, schema)
     if pairs:
         missing_text = [

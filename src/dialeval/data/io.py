@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+MAX_NESTING = 64  # real records nest a handful of levels; deeper data is refused at load
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},\n]')  # strings skipped whole
 
 
 class DataError(ValueError):
@@ -63,13 +66,65 @@ def read_records(path: str | Path) -> list[Any]:
                 records.append(json.loads(line))
             except json.JSONDecodeError as err:
                 raise DataError(path, f"not valid JSON ({err.msg})", record=len(records), line=number) from None
+            except RecursionError:
+                raise DataError(path, _too_deep(), record=len(records), line=number) from None
+            _check_depth(path, records[-1], len(records) - 1, number)
             records.lines.append(number)
         return records
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise DataError(path, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
-    return data if isinstance(data, list) else [data]
+    except RecursionError:
+        deep_record, deep_line = _deep_place(text)
+        raise DataError(path, _too_deep(), record=deep_record, line=deep_line) from None
+    rows = data if isinstance(data, list) else [data]
+    for index, raw in enumerate(rows):
+        _check_depth(path, raw, index if isinstance(data, list) else None)
+    return rows
+
+
+def _too_deep() -> str:
+    return f"nested more than {MAX_NESTING} levels deep; no benchmark record is shaped like this"
+
+
+def _check_depth(path: Path, record: Any, index: int | None, line: int | None = None) -> None:
+    """Refuse a record nested deeper than :data:`MAX_NESTING`, naming its top-level field
+    that does (walked without recursion, so any depth json accepted is safe here)."""
+    stack: list[tuple[Any, int, str]] = [(record, 1, "")]
+    while stack:
+        value, depth, field = stack.pop()
+        if isinstance(value, dict):
+            children = [(v, field or str(k)) for k, v in value.items()]
+        elif isinstance(value, list):
+            children = [(v, field or str(i)) for i, v in enumerate(value)]
+        else:
+            continue
+        if depth > MAX_NESTING:
+            raise DataError(path, _too_deep(), record=index if index is not None else 0, field=field or None, line=line)
+        stack.extend((v, depth + 1, f) for v, f in children)
+
+
+def _deep_place(text: str) -> tuple[int | None, int]:
+    """(record index in a top-level array, line from 1) where ``text`` first nests
+    deeper than :data:`MAX_NESTING`: json itself gave up, so the text is scanned."""
+    depth = record = 0
+    line = 1
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                break
+        elif token in "]}":
+            depth -= 1
+        elif token == "," and depth == 1:
+            record += 1
+        else:  # a string: count the line breaks it holds
+            line += token.count("\n")
+    return (record if text.lstrip().startswith("[") else None), line
 
 
 def validate_record(model: type[M], raw: Any, file: str | Path, record: str | int) -> M:

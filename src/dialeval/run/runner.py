@@ -308,7 +308,7 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
     valid choices: role names, agent names and template files for this benchmark."""
     from dialeval.agents.base import AGENTS
     from dialeval.plugins import is_import_path
-    from dialeval.agents.templates import TemplateError, load_template
+    from dialeval.agents.templates import TemplateError, check_variables, load_template
 
     src = config.source
     model_roles = bench.model_roles or tuple(bench.roles)
@@ -340,7 +340,7 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
                 f"{src}: field 'templates.{key}': {bench.name} has no template {key!r}; valid: {', '.join(template_keys)}"
             )
         try:
-            load_template(ref)
+            check_variables(load_template(ref), bench.name, key)
         except (TemplateError, OSError, UnicodeDecodeError) as err:
             raise ConfigError(f"{src}: field 'templates.{key}': {err}") from None
 

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.config import parse_options
 from dialeval.protocols.answers.data import AnswerItem, load_answers
 from dialeval.metrics.scores import mean_or_none, scale_to_unit
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
+
+
+class AnswersOptions(BaseModel):
+    """``options:`` of an answers run: none yet, so any key given is a mistake to name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def load(path: Path, options: dict[str, Any]) -> list[AnswerItem]:
+    """The answers file, after the options are checked as every benchmark checks them."""
+    parse_options(AnswersOptions, options, "answers")
+    return load_answers(path)
 
 
 def _graph():
@@ -77,7 +93,7 @@ register_benchmark(
         name="answers",
         title="Answer grading with one judge (1-5 against a reference)",
         paper="a generic protocol, no paper",
-        load=lambda path, options: load_answers(path),
+        load=load,
         graph=_graph,
         to_input=to_input,
         to_record=to_record,

@@ -106,7 +106,7 @@ class MdsDialogue(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     dialogue_id: str = Field(min_length=1)
-    images: list[ImageInfo] = Field(default_factory=list)
+    images: list[ImageInfo]  # required: a record without images would only fail once judged
     dialogue_statements: list[str] = Field(default_factory=list)
     pseudo_summary: str = ""
     summary_list: list[CandidateSummary] = Field(min_length=1)
@@ -164,6 +164,35 @@ def _alternatives(image_path: str) -> list[Path]:
     return [Path(*rel.parts[1:]), Path(rel.name)] if len(rel.parts) > 1 else []
 
 
+class DialogueTurns(BaseModel):
+    """One record of the merged dialogues file: which dialogue, and its turns."""
+
+    model_config = ConfigDict(extra="allow", coerce_numbers_to_str=True)
+
+    dialogue_id: str
+    dialogue: list[Turn]
+
+
+def _read_dialogues(dpath: Path, items: list[MdsDialogue]) -> dict[str, list[Turn]]:
+    """The dialogues file's turns by dialogue id; any malformed shape, a repeated id or a
+    turn sharing an image the annotations record does not have stops with file/record/field."""
+    images = {item.dialogue_id: len(item.images) for item in items}
+    turns: dict[str, list[Turn]] = {}
+    for index, record in enumerate(validate_all(DialogueTurns, read_records(dpath), dpath, id_field="dialogue_id")):
+        key = record.dialogue_id
+        name = f"{index} (dialogue_id={key!r})"
+        if key in turns:
+            raise DataError(dpath, f"duplicate dialogue_id {key!r}", record=name, field="dialogue_id")
+        for t_index, turn in enumerate(record.dialogue):
+            shared = turn.shared_images
+            if shared is not None and key in images and not 0 <= shared < images[key]:
+                raise DataError(
+                    dpath, f"shares image {shared}, but the record has {images[key]} images", record=name, field=f"dialogue.{t_index}.shared_images"
+                )
+        turns[key] = record.dialogue
+    return turns
+
+
 def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: str | Path | None = None) -> list[MdsDialogue]:
     """Read the annotations file, merging dialogue turns and image files when given.
 
@@ -187,12 +216,7 @@ def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: 
                 )
     if dialogues is not None:
         dpath = Path(dialogues)
-        turns: dict[str, list[Turn]] = {}
-        for index, raw in enumerate(read_records(dpath)):
-            if not isinstance(raw, dict) or "dialogue_id" not in raw or "dialogue" not in raw:
-                raise DataError(dpath, "each record needs 'dialogue_id' and 'dialogue'", record=index)
-            record = validate_all(MdsDialogue, [raw], dpath, id_field="dialogue_id")[0] if "summary_list" in raw else None
-            turns[str(raw["dialogue_id"])] = record.dialogue if record else [Turn.model_validate(t) for t in raw["dialogue"]]
+        turns = _read_dialogues(dpath, items)
         for index, item in enumerate(items):
             if item.dialogue_id not in turns:
                 raise DataError(dpath, f"no dialogue for {item.dialogue_id!r}", record=f"{index} (dialogue_id={item.dialogue_id!r})", field="dialogue")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from dialeval.agents.base import AgentContext, ask, register_agent
 from dialeval.agents.images import accepts_images
+from dialeval.agents.parsing import read_integer
 from dialeval.protocols.mmdu.common import MmduOptions, dialogue_of, labelled_images, role_model
 from dialeval.config import EvalContext
 from dialeval.protocols.mmdu.data import Dialogue, Turn, tags_in
@@ -59,15 +60,12 @@ class TurnJudgement(BaseModel):
 
 
 def read_score(value: Any) -> tuple[int | None, str | None]:
-    """(score, None) for an integer 1-10 (``7``, ``7.0``, ``"7"``), else (None, why not)."""
-    if isinstance(value, bool):
+    """(score, None) for an integer 1-10 read as every benchmark reads numbers
+    (:func:`~dialeval.agents.parsing.read_integer`), else (None, why not)."""
+    number = read_integer(value)
+    if number is None:
         return None, f"not an integer: {value!r}"
-    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.0+)?\s*", value):
-        value = float(value)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int):
-        return None, f"not an integer: {value!r}"
+    value = number
     if not LOW <= value <= HIGH:
         return None, f"{value} is outside {LOW}-{HIGH}"
     return value, None
