@@ -7,6 +7,7 @@ from typing import Any
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.answers.data import AnswerItem, load_answers
 from dialeval.metrics.scores import mean_or_none, scale_to_unit
+from dialeval.protocols.answers.common import ROLES
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
 
 
@@ -84,7 +85,7 @@ register_benchmark(
         aggregate=aggregate,
         score_dimensions=score_dimensions,
         tables=tables,
-        roles={"judge": "answer_judge"},
+        **ROLES.benchmark_fields(),
         item_scores=item_scores,
     )
 )
