@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from dialeval.config import EvalContext, ModelSettings
+
 
 @dataclass(frozen=True)
 class Role:
@@ -19,7 +21,8 @@ class Role:
     ``templates:`` (default: the role's name; ``()`` for none). ``node`` is the graph node
     running the role's agent (``None`` when the graph picks the agent another way).
     ``system``: played by the system under test, whose cut-off or unreadable outputs are
-    the system's failures, not a judge's.
+    the system's failures, not a judge's. ``follows``: the role whose model this one uses
+    when the config gives it none (a turn that continues that role's conversation).
     """
 
     name: str
@@ -28,6 +31,7 @@ class Role:
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None
     system: bool = False
+    follows: str | None = None
 
     @property
     def model_keys(self) -> tuple[str, ...]:
@@ -52,6 +56,13 @@ class RoleTable:
 
     def __getitem__(self, name: str) -> Role:
         return self._roles[name]
+
+    def model(self, context: EvalContext, name: str) -> ModelSettings:
+        """The model of role ``name``: its own, else that of the role it follows, else the default."""
+        follows = self._roles[name].follows
+        if follows is None:
+            return context.model_for(name)
+        return context.models.get(name) or self.model(context, follows)
 
     def node(self, name: str) -> str:
         """The graph node of role ``name``."""
