@@ -32,13 +32,14 @@ class Judge(Generic[T]):
     """Who asks (name, role), with which template, for which answer.
 
     ``template_key`` is the key under ``templates:`` that replaces the packaged template
-    (default: the role); ``validate`` and ``placeholder`` are those of :func:`ask`.
+    (default: the role); ``template`` is ``None`` for judges with one template per case,
+    which name it in each call. ``validate`` and ``placeholder`` are those of :func:`ask`.
     """
 
     name: str
     role: str
     benchmark: str
-    template: str | TemplateChoice
+    template: str | TemplateChoice | None
     schema: type[T]
     template_key: str | None = None
     validate: Callable[[T], str | None] | None = None
@@ -54,6 +55,8 @@ class Judge(Generic[T]):
         return AgentContext.for_role(context, self.role, default, template_key=key, model=model)
 
     def _template(self, state: State) -> tuple[str, str | None]:
+        if self.template is None:
+            raise ValueError(f"{self.name} has one template per case: name it in the call")
         if callable(self.template):
             return self.template(state)
         return self.template, self.template_key
