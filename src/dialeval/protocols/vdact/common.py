@@ -165,6 +165,23 @@ def rating_judge(name: str, template: str | TemplateChoice, summary: str, **decl
     )
 
 
+def turn_only_judge(
+    name: str, *, lowest: dict[str, float], scores: Callable[[Any], dict[str, float]], shown_as: str | None = None,
+    **declaration: Any,
+) -> Judge[Any]:
+    """Declare a judge that sees the turn alone (no summary, no history): a system that left
+    the turn empty scores ``lowest``; ``shown_as`` names the judge in the setup error."""
+    return judge(
+        name,
+        role="judge",
+        benchmark="vdact",
+        skip=skip_unanswered(lowest),
+        variables=lambda state, context: turn_only_values(state, shown_as or name),
+        output=turn_verdict(scores),
+        **declaration,
+    )
+
+
 # the one role; which agent plays it follows option `judge` (graph.JUDGE_AGENTS) unless `agents: {judge: ...}` says
 ROLES = RoleTable(
     Role("judge", "vdact.session_judge", node="judge_turn", templates=("judge", "judge_no_summary", "lave", "video_chatgpt")),

@@ -9,8 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from dialeval.agents.judge import judge
-from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE, skip_unanswered, turn_only_values, turn_verdict
+from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE, turn_only_judge
 
 TEMPLATE = "vdact/llm_acc"
 
@@ -27,15 +26,12 @@ class AccVerdict(BaseModel):
         return value.strip().lower() if isinstance(value, str) else value
 
 
-LLM_ACC = judge(
+LLM_ACC = turn_only_judge(
     "vdact.llm_acc",
-    role="judge",
-    benchmark="vdact",
     template=TEMPLATE,
     schema=AccVerdict,
-    skip=skip_unanswered({"LLM-Acc": 0}),
-    variables=lambda state, context: turn_only_values(state, "vdact.llm_acc"),
-    output=turn_verdict(lambda v: {"LLM-Acc": 1 if v.correct == "yes" else 0}),
+    lowest={"LLM-Acc": 0},
+    scores=lambda v: {"LLM-Acc": 1 if v.correct == "yes" else 0},
     placeholder=lambda: AccVerdict(rationale=DRY_RUN_RATIONALE, correct="no"),
     summary="Variant: decides in its own call, with a rationale, whether a turn's answer is correct (1) or not (0).",
 )

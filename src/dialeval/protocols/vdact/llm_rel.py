@@ -9,8 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from dialeval.agents.judge import judge
-from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE, skip_unanswered, turn_only_values, turn_verdict
+from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE, turn_only_judge
 
 TEMPLATE = "vdact/llm_rel"
 
@@ -20,15 +19,12 @@ class RelScore(BaseModel):
     score: int = Field(ge=0, le=5)
 
 
-LLM_REL = judge(
+LLM_REL = turn_only_judge(
     "vdact.llm_rel",
-    role="judge",
-    benchmark="vdact",
     template=TEMPLATE,
     schema=RelScore,
-    skip=skip_unanswered({"LLM-Rel": 0}),
-    variables=lambda state, context: turn_only_values(state, "vdact.llm_rel"),
-    output=turn_verdict(lambda v: {"LLM-Rel": v.score}),
+    lowest={"LLM-Rel": 0},
+    scores=lambda v: {"LLM-Rel": v.score},
     placeholder=lambda: RelScore(rationale=DRY_RUN_RATIONALE, score=2),
     summary="Variant: rates 0-5 in its own call, with a rationale, how well a turn's answer matches its reference.",
 )

@@ -12,8 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from dialeval.agents.judge import judge
-from dialeval.protocols.vdact.common import skip_unanswered, turn_only_values, turn_verdict
+from dialeval.protocols.vdact.common import turn_only_judge
 
 TEMPLATE = "vdact/video_chatgpt"
 
@@ -32,16 +31,14 @@ class MatchVerdict(BaseModel):
         return value.strip().strip(".!'\"").lower() if isinstance(value, str) else value
 
 
-VIDEO_CHATGPT = judge(
+VIDEO_CHATGPT = turn_only_judge(
     "vdact.video_chatgpt",
-    role="judge",
-    benchmark="vdact",
+    shown_as="Video-ChatGPT",
     template=TEMPLATE,
     template_key="video_chatgpt",
     schema=MatchVerdict,
-    skip=skip_unanswered({"LLM-Acc": 0, "LLM-Rel": 0}),
-    variables=lambda state, context: turn_only_values(state, "Video-ChatGPT"),
-    output=turn_verdict(lambda v: {"LLM-Acc": 1 if v.pred == "yes" else 0, "LLM-Rel": int(v.score)}),
+    lowest={"LLM-Acc": 0, "LLM-Rel": 0},
+    scores=lambda v: {"LLM-Acc": 1 if v.pred == "yes" else 0, "LLM-Rel": int(v.score)},
     placeholder=lambda: MatchVerdict(pred="no", score=2),
     summary="Decides yes/no and scores 0-5 how well a turn's answer matches its reference (LLM-Acc, LLM-Rel).",
 )
