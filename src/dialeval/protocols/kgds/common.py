@@ -94,7 +94,8 @@ def load_messages(dumped: list[dict[str, Any]]) -> list[BaseMessage]:
 
 
 def system_model(context: EvalContext, role: str) -> ModelSettings:
-    """The model of a system-under-test role, with the paper's generation settings and
+    """The model the system under test plays ``role`` with (summarizer, reflection, feedback
+    judgement: the role's own, else the summarizer's), with the paper's generation settings and
     plain-prompt JSON (:data:`SYSTEM_DEFAULTS`) for every field the user did not set.
 
     A field counts as set when the config gave it for the role's model (or for the
