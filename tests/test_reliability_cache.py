@@ -70,23 +70,18 @@ def test_an_ok_answer_is_replayed_without_a_request(tmp_path):
     assert len(server.requests) == 3 and again.metrics["run"]["usage"]["cached"] == 3
 
 
-def test_a_reply_that_crashes_the_reader_fails_the_item_and_is_not_replayed(tmp_path):
-    from dialeval.protocols.answers import judge as answer_judge
+def test_a_reply_that_crashes_the_reader_fails_the_item_and_is_not_replayed(tmp_path, monkeypatch):
+    from dialeval.protocols.answers.judge import AnswerGrade
 
-    class Exploding(answer_judge.AnswerGrade):
-        @classmethod
-        def model_validate(cls, *args, **kwargs):  # a reader bug triggered by one reply
-            raise ZeroDivisionError("reader bug")
+    def explode(cls, *args, **kwargs):  # a reader bug triggered by one reply
+        raise ZeroDivisionError("reader bug")
 
     replies = iter(['{"rationale": "r", "score": 4}'] * 6)
     with OpenAIStub(respond=lambda body: next(replies)) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url})
-        original = answer_judge.AnswerGrade
-        answer_judge.AnswerGrade = Exploding
-        try:
+        with monkeypatch.context() as patch:
+            patch.setattr(AnswerGrade, "model_validate", classmethod(explode))
             broken = run("answers", DATA, config, progress=False)
-        finally:
-            answer_judge.AnswerGrade = original
         fixed = run("answers", DATA, config, progress=False)
     assert broken.failed == 3 and "ZeroDivisionError" in broken.summary
     assert len(server.requests) == 6 and fixed.complete  # the crashing replies were asked again

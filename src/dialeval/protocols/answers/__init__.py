@@ -11,6 +11,7 @@ from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.config import parse_options
 from dialeval.protocols.answers.data import AnswerItem, load_answers
 from dialeval.metrics.scores import mean_or_none, scale_to_unit
+from dialeval.protocols.answers.common import ROLES
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
 
 
@@ -100,7 +101,7 @@ register_benchmark(
         aggregate=aggregate,
         score_dimensions=score_dimensions,
         tables=tables,
-        roles={"judge": "answer_judge"},
+        **ROLES.benchmark_fields(),
         item_scores=item_scores,
     )
 )

@@ -11,9 +11,9 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas from these on 3.11
 
-from dialeval.agents.base import agent_node
 from dialeval.config import EvalContext
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
+from dialeval.protocols.answers.common import ROLES
 
 
 class AnswerInput(TypedDict):
@@ -37,7 +37,7 @@ class AnswerState(AnswerInput, AnswerOutput, total=False):
 
 def build_graph():
     builder = StateGraph(AnswerState, input_schema=AnswerInput, output_schema=AnswerOutput, context_schema=EvalContext)
-    builder.add_node("judge", agent_node("judge", "answer_judge"))
-    builder.add_edge(START, "judge")
-    builder.add_edge("judge", END)
+    ROLES.add_nodes(builder)
+    builder.add_edge(START, ROLES.node("judge"))
+    builder.add_edge(ROLES.node("judge"), END)
     return builder.compile(name="answers")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 
-from dialeval.protocols.kgds.common import SYSTEM_GENERATION, KgdsOptions
+from dialeval.protocols.kgds.common import ROLES, SYSTEM_GENERATION, KgdsOptions
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.config import ConfigError
 from dialeval.config import parse_options as config_options
@@ -268,19 +268,9 @@ register_benchmark(
         aggregate=aggregate,
         score_dimensions=score_dimensions,
         tables=tables,
-        roles={
-            "summarizer": "kgds.summarizer",
-            "reflection": "kgds.reflection",
-            "feedback_judge": "kgds.feedback_judge",
-            "fact_decomposer": "kgds.fact_decomposer",
-            "fact_verifier": "kgds.fact_verifier",
-            "opinion_verifier": "kgds.opinion_verifier",
-            "error_classifier": "kgds.error_classifier",
-        },
-        template_keys=("summarizer_ebs", "summarizer_abs", "reflection_ebs", "reflection_abs", "feedback_judge", "fact_decomposer", "fact_verifier", "opinion_verifier", "error_classifier"),
+        **ROLES.benchmark_fields(),
         metrics_only=metrics_only,
         item_scores=item_scores,
-        system_roles=("summarizer", "reflection"),
         system_output="summaries",
     )
 )

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from dialeval.agents.roles import Role, RoleTable
 from dialeval.config import EvalContext, ModelSettings
-from dialeval.agents.templates import Template, load_template
 
 PLACEHOLDER_REASONING = " ".join(["reasoning"] * 40)  # dry runs: about the length of a real rationale
 _STARS = re.compile(r"\*\*(.+?)\*\*")
@@ -45,12 +45,25 @@ SYSTEM_GENERATION: dict[str, Any] = {"max_tokens": 4096, "temperature": 0.0}
 # ...and how it asked for JSON: in the prompt only, with no API JSON mode, schema-
 # constrained decoding, forced tool call or answer prefill helping the system.
 SYSTEM_DEFAULTS: dict[str, Any] = {**SYSTEM_GENERATION, "structured_output": False}
-# Roles played by the system under test: the summarizer, its reflection turn, and the
-# feedback judgement, which the paper asks of the same LLM in the same conversation.
-SYSTEM_ROLES = ("summarizer", "reflection", "feedback_judge")
+# One table of roles. The summarizer and its reflection turn are the system under test:
+# their failures are the system's. The feedback judgement is asked of the same model in
+# the same conversation (it follows the summarizer's model and generates with the paper's
+# settings, see system_model) but it is a judgement, not a summary: an unreadable one is
+# left out of the gold win rate, never scored as the system's failure.
+ROLES = RoleTable(
+    Role("summarizer", "kgds.summarizer", node="summarize", templates=("summarizer_ebs", "summarizer_abs"), system=True),
+    Role("reflection", "kgds.reflection", node="reflect", templates=("reflection_ebs", "reflection_abs"), system=True, follows="summarizer"),
+    Role("feedback_judge", "kgds.feedback_judge", node="feedback", follows="summarizer"),
+    Role("fact_decomposer", "kgds.fact_decomposer", node="decompose"),
+    Role("fact_verifier", "kgds.fact_verifier", node="verify_facts"),
+    Role("opinion_verifier", "kgds.opinion_verifier", node="verify_opinions"),
+    Role("error_classifier", "kgds.error_classifier", node="classify_errors", follows="opinion_verifier"),
+)
 
 
 def options_of(state: dict[str, Any]) -> KgdsOptions:
+    """The options the graph input carries (the runner copies the run's options there;
+    Studio users give them with the sample, see docs/kgds.md)."""
     return KgdsOptions.model_validate(state.get("options") or {})
 
 
@@ -80,29 +93,16 @@ def load_messages(dumped: list[dict[str, Any]]) -> list[BaseMessage]:
     return [kinds[m["type"]](m["content"]) for m in dumped]
 
 
-def template_for(context: EvalContext, key: str, default: str) -> Template:
-    """A template chosen by ``templates.<key>`` in the run config, else the packaged one."""
-    return load_template(context.templates.get(key, default))
-
-
-def model_following(context: EvalContext, role: str, follows: str) -> ModelSettings:
-    """The model of ``role``, or of ``follows`` when ``role`` has none of its own.
-
-    A turn that continues another agent's conversation (reflection, error
-    classification) must talk to the same model unless a config says otherwise.
-    """
-    return context.models.get(role) or context.model_for(follows)
-
-
 def system_model(context: EvalContext, role: str) -> ModelSettings:
-    """The model of a system-under-test role, with the paper's generation settings and
+    """The model the system under test plays ``role`` with (summarizer, reflection, feedback
+    judgement: the role's own, else the summarizer's), with the paper's generation settings and
     plain-prompt JSON (:data:`SYSTEM_DEFAULTS`) for every field the user did not set.
 
     A field counts as set when the config gave it for the role's model (or for the
     default model the role falls back to), or when the backend fixed its own default
     (the bundled ``smollm2`` keeps its small budget). Judges keep the run's settings.
     """
-    settings = context.model_for(role) if role == "summarizer" else model_following(context, role, "summarizer")
+    settings = ROLES.model(context, role)
     unset = {k: v for k, v in SYSTEM_DEFAULTS.items() if k not in settings.model_fields_set}
     return settings.model_copy(update=unset) if unset else settings
 
@@ -115,13 +115,6 @@ def generation_of(settings: ModelSettings) -> dict[str, Any]:
         "temperature": settings.temperature,
         "structured_output": settings.structured_output,
     }
-
-
-def agent_context(context: EvalContext, role: str, model: ModelSettings, template: Template) -> Any:
-    """An :class:`AgentContext` with an explicit model and template (multi-turn agents)."""
-    from dialeval.agents.base import AgentContext
-
-    return AgentContext.for_role(context, role, template.source, model=model, template=template)
 
 
 def summary_entry(pattern: str, round_: int, answer: Any | None, *, status: str | None = None, **fields: Any) -> dict[str, Any]:

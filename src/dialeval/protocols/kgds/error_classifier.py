@@ -12,14 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from dialeval.agents.base import ask, register_agent
-from dialeval.protocols.kgds.common import (
-    PLACEHOLDER_REASONING,
-    agent_context,
-    load_messages,
-    model_following,
-    template_for,
-)
+from dialeval.agents.judge import Judge
+from dialeval.protocols.kgds.common import ROLES, PLACEHOLDER_REASONING, load_messages
 from dialeval.config import EvalContext
 from dialeval.protocols.kgds.metrics import ERROR_TYPES
 
@@ -58,17 +52,24 @@ class ErrorClassification(BaseModel):
         return normalise_error_type(value)
 
 
+CLASSIFIER = Judge(
+    "kgds.error_classifier",
+    "error_classifier",
+    "kgds",
+    TEMPLATE,
+    ErrorClassification,
+    placeholder=lambda: ErrorClassification(reasoning=PLACEHOLDER_REASONING, error_type="IRU"),
+)
+
+
 async def classify(check: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-    template = template_for(context, "error_classifier", TEMPLATE)
-    model = model_following(context, "error_classifier", "opinion_verifier")
-    ctx = agent_context(context, "error_classifier", model, template)
-    messages = load_messages(check["messages"]) + template.render()
-    answer = await ask(
-        ctx,
-        f"kgds.error_classifier.{check['pattern']}",
-        messages,
-        ErrorClassification,
-        placeholder=lambda: ErrorClassification(reasoning=PLACEHOLDER_REASONING, error_type="IRU"),
+    """One more turn in the opinion verifier's conversation (its model unless configured)."""
+    answer = await CLASSIFIER.verdict(
+        context,
+        {},
+        before=load_messages(check["messages"]),
+        model=ROLES.model(context, CLASSIFIER.role),
+        label=f"{CLASSIFIER.name}.{check['pattern']}",
     )
     return {
         "pattern": check["pattern"],
@@ -79,7 +80,7 @@ async def classify(check: dict[str, Any], context: EvalContext) -> dict[str, Any
     }
 
 
-@register_agent("kgds.error_classifier", role="error_classifier", benchmark="kgds")
+@CLASSIFIER.register
 def error_classifier():
     """Names the one error type that explains why an opinion is unknowable."""
 

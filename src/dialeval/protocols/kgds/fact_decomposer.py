@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from dialeval.agents.base import ask, register_agent
-from dialeval.protocols.kgds.common import agent_context, options_of, template_for
+from dialeval.agents.judge import Judge
+from dialeval.protocols.kgds.common import options_of
 from dialeval.config import EvalContext
 
 TEMPLATE = "kgds/fact_decomposer"
@@ -29,18 +29,22 @@ class AtomicFacts(BaseModel):
         return [f.strip() for f in facts if f and f.strip()]
 
 
+DECOMPOSER = Judge(
+    "kgds.fact_decomposer",
+    "fact_decomposer",
+    "kgds",
+    TEMPLATE,
+    AtomicFacts,
+    validate=lambda v: None if v.facts else "no fact listed",
+)
+
+
 async def decompose(paragraph: dict[str, Any], context: EvalContext) -> Any:
     """The atomic facts of one paragraph (an ``Answer`` of :class:`AtomicFacts`)."""
-    template = template_for(context, "fact_decomposer", TEMPLATE)
-    ctx = agent_context(context, "fact_decomposer", context.model_for("fact_decomposer"), template)
-    messages = template.render(paragraph=paragraph["paragraph_text"])
     sentences = [s.strip() + "." for s in paragraph["paragraph_text"].split(".") if s.strip()]
-    return await ask(
-        ctx,
-        "kgds.fact_decomposer",
-        messages,
-        AtomicFacts,
-        validate=lambda v: None if v.facts else "no fact listed",
+    return await DECOMPOSER.verdict(
+        context,
+        {"paragraph": paragraph["paragraph_text"]},
         placeholder=lambda: AtomicFacts(facts=sentences or ["dry-run"]),
     )
 
@@ -50,7 +54,7 @@ def needs_facts(state: dict[str, Any]) -> bool:
     return "abs" in patterns and bool(state.get("fact_gaps"))
 
 
-@register_agent("kgds.fact_decomposer", role="fact_decomposer", benchmark="kgds")
+@DECOMPOSER.register
 def fact_decomposer():
     """Splits paragraphs that have no atomic facts into indivisible, independent, declarative facts."""
 

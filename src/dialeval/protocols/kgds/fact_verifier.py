@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from dialeval.agents.base import ask, register_agent, schema_with
-from dialeval.protocols.kgds.common import agent_context, format_numbered, options_of, template_for
+from dialeval.agents.base import schema_with
+from dialeval.agents.judge import Judge
+from dialeval.protocols.kgds.common import format_numbered, options_of
 from dialeval.config import EvalContext
 
 TEMPLATE = "kgds/fact_verifier"
@@ -74,16 +75,14 @@ def batches(facts: list[dict[str, Any]], one_per_call: bool) -> list[list[dict[s
     return [list(group) for _, group in groupby(ordered, key=lambda f: f["paragraph"])]
 
 
+VERIFIER = Judge("kgds.fact_verifier", "fact_verifier", "kgds", TEMPLATE, FactVerdicts)
+
+
 async def verify_batch(summary: dict[str, Any], facts: list[dict[str, Any]], context: EvalContext) -> dict[str, Any]:
-    template = template_for(context, "fact_verifier", TEMPLATE)
-    ctx = agent_context(context, "fact_verifier", context.model_for("fact_verifier"), template)
-    messages = template.render(summary=summary["background"], facts=format_numbered([f["text"] for f in facts]))
     n = len(facts)
-    answer = await ask(
-        ctx,
-        "kgds.fact_verifier",
-        messages,
-        FactVerdicts,
+    answer = await VERIFIER.verdict(
+        context,
+        {"summary": summary["background"], "facts": format_numbered([f["text"] for f in facts])},
         validate=check_numbers(n),
         json_schema=numbered_verdicts(n),
         placeholder=lambda: FactVerdicts(verdicts=[FactVerdict(fact=i, verdict="knowable") for i in range(1, n + 1)]),
@@ -120,13 +119,13 @@ def make_verifier(force_single: bool):
     return node
 
 
-@register_agent("kgds.fact_verifier", role="fact_verifier", benchmark="kgds")
+@VERIFIER.register
 def fact_verifier():
     """Judges scored facts knowable/unknowable from the ABS alone, one call per paragraph."""
     return make_verifier(force_single=False)
 
 
-@register_agent("kgds.fact_verifier_single", role="fact_verifier", benchmark="kgds")
+@VERIFIER.register_as("kgds.fact_verifier_single")
 def fact_verifier_single():
     """Judges scored facts knowable/unknowable from the ABS alone, one call per fact."""
     return make_verifier(force_single=True)

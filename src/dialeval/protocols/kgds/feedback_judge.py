@@ -14,15 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from dialeval.agents.base import ask, register_agent
-from dialeval.protocols.kgds.common import (
-    PLACEHOLDER_REASONING,
-    agent_context,
-    load_messages,
-    options_of,
-    system_model,
-    template_for,
-)
+from dialeval.agents.judge import Judge
+from dialeval.protocols.kgds.common import PLACEHOLDER_REASONING, load_messages, options_of, system_model
 from dialeval.config import EvalContext
 
 TEMPLATE = "kgds/feedback_judge"
@@ -42,6 +35,16 @@ class FeedbackJudgement(BaseModel):
             if text in (letter, f"SUMMARY {letter}", f"EBS_{letter}", f"EBS {letter}"):
                 return letter
         return value
+
+
+JUDGE = Judge(
+    "kgds.feedback_judge",
+    "feedback_judge",
+    "kgds",
+    TEMPLATE,
+    FeedbackJudgement,
+    placeholder=lambda: FeedbackJudgement(better="B", reasoning=PLACEHOLDER_REASONING),
+)
 
 
 def paragraph_list(indices: list[int]) -> str:
@@ -74,7 +77,7 @@ def skip_reason(summary: dict[str, Any], gold: set[int]) -> str:
     return "system failed"
 
 
-@register_agent("kgds.feedback_judge", role="feedback_judge", benchmark="kgds")
+@JUDGE.register
 def feedback_judge():
     """Has the summarizer say whether its EBS or the experts' fits the definition better."""
 
@@ -89,17 +92,11 @@ def feedback_judge():
             if not needs_judgement(summary, gold):
                 out.append({"round": 0, "winner": None, "skipped": skip_reason(summary, gold)})
                 continue
-            template = template_for(context, "feedback_judge", TEMPLATE)
-            ctx = agent_context(context, "feedback_judge", system_model(context, "feedback_judge"), template)
-            messages = load_messages(summary["messages"]) + template.render(
-                system_paragraphs=paragraph_list(summary["background"]), gold_paragraphs=paragraph_list(sorted(gold))
-            )
-            answer = await ask(
-                ctx,
-                "kgds.feedback_judge",
-                messages,
-                FeedbackJudgement,
-                placeholder=lambda: FeedbackJudgement(better="B", reasoning=PLACEHOLDER_REASONING),
+            answer = await JUDGE.verdict(
+                context,
+                {"system_paragraphs": paragraph_list(summary["background"]), "gold_paragraphs": paragraph_list(sorted(gold))},
+                before=load_messages(summary["messages"]),
+                model=system_model(context, JUDGE.role),
             )
             out.append(judgement_entry(summary, answer))
         return {"feedback": out}

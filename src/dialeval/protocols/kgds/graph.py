@@ -18,14 +18,17 @@ from typing import Annotated, Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict  # LangGraph Studio on Python 3.11 needs these for schemas
 
-from dialeval.agents.base import agent_node
-from dialeval.protocols.kgds.common import options_of
+from dialeval.protocols.kgds.common import ROLES, options_of
 from dialeval.config import EvalContext
 from dialeval.protocols.kgds.data import KgdsSample, prediction_summaries
 from dialeval.protocols.kgds.metrics import sample_scores
 from dialeval.protocols.kgds import error_classifier, fact_decomposer, fact_verifier, feedback_judge, opinion_verifier, reflection, summarizer  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
 
-EVALUATE = ["verify_facts", "verify_opinions", "feedback"]
+# node names, from the role table
+DECOMPOSE, SUMMARIZE, REFLECT = ROLES.node("fact_decomposer"), ROLES.node("summarizer"), ROLES.node("reflection")
+VERIFY_FACTS, VERIFY_OPINIONS = ROLES.node("fact_verifier"), ROLES.node("opinion_verifier")
+CLASSIFY_ERRORS, FEEDBACK = ROLES.node("error_classifier"), ROLES.node("feedback_judge")
+EVALUATE = [VERIFY_FACTS, VERIFY_OPINIONS, FEEDBACK]
 SAMPLE_FIELDS = ("id", "SBK", "KGD", "BSP", "CAO", "BSPAF", "BNPAF")
 
 
@@ -100,36 +103,30 @@ def score(state: KgdsState) -> dict[str, Any]:
 
 
 def after_decompose(state: KgdsState) -> str:
-    return "use_predictions" if state.get("predictions") is not None else "summarize"
+    return "use_predictions" if state.get("predictions") is not None else SUMMARIZE
 
 
 def after_summaries(state: KgdsState) -> str | list[str]:
     if state.get("round", 0) < options_of(state).reflection_rounds:
-        return "reflect"
+        return REFLECT
     return EVALUATE
 
 
 def build_graph():
     builder = StateGraph(KgdsState, input_schema=KgdsInput, context_schema=EvalContext)
     builder.add_node("prepare", prepare)
-    builder.add_node("decompose", agent_node("fact_decomposer", "kgds.fact_decomposer"))
+    ROLES.add_nodes(builder)
     builder.add_node("use_predictions", use_predictions)
-    builder.add_node("summarize", agent_node("summarizer", "kgds.summarizer"))
-    builder.add_node("reflect", agent_node("reflection", "kgds.reflection"))
-    builder.add_node("verify_facts", agent_node("fact_verifier", "kgds.fact_verifier"))
-    builder.add_node("verify_opinions", agent_node("opinion_verifier", "kgds.opinion_verifier"))
-    builder.add_node("classify_errors", agent_node("error_classifier", "kgds.error_classifier"))
-    builder.add_node("feedback", agent_node("feedback_judge", "kgds.feedback_judge"))
     builder.add_node("score", score)
 
     builder.add_edge(START, "prepare")
-    builder.add_edge("prepare", "decompose")
-    builder.add_conditional_edges("decompose", after_decompose, ["use_predictions", "summarize"])
-    builder.add_conditional_edges("summarize", after_summaries, ["reflect", *EVALUATE])
-    builder.add_conditional_edges("reflect", after_summaries, ["reflect", *EVALUATE])
+    builder.add_edge("prepare", DECOMPOSE)
+    builder.add_conditional_edges(DECOMPOSE, after_decompose, ["use_predictions", SUMMARIZE])
+    builder.add_conditional_edges(SUMMARIZE, after_summaries, [REFLECT, *EVALUATE])
+    builder.add_conditional_edges(REFLECT, after_summaries, [REFLECT, *EVALUATE])
     for node in EVALUATE:
         builder.add_edge("use_predictions", node)
-    builder.add_edge("verify_opinions", "classify_errors")
-    builder.add_edge(["verify_facts", "classify_errors", "feedback"], "score")
+    builder.add_edge(VERIFY_OPINIONS, CLASSIFY_ERRORS)
+    builder.add_edge([VERIFY_FACTS, CLASSIFY_ERRORS, FEEDBACK], "score")
     builder.add_edge("score", END)
     return builder.compile(name="kgds")

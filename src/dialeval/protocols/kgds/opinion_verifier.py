@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from dialeval.agents.base import ask, register_agent
-from dialeval.protocols.kgds.common import PLACEHOLDER_REASONING, agent_context, dump_messages, template_for
+from dialeval.agents.judge import Judge
+from dialeval.protocols.kgds.common import PLACEHOLDER_REASONING, dump_messages
 from dialeval.protocols.kgds.fact_verifier import normalise_verdict
 from dialeval.config import EvalContext
 
@@ -34,17 +34,20 @@ class OpinionVerdict(BaseModel):
         return normalise_verdict(value)
 
 
+# dry runs assume the worst case (unknowable) so the error classifier's calls are counted
+VERIFIER = Judge(
+    "kgds.opinion_verifier",
+    "opinion_verifier",
+    "kgds",
+    TEMPLATE,
+    OpinionVerdict,
+    placeholder=lambda: OpinionVerdict(reasoning=PLACEHOLDER_REASONING, verdict="unknowable"),
+)
+
+
 async def verify_opinion(summary: dict[str, Any], index: int, opinion: str, context: EvalContext) -> dict[str, Any]:
-    template = template_for(context, "opinion_verifier", TEMPLATE)
-    ctx = agent_context(context, "opinion_verifier", context.model_for("opinion_verifier"), template)
-    messages = template.render(summary=summary["opinion"], opinion=opinion)
-    # dry runs assume the worst case (unknowable) so the error classifier's calls are counted
-    answer = await ask(
-        ctx,
-        f"kgds.opinion_verifier.{summary['pattern']}",
-        messages,
-        OpinionVerdict,
-        placeholder=lambda: OpinionVerdict(reasoning=PLACEHOLDER_REASONING, verdict="unknowable"),
+    answer = await VERIFIER.verdict(
+        context, {"summary": summary["opinion"], "opinion": opinion}, label=f"{VERIFIER.name}.{summary['pattern']}"
     )
     return {
         "pattern": summary["pattern"],
@@ -61,7 +64,7 @@ def verifiable(summary: dict[str, Any]) -> bool:
     return summary.get("status") in ("ok", "given") and bool((summary.get("opinion") or "").strip())
 
 
-@register_agent("kgds.opinion_verifier", role="opinion_verifier", benchmark="kgds")
+@VERIFIER.register
 def opinion_verifier():
     """Judges each clear atomic opinion knowable/unknowable from the opinion summary alone."""
 

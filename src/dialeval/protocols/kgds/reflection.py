@@ -17,17 +17,15 @@ from typing import Any
 
 from pydantic import Field
 
-from dialeval.agents.base import ask, register_agent
+from dialeval.agents.judge import Judge
 from dialeval.protocols.kgds.common import (
     PLACEHOLDER_REASONING,
     KgdsOptions,
-    agent_context,
     generation_of,
     load_messages,
     options_of,
     summary_entry,
     system_model,
-    template_for,
 )
 from dialeval.protocols.kgds.summarizer import AbsSummary, EbsSummary, dry_run_summary, paragraph_choice
 from dialeval.config import EvalContext
@@ -44,6 +42,10 @@ class AbsReflection(AbsSummary):
 
 
 SCHEMAS = {"ebs": EbsReflection, "abs": AbsReflection}
+# one turn per pattern, each with its template (config keys reflection_ebs / reflection_abs) and schema
+REFLECTIONS: dict[str, Judge[Any]] = {
+    p: Judge("kgds.reflection", "reflection", "kgds", TEMPLATES[p], SCHEMAS[p], template_key=f"reflection_{p}") for p in TEMPLATES
+}
 
 
 def latest(summaries: list[dict[str, Any]], pattern: str) -> dict[str, Any] | None:
@@ -58,15 +60,14 @@ async def reflect(
     pattern, round_ = previous["pattern"], previous["round"] + 1
     if previous.get("status") != "ok":
         return summary_entry(pattern, round_, None, status="skipped", reason=f"round {round_ - 1} has no readable answer")
-    template = template_for(context, f"reflection_{pattern}", TEMPLATES[pattern])
     model = system_model(context, "reflection")
-    ctx = agent_context(context, "reflection", model, template)
-    messages = load_messages(previous["messages"]) + template.render()
-    answer = await ask(
-        ctx,
-        f"kgds.reflection.{pattern}",
-        messages,
-        SCHEMAS[pattern],
+    reflection = REFLECTIONS[pattern]
+    answer = await reflection.verdict(
+        context,
+        {},
+        before=load_messages(previous["messages"]),
+        model=model,
+        label=f"{reflection.name}.{pattern}",
         placeholder=lambda: SCHEMAS[pattern](**dry_run_summary(pattern, sample).model_dump(), reflection=PLACEHOLDER_REASONING),
         retries=options.summary_retries,
         retry_truncated=False,
@@ -75,7 +76,7 @@ async def reflect(
     return summary_entry(pattern, round_, answer, generation=generation_of(model))
 
 
-@register_agent("kgds.reflection", role="reflection", benchmark="kgds")
+@REFLECTIONS["ebs"].register  # one agent for both patterns
 def reflection():
     """Asks the summarizer to check its summaries against their definitions and answer again."""
 

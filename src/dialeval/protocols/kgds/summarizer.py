@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from dialeval.agents.base import ask, register_agent, schema_with
+from dialeval.agents.base import schema_with
+from dialeval.agents.judge import Judge
 from dialeval.protocols.kgds.common import (
     KgdsOptions,
-    agent_context,
     format_discussion,
     format_paragraphs,
     generation_of,
@@ -27,7 +27,6 @@ from dialeval.protocols.kgds.common import (
     strip_stars,
     summary_entry,
     system_model,
-    template_for,
 )
 from dialeval.config import EvalContext
 from dialeval.protocols.kgds.data import paragraph_number
@@ -53,6 +52,10 @@ class AbsSummary(BaseModel):
 
 
 SCHEMAS: dict[str, type[BaseModel]] = {"ebs": EbsSummary, "abs": AbsSummary}
+# one call per pattern, each with its template (config keys summarizer_ebs / summarizer_abs) and schema
+SUMMARIZERS: dict[str, Judge[Any]] = {
+    p: Judge("kgds.summarizer", "summarizer", "kgds", TEMPLATES[p], SCHEMAS[p], template_key=f"summarizer_{p}") for p in TEMPLATES
+}
 
 
 def dry_run_summary(pattern: str, sample: dict[str, Any], **extra: Any) -> BaseModel:
@@ -83,15 +86,14 @@ def paragraph_choice(schema: type[BaseModel], pattern: str, sample: dict[str, An
 
 async def summarize(pattern: str, sample: dict[str, Any], context: EvalContext, options: KgdsOptions) -> dict[str, Any]:
     """One structured-prompt call, as a summary entry that keeps the conversation for reflection."""
-    template = template_for(context, f"summarizer_{pattern}", TEMPLATES[pattern])
     model = system_model(context, "summarizer")
-    ctx = agent_context(context, "summarizer", model, template)
-    messages = template.render(paragraphs=format_paragraphs(sample["SBK"]), discussion=format_discussion(sample["KGD"]))
-    answer = await ask(
-        ctx,
-        f"kgds.summarizer.{pattern}",
-        messages,
-        SCHEMAS[pattern],
+    values = {"paragraphs": format_paragraphs(sample["SBK"]), "discussion": format_discussion(sample["KGD"])}
+    summarizer = SUMMARIZERS[pattern]
+    answer = await summarizer.verdict(
+        context,
+        values,
+        model=model,
+        label=f"{summarizer.name}.{pattern}",
         placeholder=lambda: dry_run_summary(pattern, sample),
         retries=options.summary_retries,
         retry_truncated=False,
@@ -100,7 +102,7 @@ async def summarize(pattern: str, sample: dict[str, Any], context: EvalContext, 
     return summary_entry(pattern, 0, answer, generation=generation_of(model))
 
 
-@register_agent("kgds.summarizer", role="summarizer", benchmark="kgds")
+@SUMMARIZERS["ebs"].register  # one agent for both patterns
 def summarizer():
     """Summarizes a sample in each configured pattern with the structured prompt (round 0)."""
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dialeval.agents.base import AgentContext, register_agent
+from dialeval.agents.judge import Judge
 from dialeval.protocols.mdseval.common import MdsevalOptions, dialogue_of
 from dialeval.protocols.mdseval.pointwise import score_all
 from dialeval.config import EvalContext
@@ -25,18 +25,17 @@ class ChecklistScore(BaseModel):
     score: int
 
 
-@register_agent("mdseval.checklist", role="checklist", benchmark="mdseval")
+CHECKLIST = Judge("mdseval.checklist", "checklist", "mdseval", TEMPLATE, ChecklistScore)
+
+
+@CHECKLIST.register
 def checklist():
     """Scores each summary on each aspect after a per-modality checklist (Checklist-CoT)."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MdsevalOptions.of(context)
-        if "checklist" not in options.evaluators:
+        if CHECKLIST.role not in options.evaluators:
             return {}
-        ctx = AgentContext.for_role(context, "checklist", TEMPLATE)
-        rows = await score_all(
-            ctx, dialogue_of(state), options, evaluator="checklist", agent="mdseval.checklist", schema=ChecklistScore
-        )
-        return {"scores": rows}
+        return {"scores": await score_all(CHECKLIST, context, dialogue_of(state), options)}
 
     return judge

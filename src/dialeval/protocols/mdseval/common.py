@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialeval.agents.base import AgentContext
 from dialeval.agents.images import IMAGE_BACKENDS, attach_images
+from dialeval.agents.roles import Role, RoleTable
 from dialeval.config import EvalContext
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, MdsDialogue
 from dialeval.data.images import ImageRef
@@ -153,12 +154,13 @@ def score_range(aspect: str) -> tuple[int, int]:
     return SCALES[aspect]
 
 
-# role -> default agent; the graph builds one node per role from the same table
-ROLES = {
-    "pointwise": "mdseval.pointwise",
-    "pairwise": "mdseval.pairwise",
-    "faithfulness": "mdseval.faithfulness",
-    "image_prompt": "mdseval.image_prompt",
-    "checklist": "mdseval.checklist",
-    "summarizer": "mdseval.summarizer",
-}
+# one table of roles; the graph builds one node per role from it, all starting at once
+ROLES = RoleTable(
+    Role("pointwise", "mdseval.pointwise", node="pointwise"),
+    Role("pairwise", "mdseval.pairwise", node="pairwise"),
+    Role("faithfulness", "mdseval.faithfulness", node="faithfulness", templates=("faithfulness_summary", "faithfulness_sentence")),
+    # Image-to-Prompt: a captioner model describes the images, the image_prompt judge scores from that
+    Role("image_prompt", "mdseval.image_prompt", node="image_prompt", models=("image_prompt", "captioner"), templates=("captioner", "image_prompt")),
+    Role("checklist", "mdseval.checklist", node="checklist"),
+    Role("summarizer", "mdseval.summarizer", node="summarizer", templates=tuple(f"summarizer_{s}" for s in ("zeroshot", "guidance", "icl")), system=True),
+)

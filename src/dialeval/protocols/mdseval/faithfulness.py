@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from dialeval.agents.base import AgentContext, ask, register_agent
+from dialeval.agents.base import AgentContext
+from dialeval.agents.judge import Judge
 from dialeval.protocols.mdseval.common import (
     MdsevalOptions,
     dialogue_of,
@@ -35,17 +36,22 @@ class FaithVerdict(BaseModel):
     label: Literal["faithful", "false-text", "false-image", "false-both"]
 
 
-@register_agent("mdseval.faithfulness", role="faithfulness", benchmark="mdseval")
+FAITHFULNESS = Judge(
+    "mdseval.faithfulness", "faithfulness", "mdseval", SUMMARY_TEMPLATE, FaithVerdict, template_key="faithfulness_summary"
+)
+
+
+@FAITHFULNESS.register
 def faithfulness():
     """Labels each summary and each of its sentences faithful / not faithful to text, image or both."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MdsevalOptions.of(context)
-        if "faithfulness" not in options.evaluators:
+        if FAITHFULNESS.role not in options.evaluators:
             return {}
         item = dialogue_of(state)
-        summary_ctx = AgentContext.for_role(context, "faithfulness", SUMMARY_TEMPLATE, template_key="faithfulness_summary")
-        sentence_ctx = AgentContext.for_role(context, "faithfulness", SENTENCE_TEMPLATE, template_key="faithfulness_sentence")
+        summary_ctx = FAITHFULNESS.context(context)
+        sentence_ctx = FAITHFULNESS.context(context, template=SENTENCE_TEMPLATE, template_key="faithfulness_sentence")
         blocks = uses_blocks(summary_ctx, item, options.images)
         common = {"dialogue": dialogue_text(item), "images": images_text(item, blocks)}
 
@@ -55,9 +61,9 @@ def faithfulness():
                 messages = ctx.template.render(summary=summary.summary, **common)
             else:
                 messages = ctx.template.render(sentence=summary.summary_sentence_lvl[sentence], **common)
-            answer = await ask(ctx, "mdseval.faithfulness", with_pictures(messages, item, blocks), FaithVerdict)
+            answer = await FAITHFULNESS.ask(ctx, with_pictures(messages, item, blocks))
             return {
-                "evaluator": "faithfulness",
+                "evaluator": FAITHFULNESS.role,
                 "summary": index,
                 "level": "summary" if sentence is None else "sentence",
                 "sentence": sentence,

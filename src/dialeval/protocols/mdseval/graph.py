@@ -1,6 +1,6 @@
 """MDSEval over one dialogue: every selected evaluator judges its five summaries.
 
-    START -> pointwise || pairwise || faithfulness || image_prompt || checklist || summarize -> END
+    START -> pointwise || pairwise || faithfulness || image_prompt || checklist || summarizer -> END
 
 Each node is the agent the run selects for its role; a node whose evaluator is not in
 the ``evaluators`` option (or ``setups`` is empty, for the summarizer) returns nothing.
@@ -14,8 +14,9 @@ from typing import Annotated, Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from dialeval.agents.base import agent_node
 from dialeval.config import EvalContext
+from dialeval.protocols.mdseval.common import ROLES
+from dialeval.protocols.mdseval import checklist, faithfulness, image_prompt, pairwise, pointwise, summarizer  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
 
 Rows = Annotated[list[dict[str, Any]], operator.add]
 
@@ -33,14 +34,10 @@ class MdsevalState(TypedDict, total=False):
     candidates: Rows
 
 
-from dialeval.protocols.mdseval.common import ROLES as NODES  # noqa: E402  (one table of roles)
-from dialeval.protocols.mdseval import checklist, faithfulness, image_prompt, pairwise, pointwise, summarizer  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
-
-
 def build_graph():
     builder = StateGraph(MdsevalState, input_schema=MdsevalInput, context_schema=EvalContext)
-    for role, agent in NODES.items():
-        builder.add_node(role, agent_node(role, agent))
-        builder.add_edge(START, role)
-        builder.add_edge(role, END)
+    ROLES.add_nodes(builder)
+    for role in ROLES:
+        builder.add_edge(START, role.node)
+        builder.add_edge(role.node, END)
     return builder.compile(name="mdseval")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dialeval.agents.base import AgentContext, ask_text, register_agent
+from dialeval.agents.base import AgentContext, ask_text
+from dialeval.agents.judge import Judge
 from dialeval.protocols.mdseval.common import (
     MdsevalOptions,
     dialogue_of,
@@ -20,20 +21,21 @@ from dialeval.protocols.mdseval.common import (
     uses_blocks,
     with_pictures,
 )
-from dialeval.protocols.mdseval.pointwise import score_all
+from dialeval.protocols.mdseval.pointwise import AspectScore, score_all
 from dialeval.config import EvalContext
 
 CAPTION_TEMPLATE = "mdseval/captioner"
 JUDGE_TEMPLATE = "mdseval/pointwise"
+JUDGE = Judge("mdseval.image_prompt", "image_prompt", "mdseval", JUDGE_TEMPLATE, AspectScore)
 
 
-@register_agent("mdseval.image_prompt", role="image_prompt", benchmark="mdseval")
+@JUDGE.register
 def image_prompt():
     """Describes the images with a vision model, then scores each summary from the description."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MdsevalOptions.of(context)
-        if "image_prompt" not in options.evaluators:
+        if JUDGE.role not in options.evaluators:
             return {}
         item = dialogue_of(state)
         captioner = AgentContext.for_role(context, "captioner", CAPTION_TEMPLATE)
@@ -43,15 +45,12 @@ def image_prompt():
         row = {"from": judge_input_label(item, blocks), "call": caption.model_dump()}
         if caption.status != "ok":
             skipped = [
-                {"evaluator": "image_prompt", "summary": i, "aspect": a, "score": None, "input": "no description", "call": None}
+                {"evaluator": JUDGE.role, "summary": i, "aspect": a, "score": None, "input": "no description", "call": None}
                 for i in range(len(item.summary_list))
                 for a in options.aspects
             ]
             return {"captions": [row], "scores": skipped}
-        ctx = AgentContext.for_role(context, "image_prompt", JUDGE_TEMPLATE)
-        rows = await score_all(
-            ctx, item, options, evaluator="image_prompt", agent="mdseval.image_prompt", description=caption.value["text"]
-        )
+        rows = await score_all(JUDGE, context, item, options, description=caption.value["text"])
         return {"captions": [row], "scores": rows}
 
     return judge

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from dialeval.agents.base import AgentContext, ask, register_agent
+from dialeval.agents.judge import Judge
 from dialeval.protocols.mdseval.common import (
     ASPECT_NAMES,
     MdsevalOptions,
@@ -41,16 +41,19 @@ def both_orders(n_summaries: int) -> list[tuple[int, int]]:
     return pairs + [(b, a) for a, b in pairs]
 
 
-@register_agent("mdseval.pairwise", role="pairwise", benchmark="mdseval")
+PAIRWISE = Judge("mdseval.pairwise", "pairwise", "mdseval", TEMPLATE, Preference)
+
+
+@PAIRWISE.register
 def pairwise():
     """Prefers one of two summaries per aspect; every pair asked in both orders."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MdsevalOptions.of(context)
-        if "pairwise" not in options.evaluators:
+        if PAIRWISE.role not in options.evaluators:
             return {}
         item = dialogue_of(state)
-        ctx = AgentContext.for_role(context, "pairwise", TEMPLATE)
+        ctx = PAIRWISE.context(context)
         blocks = uses_blocks(ctx, item, options.images)
 
         async def one(first: int, second: int, aspect: str) -> dict[str, Any]:
@@ -62,10 +65,10 @@ def pairwise():
                 summary_a=item.summary_list[first].summary,
                 summary_b=item.summary_list[second].summary,
             )
-            answer = await ask(ctx, "mdseval.pairwise", with_pictures(messages, item, blocks), Preference)
+            answer = await PAIRWISE.ask(ctx, with_pictures(messages, item, blocks))
             pick = None if answer.value is None else (0 if answer.value.preferred == "A" else 1)
             return {
-                "evaluator": "pairwise",
+                "evaluator": PAIRWISE.role,
                 "aspect": aspect,
                 "first": first,
                 "second": second,

@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dialeval.agents.base import AgentContext, ask, placeholder_for, register_agent
+from dialeval.agents.base import placeholder_for
+from dialeval.agents.judge import Judge
 from dialeval.protocols.mdseval.common import (
     ASPECT_NAMES,
     MdsevalOptions,
@@ -48,16 +49,11 @@ def in_scale(aspect: str):
 
 
 async def score_all(
-    ctx: AgentContext,
-    item: MdsDialogue,
-    options: MdsevalOptions,
-    *,
-    evaluator: str,
-    agent: str,
-    schema: type[BaseModel] = AspectScore,
-    description: str | None = None,
+    judge: Judge[Any], context: EvalContext, item: MdsDialogue, options: MdsevalOptions, description: str | None = None
 ) -> list[dict[str, Any]]:
-    """Every summary on every selected aspect; one row per call, readable or not."""
+    """Every summary on every selected aspect; one row per call, readable or not. The
+    evaluator is the judge's role (pointwise, checklist, image_prompt)."""
+    ctx, schema = judge.context(context), judge.schema
     blocks = description is None and uses_blocks(ctx, item, options.images)
     seen = judge_input_label(item, blocks, described=description is not None)
 
@@ -72,31 +68,30 @@ async def score_all(
             low=low,
             high=high,
         )
-        answer = await ask(
+        answer = await judge.ask(
             ctx,
-            agent,
             with_pictures(messages, item, blocks),
-            schema,
             validate=in_scale(aspect),
             placeholder=lambda: schema.model_validate({**placeholder_for(schema).model_dump(), "score": low}),
         )
         score = answer.value.score if answer.value is not None else None  # type: ignore[attr-defined]
-        return {"evaluator": evaluator, "summary": index, "aspect": aspect, "score": score, "input": seen, "call": answer.call.model_dump()}
+        return {"evaluator": judge.role, "summary": index, "aspect": aspect, "score": score, "input": seen, "call": answer.call.model_dump()}
 
     jobs = [one(i, a) for i in range(len(item.summary_list)) for a in options.aspects]
     return list(await asyncio.gather(*jobs))
 
 
-@register_agent("mdseval.pointwise", role="pointwise", benchmark="mdseval")
+POINTWISE = Judge("mdseval.pointwise", "pointwise", "mdseval", TEMPLATE, AspectScore)
+
+
+@POINTWISE.register
 def pointwise():
     """Scores each summary on each aspect with the paper's scales (MLLM-as-a-judge)."""
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MdsevalOptions.of(context)
-        if "pointwise" not in options.evaluators:
+        if POINTWISE.role not in options.evaluators:
             return {}
-        ctx = AgentContext.for_role(context, "pointwise", TEMPLATE)
-        rows = await score_all(ctx, dialogue_of(state), options, evaluator="pointwise", agent="mdseval.pointwise")
-        return {"scores": rows}
+        return {"scores": await score_all(POINTWISE, context, dialogue_of(state), options)}
 
     return judge

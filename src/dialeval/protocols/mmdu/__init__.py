@@ -20,6 +20,7 @@ from dialeval.config import parse_options
 from dialeval.protocols.mmdu.data import MmduItem, load_dialogues, load_human_scores, load_predictions
 from dialeval.protocols.mmdu import metrics as metrics
 from dialeval.protocols.mmdu.metrics import DIMENSIONS, SHORT
+from dialeval.protocols.mmdu.common import ROLES
 from dialeval.protocols.mmdu import judge, responder  # noqa: F401  (registers the agents)
 
 
@@ -204,8 +205,7 @@ register_benchmark(
         aggregate=aggregate,
         score_dimensions=score_dimensions,
         tables=tables,
-        roles={"responder": "mmdu.responder", "judge": "mmdu.judge"},
-        system_roles=("responder",),
+        **ROLES.benchmark_fields(),
         metrics_only=compare_judges,
         item_scores=item_scores,
     )

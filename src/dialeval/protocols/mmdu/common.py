@@ -14,10 +14,18 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.agents.images import image_line, image_url
+from dialeval.agents.roles import Role, RoleTable
 from dialeval.config import EvalContext, ModelSettings
 from dialeval.protocols.mmdu.data import TAG, Dialogue, check_dialogue
 from dialeval.data.images import ImageRef
 from dialeval.models.usage import count_tokens
+
+
+# the model under test answers turn by turn (unless answers are given), then the judge scores every turn
+ROLES = RoleTable(
+    Role("responder", "mmdu.responder", node="respond", system=True),
+    Role("judge", "mmdu.judge", node="judge"),
+)
 
 
 class MmduOptions(BaseModel):

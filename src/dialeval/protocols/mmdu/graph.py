@@ -16,9 +16,11 @@ from typing import Annotated, Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import NotRequired, TypedDict
 
-from dialeval.agents.base import agent_node
 from dialeval.config import EvalContext
 from dialeval.protocols.mmdu import judge, responder  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
+from dialeval.protocols.mmdu.common import ROLES
+
+RESPOND, JUDGE = ROLES.node("responder"), ROLES.node("judge")
 
 
 class MmduInput(TypedDict):
@@ -39,20 +41,19 @@ class MmduState(TypedDict, total=False):
 
 
 def first_step(state: MmduState) -> str:
-    return "judge" if state.get("answers") is not None else "respond"
+    return JUDGE if state.get("answers") is not None else RESPOND
 
 
 def next_step(state: MmduState) -> str:
     replies = state.get("replies") or []
     stopped = bool(replies) and replies[-1]["call"]["status"] == "error"
-    return "respond" if not stopped and state.get("turn", 0) < len(state["conversations"]) // 2 else "judge"
+    return RESPOND if not stopped and state.get("turn", 0) < len(state["conversations"]) // 2 else JUDGE
 
 
 def build_graph():
     builder = StateGraph(MmduState, input_schema=MmduInput, context_schema=EvalContext)
-    builder.add_node("respond", agent_node("responder", "mmdu.responder"))
-    builder.add_node("judge", agent_node("judge", "mmdu.judge"))
-    builder.add_conditional_edges(START, first_step, ["respond", "judge"])
-    builder.add_conditional_edges("respond", next_step, ["respond", "judge"])
-    builder.add_edge("judge", END)
+    ROLES.add_nodes(builder)
+    builder.add_conditional_edges(START, first_step, [RESPOND, JUDGE])
+    builder.add_conditional_edges(RESPOND, next_step, [RESPOND, JUDGE])
+    builder.add_edge(JUDGE, END)
     return builder.compile(name="mmdu")

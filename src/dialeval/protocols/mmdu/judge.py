@@ -17,7 +17,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field, model_validator
 
-from dialeval.agents.base import AgentContext, ask, register_agent
+from dialeval.agents.base import AgentContext
+from dialeval.agents.judge import Judge
 from dialeval.agents.images import accepts_images
 from dialeval.agents.parsing import read_integer
 from dialeval.protocols.mmdu.common import MmduOptions, dialogue_of, labelled_images, role_model
@@ -132,20 +133,23 @@ def _placeholder() -> TurnJudgement:
     return TurnJudgement(explanation="dry-run placeholder", scores={d: LOW for d in DIMENSIONS})
 
 
-@register_agent("mmdu.judge", role="judge", benchmark="mmdu")
+JUDGE = Judge("mmdu.judge", "judge", "mmdu", TEMPLATE, TurnJudgement, validate=_no_readable_score, placeholder=_placeholder)
+
+
+@JUDGE.register
 def judge():
     """Scores each answered turn 1-10 on the six MMDU dimensions and Overall."""
 
     async def judge_all(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MmduOptions.of(context)
         dialogue = dialogue_of(state)
-        ctx = AgentContext.for_role(context, "judge", TEMPLATE, model=role_model(context, "judge"))
+        ctx = JUDGE.context(context, model=role_model(context, "judge"))
         blocks = accepts_images(ctx, options.images)
         answers = answers_to_judge(state, dialogue)
 
         async def one(turn: Turn, answer: str) -> dict[str, Any]:
             messages = build_messages(ctx, dialogue, turn, answer, options.judge_images, blocks)
-            result = await ask(ctx, "mmdu.judge", messages, TurnJudgement, validate=_no_readable_score, placeholder=_placeholder)
+            result = await JUDGE.ask(ctx, messages)
             dims = dimension_scores(result.value.scores) if result.value is not None else {}
             explanation = ""
             if result.value is not None:

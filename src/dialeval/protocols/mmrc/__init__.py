@@ -20,6 +20,7 @@ from dialeval.config import parse_options
 from dialeval.protocols.mmrc.data import ABILITIES, Conversation, load_conversations
 from dialeval.protocols.mmrc import metrics as metrics
 from dialeval.protocols.mmrc.metrics import ep_counts, image_hits
+from dialeval.protocols.mmrc.common import ROLES
 from dialeval.protocols.mmrc import helpers, judge, notetaker, responder  # noqa: F401  (registers the agents)
 
 CONDITION_LABEL = {"off": "responder", "on": "+ NOTE-TAKING"}
@@ -269,17 +270,7 @@ register_benchmark(
         score_dimensions=score_dimensions,
         tables=tables,
         item_scores=item_scores,
-        roles={
-            "reply": "mmrc.reply",
-            "notetaker": "mmrc.notetaker",
-            "answer": "mmrc.answer",
-            "judge": "mmrc.ability_judge",  # or mmrc.rubric_judge
-            "item_extractor": "mmrc.item_extractor",
-            "refusal_detector": "mmrc.refusal_detector",
-        },
-        model_roles=("responder", "notetaker", "judge", "item_extractor", "refusal_detector"),
-        template_keys=("responder", "responder_question", "notetaker", "item_extractor", "refusal_detector", "judge_ie", "judge_cr", "judge_iu", "judge_im", "judge_mr", "judge_ar"),
+        **ROLES.benchmark_fields(),
         after_run=after_run,
-        system_roles=("reply", "answer"),
     )
 )

@@ -17,16 +17,34 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.agents.base import AgentContext
+from dialeval.agents.roles import Role, RoleTable
 from dialeval.agents.images import IMAGE_BACKENDS, accepts_images, image_line  # noqa: F401  (re-exported)
 from dialeval.agents.images import attach_images, turn_content  # noqa: F401  (re-exported)
 from dialeval.agents.responder import DRY_RUN_REPLY, with_history  # noqa: F401  (re-exported)
 from dialeval.config import EvalContext
 from dialeval.data.images import ImageRef
-from dialeval.protocols.mmrc.data import Conversation
+from dialeval.protocols.mmrc.data import ABILITIES, Conversation
 from dialeval.memory.client import MemorySettings
 
 Condition = Literal["off", "on"]
 
+
+
+# the model under test plays reply and answer (config keys models.responder, templates.responder);
+# the judge has one template per ability, paper's and rubric variant (templates.judge_ie, judge_rubric_ie, ...)
+ROLES = RoleTable(
+    Role("reply", "mmrc.reply", node="reply", models=("responder",), templates=("responder",), system=True),
+    Role("notetaker", "mmrc.notetaker", node="take_note"),
+    Role("answer", "mmrc.answer", node="answer", models=("responder",), templates=("responder", "responder_notes"), system=True),
+    Role(
+        "judge",
+        "mmrc.ability_judge",
+        node="judge",
+        templates=tuple(f"judge_{variant}{a.lower()}" for variant in ("", "rubric_") for a in ABILITIES),
+    ),
+    Role("item_extractor", "mmrc.item_extractor", node="extract_items"),
+    Role("refusal_detector", "mmrc.refusal_detector", node="detect_refusals"),
+)
 
 
 class MmrcOptions(BaseModel):
@@ -113,12 +131,6 @@ def user_input(text: str, images: list[ImageRef], first_number: int, blocks: boo
         numbers = ", ".join(f"[image {first_number + i}]" for i in range(len(images)))
         return f"{text}\n(pictures attached below: {numbers})".strip()
     return str(turn_content(text, images, first_number, blocks=False))
-
-
-def agent_context(context: EvalContext, model_role: str, template_role: str, default_template: str) -> AgentContext:
-    """The judge has one template per ability: ``templates: {judge_ie: my.txt}`` overrides
-    just one of them while ``models: {judge: ...}`` still picks the model of all six."""
-    return AgentContext.for_role(context, model_role, default_template, template_key=template_role)
 
 
 def history(conv: Conversation, replies: dict[int, str], upto: int, blocks: bool) -> list[BaseMessage]:

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import NotRequired, TypedDict
 
-from dialeval.agents.base import agent_node
+from dialeval.protocols.mmrc.common import ROLES
 from dialeval.protocols.mmrc.notetaker import clear_note
 from dialeval.config import EvalContext
 from dialeval.protocols.mmrc import helpers, judge, notetaker, responder  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
@@ -42,8 +42,9 @@ class MmrcState(MmrcInput, total=False):
     refusal_checks: list[dict[str, Any]]
 
 
-TURN_NODES = ["reply", "take_note"]
-CHECK_NODES = ["judge", "extract_items", "detect_refusals"]
+ANSWER = ROLES.node("answer")
+TURN_NODES = [ROLES.node("reply"), ROLES.node("notetaker")]
+CHECK_NODES = [ROLES.node("judge"), ROLES.node("item_extractor"), ROLES.node("refusal_detector")]
 RECURSION_LIMIT = 10_000
 
 
@@ -52,7 +53,7 @@ def next_turn(state: MmrcState) -> dict[str, Any]:
 
 
 def after_turn(state: MmrcState) -> list[str] | str:
-    return TURN_NODES if state["turn"] < len(state["turns"]) else "answer"
+    return TURN_NODES if state["turn"] < len(state["turns"]) else ANSWER
 
 
 def next_question(state: MmrcState) -> dict[str, Any]:
@@ -60,28 +61,23 @@ def next_question(state: MmrcState) -> dict[str, Any]:
 
 
 def after_question(state: MmrcState) -> list[str] | str:
-    return "answer" if state["question"] < len(state["questions"]) else CHECK_NODES
+    return ANSWER if state["question"] < len(state["questions"]) else CHECK_NODES
 
 
 def build_graph():
     builder = StateGraph(MmrcState, input_schema=MmrcInput, context_schema=EvalContext)
     builder.add_node("clear_note", clear_note)
-    builder.add_node("reply", agent_node("reply", "mmrc.reply"))
-    builder.add_node("take_note", agent_node("notetaker", "mmrc.notetaker"))
+    ROLES.add_nodes(builder)
     builder.add_node("next_turn", next_turn)
-    builder.add_node("answer", agent_node("answer", "mmrc.answer"))
     builder.add_node("next_question", next_question)
-    builder.add_node("judge", agent_node("judge", "mmrc.ability_judge"))
-    builder.add_node("extract_items", agent_node("item_extractor", "mmrc.item_extractor"))
-    builder.add_node("detect_refusals", agent_node("refusal_detector", "mmrc.refusal_detector"))
 
     builder.add_edge(START, "clear_note")
-    builder.add_edge("clear_note", "reply")
-    builder.add_edge("clear_note", "take_note")
+    for node in TURN_NODES:
+        builder.add_edge("clear_note", node)
     builder.add_edge(TURN_NODES, "next_turn")
-    builder.add_conditional_edges("next_turn", after_turn, [*TURN_NODES, "answer"])
-    builder.add_edge("answer", "next_question")
-    builder.add_conditional_edges("next_question", after_question, ["answer", *CHECK_NODES])
+    builder.add_conditional_edges("next_turn", after_turn, [*TURN_NODES, ANSWER])
+    builder.add_edge(ANSWER, "next_question")
+    builder.add_conditional_edges("next_question", after_question, [ANSWER, *CHECK_NODES])
     for check in CHECK_NODES:
         builder.add_edge(check, END)
     # two steps a turn and two a question: past LangGraph's default limit of 25 (Studio)

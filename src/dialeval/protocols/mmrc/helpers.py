@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dialeval.agents.base import ask, register_agent, schema_with
-from dialeval.protocols.mmrc.common import agent_context, conversation_of
+from dialeval.agents.base import schema_with
+from dialeval.agents.judge import Judge
+from dialeval.protocols.mmrc.common import conversation_of
 from dialeval.config import EvalContext
 from dialeval.protocols.mmrc.data import Conversation, Question
 from dialeval.protocols.mmrc.text_rules import exact_matches, match_items, refusal_by_rule, split_items
@@ -40,6 +41,9 @@ class RefusalVerdict(BaseModel):
     rationale: str
     refused: bool
 
+
+EXTRACTOR = Judge("mmrc.item_extractor", "item_extractor", "mmrc", ITEM_TEMPLATE, ExtractedItems)
+DETECTOR = Judge("mmrc.refusal_detector", "refusal_detector", "mmrc", REFUSAL_TEMPLATE, RefusalVerdict)
 
 ITEM_CHARS = 60  # "a thing the answer names": a short phrase
 RATIONALE_CHARS = 200  # "<one sentence>", as the prompt asks
@@ -81,7 +85,7 @@ def _item_result(answer: dict[str, Any], status: str, method: str, items: list[s
     }
 
 
-@register_agent("mmrc.item_extractor", role="item_extractor", benchmark="mmrc")
+@EXTRACTOR.register
 def item_extractor():
     """Lists the items an IE answer names and the reference item each refers to."""
 
@@ -96,18 +100,15 @@ def item_extractor():
             exact = exact_matches(pieces, question.items)
             if exact is not None:
                 return _item_result(answer, "ok", "rule", pieces, list(exact))
-            ctx = agent_context(context, "item_extractor", "item_extractor", ITEM_TEMPLATE)
             n = len(question.items)
-            messages = ctx.template.render(
-                question=question.question,
-                reference_items="\n".join(f"{i}. {item}" for i, item in enumerate(question.items, start=1)),
-                answer=text,
-            )
-            result = await ask(
-                ctx,
-                "mmrc.item_extractor",
-                messages,
-                ExtractedItems,
+            values = {
+                "question": question.question,
+                "reference_items": "\n".join(f"{i}. {item}" for i, item in enumerate(question.items, start=1)),
+                "answer": text,
+            }
+            result = await EXTRACTOR.verdict(
+                context,
+                values,
                 validate=lambda v: next(
                     (f"match {e.match} is not a reference number 1-{n}" for e in v.items if e.match is not None and not 1 <= e.match <= n),
                     None,
@@ -131,7 +132,7 @@ def item_extractor():
     return extract
 
 
-@register_agent("mmrc.item_rules", role="item_extractor", benchmark="mmrc")
+@EXTRACTOR.register_as("mmrc.item_rules")
 def item_rules():
     """Rules only: splits the answer on separators and matches items by content words."""
 
@@ -158,7 +159,7 @@ def _refusal_result(answer: dict[str, Any], question: Question, status: str, met
     }
 
 
-@register_agent("mmrc.refusal_detector", role="refusal_detector", benchmark="mmrc")
+@DETECTOR.register
 def refusal_detector():
     """Decides whether an answer refuses (plain cases by rule, the rest by a model)."""
 
@@ -170,13 +171,9 @@ def refusal_detector():
             by_rule = refusal_by_rule(text) if text else False
             if by_rule is not None:
                 return _refusal_result(answer, question, "ok", "rule", by_rule)
-            ctx = agent_context(context, "refusal_detector", "refusal_detector", REFUSAL_TEMPLATE)
-            messages = ctx.template.render(question=question.question, answer=text)
-            result = await ask(
-                ctx,
-                "mmrc.refusal_detector",
-                messages,
-                RefusalVerdict,
+            result = await DETECTOR.verdict(
+                context,
+                {"question": question.question, "answer": text},
                 json_schema=schema_with(RefusalVerdict, rationale={"maxLength": RATIONALE_CHARS}),
             )
             refused = result.value.refused if result.value is not None else None
@@ -188,7 +185,7 @@ def refusal_detector():
     return detect
 
 
-@register_agent("mmrc.refusal_rules", role="refusal_detector", benchmark="mmrc")
+@DETECTOR.register_as("mmrc.refusal_rules")
 def refusal_rules():
     """Rules only: an answer refuses when it matches a refusal phrase."""
 

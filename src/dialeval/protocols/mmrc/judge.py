@@ -19,8 +19,9 @@ from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel, Field
 
-from dialeval.agents.base import AgentCall, ask, register_agent
-from dialeval.protocols.mmrc.common import agent_context, conversation_of
+from dialeval.agents.base import AgentCall
+from dialeval.agents.judge import Judge
+from dialeval.protocols.mmrc.common import conversation_of
 from dialeval.protocols.mmrc.responder import choices_text
 from dialeval.config import EvalContext
 from dialeval.protocols.mmrc.data import Question
@@ -79,15 +80,20 @@ async def _grade_all(state: dict[str, Any], context: EvalContext, grade: Grade) 
     return {"grades": list(await asyncio.gather(*(one(a) for a in todo)))}
 
 
-@register_agent("mmrc.ability_judge", role="judge", benchmark="mmrc")
+# one template per ability: each call names its own (template_for)
+ABILITY_JUDGE = Judge("mmrc.ability_judge", "judge", "mmrc", None, PaperScore)
+RUBRIC_JUDGE = Judge("mmrc.rubric_judge", "judge", "mmrc", None, AbilityScore)
+
+
+@ABILITY_JUDGE.register
 def ability_judge():
     """The paper's judge: the prediction and the label in, a 0-5 score out (per ability)."""
 
     async def grade(question: Question, text: str, context: EvalContext) -> AgentCall:
         key, default = template_for(question.ability)
-        ctx = agent_context(context, "judge", key, default)
-        messages = ctx.template.render(prediction=text, reference=question.answer)
-        return (await ask(ctx, f"mmrc.judge_{question.ability.lower()}", messages, PaperScore)).call
+        values = {"prediction": text, "reference": question.answer}
+        answer = await ABILITY_JUDGE.verdict(context, values, template=default, template_key=key, label=f"mmrc.{key}")
+        return answer.call
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         return await _grade_all(state, context, grade)
@@ -95,21 +101,21 @@ def ability_judge():
     return judge
 
 
-@register_agent("mmrc.rubric_judge", role="judge", benchmark="mmrc")
+@RUBRIC_JUDGE.register
 def rubric_judge():
     """Our richer judge: question, labels and a rubric per ability; rationale, then 0-5."""
 
     async def grade(question: Question, text: str, context: EvalContext) -> AgentCall:
         key, default = template_for(question.ability, "rubric_")
-        ctx = agent_context(context, "judge", key, default)
-        messages = ctx.template.render(
-            question=question.question,
-            choices=choices_text(question),
-            reference=question.answer,
-            detail=ground_truth_detail(question),
-            answer=text,
-        )
-        return (await ask(ctx, f"mmrc.rubric_judge_{question.ability.lower()}", messages, AbilityScore)).call
+        values = {
+            "question": question.question,
+            "choices": choices_text(question),
+            "reference": question.answer,
+            "detail": ground_truth_detail(question),
+            "answer": text,
+        }
+        label = f"{RUBRIC_JUDGE.name}_{question.ability.lower()}"
+        return (await RUBRIC_JUDGE.verdict(context, values, template=default, template_key=key, label=label)).call
 
     async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         return await _grade_all(state, context, grade)

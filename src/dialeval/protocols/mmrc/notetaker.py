@@ -13,11 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from dialeval.agents.base import ask, register_agent
+from dialeval.agents.judge import Judge
 from dialeval.protocols.mmrc.common import (
     MmrcOptions,
     accepts_images,
-    agent_context,
     attach_images,
     conversation_of,
     dumps,
@@ -35,6 +34,7 @@ class Note(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+NOTETAKER = Judge("mmrc.notetaker", "notetaker", "mmrc", TEMPLATE, Note)
 NEW_KEYS_PER_TURN = 3
 
 
@@ -66,7 +66,7 @@ async def clear_note(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
     return {}
 
 
-@register_agent("mmrc.notetaker", role="notetaker", benchmark="mmrc")
+@NOTETAKER.register
 def notetaker():
     """Rewrites the conversation's JSON note after each user turn (NOTE-TAKING on only)."""
 
@@ -79,7 +79,7 @@ def notetaker():
         turn = conv.turns[index]
         store = open_store(context)
         current = await asyncio.to_thread(store.note, conv.id)
-        ctx = agent_context(context, "notetaker", "notetaker", TEMPLATE)
+        ctx = NOTETAKER.context(context)
         blocks = accepts_images(ctx, options.images)
         first = conv.image_offsets()[index] + 1
         messages = ctx.template.render(
@@ -88,11 +88,9 @@ def notetaker():
             user_input=user_input(turn.user, turn.images, first, blocks) or "(pictures only)",
         )
         messages = attach_images(messages, turn.images, first, blocks)
-        answer = await ask(
+        answer = await NOTETAKER.ask(
             ctx,
-            "mmrc.notetaker",
             messages,
-            Note,
             placeholder=lambda: Note.model_validate({**current, f"turn_{index + 1}": turn.user[:80] or "pictures"}),
             json_schema=note_schema(current),
         )

@@ -42,6 +42,7 @@ from dialeval.protocols.vdact.metrics import (
     score_summary,
     type_breakdown,
 )
+from dialeval.protocols.vdact.common import ROLES
 from dialeval.protocols.vdact import lave_judge, llm_acc, llm_rel, session_judge, turn_judge, video_chatgpt  # noqa: F401  (registers the agents)
 
 def load(path: Path, options: dict[str, Any]) -> list[Dialogue]:
@@ -336,7 +337,7 @@ register_benchmark(
         aggregate=aggregate,
         score_dimensions=score_dimensions,
         tables=tables,
-        roles={"judge": "vdact.session_judge"},
+        **ROLES.benchmark_fields(),
         metrics_only=metrics_only,
         item_scores=item_scores,
     )

@@ -8,13 +8,13 @@ judges, ``LLM-Acc``/``LLM-Rel`` for the Video-ChatGPT judge) and the call's stat
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
-from dialeval.agents.base import AgentContext, Answer, ask
-from dialeval.config import EvalContext
+from dialeval.agents.base import Answer
+from dialeval.agents.judge import Judge, TemplateChoice, judge
+from dialeval.agents.roles import Role, RoleTable
 from dialeval.protocols.vdact.data import JudgeExample, builtin_example
 
 # A rationale of typical length for dry runs, so token estimates include the verdicts
@@ -73,14 +73,16 @@ def render_example(example: JudgeExample) -> str:
     return "\n\n".join(blocks)
 
 
-def template_for(context: EvalContext, state: dict[str, Any], name: str) -> AgentContext:
-    """The agent context with the template that matches the run: with or without a summary.
+def summary_template(name: str) -> TemplateChoice:
+    """The template of judge ``name`` that matches the run: with a summary (config key
+    ``judge``) or without one (``judge_no_summary``)."""
 
-    Config keys: ``judge`` (with a summary) and ``judge_no_summary``.
-    """
-    if has_summary(state):
-        return AgentContext.for_role(context, "judge", f"vdact/{name}")
-    return AgentContext.for_role(context, "judge", f"vdact/{name}_no_summary", template_key="judge_no_summary")
+    def choose(state: dict[str, Any]) -> tuple[str, str | None]:
+        if has_summary(state):
+            return f"vdact/{name}", None
+        return f"vdact/{name}_no_summary", "judge_no_summary"
+
+    return choose
 
 
 def verdict(
@@ -130,11 +132,57 @@ def turn_only_values(state: dict[str, Any], agent: str) -> dict[str, str]:
     return values
 
 
-async def rate_turn(ctx: AgentContext, agent: str, messages: list[BaseMessage], state: dict[str, Any]) -> dict[str, Any]:
-    """Ask for a 1-3 rating of the current turn and move the walk on to the next turn."""
-    answer = await ask(
-        ctx, agent, messages, TurnRating, placeholder=lambda: TurnRating(rationale=DRY_RUN_RATIONALE, rating=2)
+def skip_unanswered(lowest: dict[str, float]) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    """A judge's ``skip``: a turn the system left empty scores ``lowest`` without a call."""
+    return lambda state: unanswered(state, lowest)
+
+
+def turn_verdict(scores: Callable[[Any], dict[str, float]]) -> Callable[[dict[str, Any], Answer[Any]], dict[str, Any]]:
+    """A judge's ``output``: the current turn's verdict (``scores`` of a readable answer, its
+    rationale if it gives one), and the walk moved on to the next turn."""
+
+    def output(state: dict[str, Any], answer: Answer[Any]) -> dict[str, Any]:
+        value = answer.value
+        found = scores(value) if value is not None else None
+        return advance(state, verdict(current_turn(state), answer, found, getattr(value, "rationale", None)))
+
+    return output
+
+
+def rating_judge(name: str, template: str | TemplateChoice, summary: str, **declaration: Any) -> Judge[TurnRating]:
+    """Declare a judge that rates a turn 1-3 with its rationale first (VDEval, LAVE)."""
+    return judge(
+        name,
+        role="judge",
+        benchmark="vdact",
+        template=template,
+        schema=TurnRating,
+        skip=skip_unanswered({"rating": 1}),
+        output=turn_verdict(lambda v: {"rating": v.rating}),
+        placeholder=lambda: TurnRating(rationale=DRY_RUN_RATIONALE, rating=2),
+        summary=summary,
+        **declaration,
     )
-    value = answer.value
-    scores = {"rating": value.rating} if value else None
-    return advance(state, verdict(current_turn(state), answer, scores, value.rationale if value else None))
+
+
+def turn_only_judge(
+    name: str, *, lowest: dict[str, float], scores: Callable[[Any], dict[str, float]], shown_as: str | None = None,
+    **declaration: Any,
+) -> Judge[Any]:
+    """Declare a judge that sees the turn alone (no summary, no history): a system that left
+    the turn empty scores ``lowest``; ``shown_as`` names the judge in the setup error."""
+    return judge(
+        name,
+        role="judge",
+        benchmark="vdact",
+        skip=skip_unanswered(lowest),
+        variables=lambda state, context: turn_only_values(state, shown_as or name),
+        output=turn_verdict(scores),
+        **declaration,
+    )
+
+
+# the one role; which agent plays it follows option `judge` (graph.JUDGE_AGENTS) unless `agents: {judge: ...}` says
+ROLES = RoleTable(
+    Role("judge", "vdact.session_judge", node="judge_turn", templates=("judge", "judge_no_summary", "lave", "video_chatgpt")),
+)

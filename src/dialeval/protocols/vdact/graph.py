@@ -23,6 +23,9 @@ from langgraph.graph import END, START, StateGraph
 from dialeval.agents.base import NodeFn, resolve_agent
 from dialeval.config import EvalContext
 from dialeval.protocols.vdact import lave_judge, llm_acc, llm_rel, session_judge, turn_judge, video_chatgpt  # noqa: F401  (registers the agents it wires, also when Studio loads this file alone)
+from dialeval.protocols.vdact.common import ROLES
+
+JUDGE_TURN = ROLES.node("judge")
 
 # option `judge` -> the agent used for the role "judge" unless `agents: {judge: ...}` says otherwise
 JUDGE_AGENTS = {
@@ -95,14 +98,14 @@ def judge_node() -> NodeFn:
 
 
 def more_turns(state: VdactState) -> str:
-    return "judge_turn" if state.get("index", 0) < len(state["dialogue"]["turns"]) else END
+    return JUDGE_TURN if state.get("index", 0) < len(state["dialogue"]["turns"]) else END
 
 
 def build_graph():
     builder = StateGraph(VdactState, input_schema=VdactInput, context_schema=EvalContext)
     builder.add_node("prepare", prepare)
-    builder.add_node("judge_turn", judge_node())
+    ROLES.add_nodes(builder, custom={"judge": judge_node()})
     builder.add_edge(START, "prepare")
-    builder.add_conditional_edges("prepare", more_turns, ["judge_turn", END])
-    builder.add_conditional_edges("judge_turn", more_turns, ["judge_turn", END])
+    builder.add_conditional_edges("prepare", more_turns, [JUDGE_TURN, END])
+    builder.add_conditional_edges(JUDGE_TURN, more_turns, [JUDGE_TURN, END])
     return builder.compile(name="vdact")

@@ -16,9 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from dialeval.agents.base import AgentContext, register_agent
-from dialeval.protocols.vdact.common import rate_turn, turn_only_values, unanswered
-from dialeval.config import EvalContext
+from dialeval.protocols.vdact.common import rating_judge, turn_only_values
 from dialeval.agents.templates import Template
 
 TEMPLATE = "vdact/turn_judge_no_summary"  # the instruction VDEval's turn-based, summary-free variant uses
@@ -50,15 +48,10 @@ def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessag
     return template.render(**values, example=render_demos(values["reference"]))
 
 
-@register_agent("vdact.lave_judge", role="judge", benchmark="vdact")
-def lave_judge():
-    """Grades a turn 1-3 from that turn alone with LAVE-style general VQA demonstrations."""
-
-    async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        skipped = unanswered(state, {"rating": 1})
-        if skipped is not None:
-            return skipped
-        ctx = AgentContext.for_role(context, "judge", TEMPLATE, template_key="lave")
-        return await rate_turn(ctx, "vdact.lave_judge", build_messages(ctx.template, state), state)
-
-    return judge
+LAVE_JUDGE = rating_judge(
+    "vdact.lave_judge",
+    TEMPLATE,
+    template_key="lave",
+    messages=build_messages,
+    summary="Grades a turn 1-3 from that turn alone with LAVE-style general VQA demonstrations.",
+)

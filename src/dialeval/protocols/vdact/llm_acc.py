@@ -9,9 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from dialeval.agents.base import AgentContext, ask, register_agent
-from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE, advance, current_turn, turn_only_values, unanswered, verdict
-from dialeval.config import EvalContext
+from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE, turn_only_judge
 
 TEMPLATE = "vdact/llm_acc"
 
@@ -28,22 +26,12 @@ class AccVerdict(BaseModel):
         return value.strip().lower() if isinstance(value, str) else value
 
 
-@register_agent("vdact.llm_acc", role="judge", benchmark="vdact")
-def llm_acc():
-    """Variant: decides in its own call, with a rationale, whether a turn's answer is correct (1) or not (0)."""
-
-    async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        skipped = unanswered(state, {"LLM-Acc": 0})
-        if skipped is not None:
-            return skipped
-        ctx = AgentContext.for_role(context, "judge", TEMPLATE)
-        values = turn_only_values(state, "vdact.llm_acc")
-        answer = await ask(
-            ctx, "vdact.llm_acc", ctx.template.render(**values), AccVerdict,
-            placeholder=lambda: AccVerdict(rationale=DRY_RUN_RATIONALE, correct="no"),
-        )
-        value = answer.value
-        scores = None if value is None else {"LLM-Acc": 1 if value.correct == "yes" else 0}
-        return advance(state, verdict(current_turn(state), answer, scores, value.rationale if value else None))
-
-    return judge
+LLM_ACC = turn_only_judge(
+    "vdact.llm_acc",
+    template=TEMPLATE,
+    schema=AccVerdict,
+    lowest={"LLM-Acc": 0},
+    scores=lambda v: {"LLM-Acc": 1 if v.correct == "yes" else 0},
+    placeholder=lambda: AccVerdict(rationale=DRY_RUN_RATIONALE, correct="no"),
+    summary="Variant: decides in its own call, with a rationale, whether a turn's answer is correct (1) or not (0).",
+)

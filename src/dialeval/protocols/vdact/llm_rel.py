@@ -9,9 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from dialeval.agents.base import AgentContext, ask, register_agent
-from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE, advance, current_turn, turn_only_values, unanswered, verdict
-from dialeval.config import EvalContext
+from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE, turn_only_judge
 
 TEMPLATE = "vdact/llm_rel"
 
@@ -21,22 +19,12 @@ class RelScore(BaseModel):
     score: int = Field(ge=0, le=5)
 
 
-@register_agent("vdact.llm_rel", role="judge", benchmark="vdact")
-def llm_rel():
-    """Variant: rates 0-5 in its own call, with a rationale, how well a turn's answer matches its reference."""
-
-    async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        skipped = unanswered(state, {"LLM-Rel": 0})
-        if skipped is not None:
-            return skipped
-        ctx = AgentContext.for_role(context, "judge", TEMPLATE)
-        values = turn_only_values(state, "vdact.llm_rel")
-        answer = await ask(
-            ctx, "vdact.llm_rel", ctx.template.render(**values), RelScore,
-            placeholder=lambda: RelScore(rationale=DRY_RUN_RATIONALE, score=2),
-        )
-        value = answer.value
-        scores = None if value is None else {"LLM-Rel": value.score}
-        return advance(state, verdict(current_turn(state), answer, scores, value.rationale if value else None))
-
-    return judge
+LLM_REL = turn_only_judge(
+    "vdact.llm_rel",
+    template=TEMPLATE,
+    schema=RelScore,
+    lowest={"LLM-Rel": 0},
+    scores=lambda v: {"LLM-Rel": v.score},
+    placeholder=lambda: RelScore(rationale=DRY_RUN_RATIONALE, score=2),
+    summary="Variant: rates 0-5 in its own call, with a rationale, how well a turn's answer matches its reference.",
+)

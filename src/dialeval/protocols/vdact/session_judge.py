@@ -11,18 +11,15 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from dialeval.agents.base import AgentContext, register_agent
 from dialeval.protocols.vdact.common import (
     current_turn,
     example_of,
-    rate_turn,
+    rating_judge,
     render_example,
-    template_for,
+    summary_template,
     turn_block,
     turn_values,
-    unanswered,
 )
-from dialeval.config import EvalContext
 from dialeval.models.prompt_cache import mark_stable_prefix
 from dialeval.agents.templates import Template
 
@@ -67,15 +64,9 @@ def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessag
     return messages
 
 
-@register_agent("vdact.session_judge", role="judge", benchmark="vdact")
-def session_judge():
-    """Grades a turn 1-3 given the video summary and the judged dialogue history (VDEval)."""
-
-    async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        skipped = unanswered(state, {"rating": 1})
-        if skipped is not None:
-            return skipped
-        ctx: AgentContext = template_for(context, state, "session_judge")
-        return await rate_turn(ctx, "vdact.session_judge", build_messages(ctx.template, state), state)
-
-    return judge
+SESSION_JUDGE = rating_judge(
+    "vdact.session_judge",
+    summary_template("session_judge"),
+    messages=build_messages,
+    summary="Grades a turn 1-3 given the video summary and the judged dialogue history (VDEval).",
+)

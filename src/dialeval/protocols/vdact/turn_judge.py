@@ -10,9 +10,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from dialeval.agents.base import register_agent
-from dialeval.protocols.vdact.common import example_of, rate_turn, render_example, template_for, turn_values, unanswered
-from dialeval.config import EvalContext
+from dialeval.protocols.vdact.common import example_of, rating_judge, render_example, summary_template, turn_values
 from dialeval.agents.templates import Template
 
 
@@ -21,15 +19,9 @@ def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessag
     return template.render(**turn_values(state), example=render_example(example_of(state)))
 
 
-@register_agent("vdact.turn_judge", role="judge", benchmark="vdact")
-def turn_judge():
-    """Grades a turn 1-3 from that turn alone (and the summary), with VDEval's one-shot example."""
-
-    async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        skipped = unanswered(state, {"rating": 1})
-        if skipped is not None:
-            return skipped
-        ctx = template_for(context, state, "turn_judge")
-        return await rate_turn(ctx, "vdact.turn_judge", build_messages(ctx.template, state), state)
-
-    return judge
+TURN_JUDGE = rating_judge(
+    "vdact.turn_judge",
+    summary_template("turn_judge"),
+    messages=build_messages,
+    summary="Grades a turn 1-3 from that turn alone (and the summary), with VDEval's one-shot example.",
+)

@@ -12,9 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from dialeval.agents.base import AgentContext, ask, register_agent
-from dialeval.protocols.vdact.common import advance, current_turn, turn_only_values, unanswered, verdict
-from dialeval.config import EvalContext
+from dialeval.protocols.vdact.common import turn_only_judge
 
 TEMPLATE = "vdact/video_chatgpt"
 
@@ -33,22 +31,14 @@ class MatchVerdict(BaseModel):
         return value.strip().strip(".!'\"").lower() if isinstance(value, str) else value
 
 
-@register_agent("vdact.video_chatgpt", role="judge", benchmark="vdact")
-def video_chatgpt():
-    """Decides yes/no and scores 0-5 how well a turn's answer matches its reference (LLM-Acc, LLM-Rel)."""
-
-    async def judge(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
-        skipped = unanswered(state, {"LLM-Acc": 0, "LLM-Rel": 0})
-        if skipped is not None:
-            return skipped
-        ctx = AgentContext.for_role(context, "judge", TEMPLATE, template_key="video_chatgpt")
-        values = turn_only_values(state, "Video-ChatGPT")
-        answer = await ask(
-            ctx, "vdact.video_chatgpt", ctx.template.render(**values), MatchVerdict,
-            placeholder=lambda: MatchVerdict(pred="no", score=2),
-        )
-        v = answer.value
-        scores = {"LLM-Acc": 1 if v.pred == "yes" else 0, "LLM-Rel": int(v.score)} if v else None
-        return advance(state, verdict(current_turn(state), answer, scores, None))
-
-    return judge
+VIDEO_CHATGPT = turn_only_judge(
+    "vdact.video_chatgpt",
+    shown_as="Video-ChatGPT",
+    template=TEMPLATE,
+    template_key="video_chatgpt",
+    schema=MatchVerdict,
+    lowest={"LLM-Acc": 0, "LLM-Rel": 0},
+    scores=lambda v: {"LLM-Acc": 1 if v.pred == "yes" else 0, "LLM-Rel": int(v.score)},
+    placeholder=lambda: MatchVerdict(pred="no", score=2),
+    summary="Decides yes/no and scores 0-5 how well a turn's answer matches its reference (LLM-Acc, LLM-Rel).",
+)
