@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 
 from langchain_core.messages import BaseMessage
 
-from dialeval.models.local_models import _ROLES, LocalEngine, LocalModelError, Request, content_text
+from dialeval.models.local_engine import _ROLES, LocalEngine, LocalModelError, Request, content_text
 
 
 @dataclass(frozen=True)
