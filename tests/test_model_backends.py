@@ -218,6 +218,17 @@ def test_a_renamed_private_helper_turns_the_direct_path_off(monkeypatch, module,
     assert server.requests == []  # nothing sent: the caller goes through ainvoke
 
 
+@pytest.mark.parametrize("name", ["_get_request_payload", "_create_chat_result", "_use_responses_api"])
+def test_a_renamed_chat_openai_method_turns_the_direct_path_off(monkeypatch, name):
+    with OpenAIStub(respond=lambda body: "Four.") as server:
+        model = _backend("openai-compatible:judge", base_url=server.base_url).build()
+        for cls in type(model).__mro__:
+            if name in vars(cls):
+                monkeypatch.delattr(cls, name)
+        assert asyncio.run(direct_call(model, [HumanMessage("2+2?")], {})) is None
+    assert server.requests == []
+
+
 def test_without_the_direct_path_the_client_answers_through_ainvoke(monkeypatch):
     from langchain_openai.chat_models import base
 

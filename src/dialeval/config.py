@@ -67,7 +67,7 @@ class ModelSettings(BaseModel):
     def _small_model_budget(self) -> ModelSettings:
         """SmolLM2-135M only repeats itself past a couple of hundred tokens: unless told
         otherwise it gets a smaller answer budget, which keeps offline runs short."""
-        if self.spec == "smollm2" and "max_tokens" not in self.model_fields_set:
+        if self.parsed == ModelSpec("smollm2", "") and "max_tokens" not in self.model_fields_set:
             self.max_tokens = SMOLLM2_MAX_TOKENS
         return self
 

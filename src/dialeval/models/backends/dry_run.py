@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from dialeval.models.backends.base import Backend
 from dialeval.models.concurrency import AdaptiveLimit
-from dialeval.models.dry_run import DryRunChatModel
 from dialeval.models.usage import price_of
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from dialeval.config import ModelSettings
+    from dialeval.models.dry_run import DryRunChatModel
     from dialeval.models.pricing import Price
     from dialeval.models.spec import ModelSpec
 
@@ -26,7 +26,16 @@ class DryRunBackend(Backend):
     def __init__(self, spec: ModelSpec, settings: ModelSettings, priced_as: Backend | None = None):
         super().__init__(spec, settings)
         self.priced_as = priced_as  # the backend of the model named after ``dry-run:``, if it is a spec
-        self.model = DryRunChatModel()
+        self._model: DryRunChatModel | None = None
+
+    @property
+    def model(self) -> DryRunChatModel:
+        """The chat model, made on first use (LangChain loads only when a dry run starts)."""
+        if self._model is None:
+            from dialeval.models.dry_run import DryRunChatModel
+
+            self._model = DryRunChatModel()
+        return self._model
 
     def build(self, limit: AdaptiveLimit | None = None) -> DryRunChatModel:
         return self.model
