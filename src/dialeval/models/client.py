@@ -11,6 +11,7 @@ structured output, error kinds) is asked of the backend object
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import threading
@@ -164,7 +165,7 @@ class ModelClient:
         with self._lock:
             if self._model is not None:
                 return self._model
-            if not self.impl.is_api:
+            if not self.is_api:
                 self._model = self.impl.build()
                 return self._model
             try:
@@ -186,6 +187,11 @@ class ModelClient:
     @property
     def is_local(self) -> bool:
         return self.impl.is_local
+
+    @property
+    def is_api(self) -> bool:
+        """An HTTP API model (OpenAI, Anthropic, OpenAI-compatible): per-loop clients, an adaptive limit."""
+        return self.impl.is_api
 
     @property
     def sees_images(self) -> bool:
@@ -285,12 +291,8 @@ class ModelClient:
         slots = request_slots.get()
         sent = self.impl.outgoing(messages)
         try:
-            async with self.limit:
-                if slots is not None:
-                    async with slots:
-                        message = await self.impl.send(self.model, sent, schema, json_schema, self.injected)
-                else:
-                    message = await self.impl.send(self.model, sent, schema, json_schema, self.injected)
+            async with self.limit, slots if slots is not None else contextlib.nullcontext():
+                message = await self.impl.send(self.model, sent, schema, json_schema, self.injected)
         except Exception as err:
             message = self.impl.truncated(err)
             if message is None:
@@ -340,7 +342,7 @@ def current_limits() -> dict[str, int]:
     """Requests allowed in flight now, per API model in use (for the progress bar)."""
     with _CLIENTS_LOCK:
         clients = list(_CLIENTS.values())
-    return {c.label: c.limit.current for c in clients if c.impl.is_api and c.limit.in_flight}
+    return {c.label: c.limit.current for c in clients if c.is_api and c.limit.in_flight}
 
 
 def get_client(settings: ModelSettings) -> ModelClient:

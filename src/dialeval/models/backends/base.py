@@ -128,9 +128,9 @@ class Backend:
 
     async def send(
         self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None,
-        json_schema: dict[str, Any] | None, observed: bool,
+        json_schema: dict[str, Any] | None, injected: bool,
     ) -> Any:
-        """One request; ``observed`` is true when the chat model was given from outside."""
+        """One request; ``injected`` is true when the chat model was given from outside (tests, custom models)."""
         bound = model if schema is None or not self.settings.structured_output else self.structured(model, schema, json_schema)
         return await bound.ainvoke(messages)
 

@@ -79,16 +79,16 @@ class OpenAIBackend(ApiBackend):
 
     async def send(
         self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None,
-        json_schema: dict[str, Any] | None, observed: bool,
+        json_schema: dict[str, Any] | None, injected: bool,
     ) -> Any:
         """The direct path when nothing watches the call, else ``ainvoke``: same request, same message."""
-        if not observed:
+        if not injected:  # a chat model given from outside may not be a plain ChatOpenAI
             structured = schema is not None and self.settings.structured_output
             kwargs = {"response_format": response_format(schema)} if structured and schema is not None else {}
             message = await direct_call(model, messages, kwargs)
             if message is not None:
                 return message
-        return await super().send(model, messages, schema, json_schema, observed)
+        return await super().send(model, messages, schema, json_schema, injected)
 
     def truncated(self, err: Exception) -> Any | None:
         """The SDK raises on a cut-off structured answer; keep it as a ``length`` finish."""
