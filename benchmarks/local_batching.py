@@ -36,7 +36,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from dialeval.config import ModelSettings
-    from dialeval.models.local_models import _threads
+    from dialeval.models.local_loading import _threads
     from dialeval.models.client import build_chat_model
 
     started = time.perf_counter()

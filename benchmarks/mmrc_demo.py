@@ -41,7 +41,7 @@ def main() -> None:
     if args.no_weight_cache:
         os.environ["DIALEVAL_WEIGHT_CACHE"] = tempfile.mkdtemp(prefix="dialeval-weights-")
 
-    from dialeval.models import local_models
+    from dialeval.models import local_loading, local_models
     from dialeval.cli import main as cli
 
     batches: list[dict] = []
@@ -70,7 +70,7 @@ def main() -> None:
         code = cli([*COMMAND, "--output-dir", out, *args.extra])
     wall, cpu = time.perf_counter() - started, cpu_seconds()
 
-    load = sum(e.load_seconds for e in local_models._ENGINES.values())
+    load = sum(e.load_seconds for e in local_loading._ENGINES.values())
     print(f"\nexit {code}; wall {wall:.1f} s, CPU {cpu:.1f} s; model load {load:.1f} s; load average {os.getloadavg()}")
     print(f"{'at s':>6} {'secs':>6} {'cpu':>6} rows schema prompt cut  new tokens")
     for b in batches:

@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from dialeval.models import local_models
+from dialeval.models import local_loading, local_models
 from dialeval.config import EvalContext, ModelSettings
 from dialeval.models.local_models import LocalChatModel, LocalEngine, LocalModelError, Output, chat_turns, content_text
 from dialeval.models.client import build_chat_model
@@ -60,7 +60,7 @@ class EchoEngine(LocalEngine):
 @pytest.fixture
 def echo(monkeypatch: pytest.MonkeyPatch) -> EchoEngine:
     engine = EchoEngine(source="echo", tokenizer=None, model=None)
-    monkeypatch.setitem(local_models._ENGINES, "echo", engine)
+    monkeypatch.setitem(local_loading._ENGINES, "echo", engine)
     return engine
 
 

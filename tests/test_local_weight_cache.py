@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from dialeval.models import local_models
+from dialeval.models import local_loading, local_models
 from dialeval.models.local_models import LocalChatModel, gguf_cache_folder
 from tests.tiny_models import build_causal_lm, build_gguf_lm
 
@@ -20,7 +20,7 @@ from tests.tiny_models import build_causal_lm, build_gguf_lm
 @pytest.fixture
 def weight_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "weights"
-    monkeypatch.setenv(local_models.WEIGHT_CACHE_ENV, str(folder))
+    monkeypatch.setenv(local_loading.WEIGHT_CACHE_ENV, str(folder))
     return folder
 
 
@@ -32,7 +32,7 @@ def _answer(engine: local_models.LocalEngine) -> str:
 
 def test_a_gguf_model_is_dequantized_once_then_read_from_the_weight_cache(tmp_path, weight_cache, monkeypatch):
     gguf = build_gguf_lm(tmp_path / "tiny.gguf")
-    first = local_models._load(str(gguf))
+    first = local_loading._load(str(gguf))
     cached = gguf_cache_folder(gguf)
     assert cached is not None and cached.parent == weight_cache
     assert (cached / "model.safetensors").is_file() and (cached / "tokenizer.json").is_file()
@@ -44,7 +44,7 @@ def test_a_gguf_model_is_dequantized_once_then_read_from_the_weight_cache(tmp_pa
     monkeypatch.setattr(
         AutoModelForCausalLM, "from_pretrained", lambda where, **kw: read_from.append((str(where), kw)) or original(where, **kw)
     )
-    second = local_models._load(str(gguf))
+    second = local_loading._load(str(gguf))
     assert read_from == [(str(cached), read_from[0][1])] and "gguf_file" not in read_from[0][1]
     assert _answer(second) == _answer(first)  # the same weights, the same greedy answer
     assert second.tokenizer.chat_template == first.tokenizer.chat_template and second.eos_ids == first.eos_ids
@@ -52,30 +52,30 @@ def test_a_gguf_model_is_dequantized_once_then_read_from_the_weight_cache(tmp_pa
 
 def test_a_changed_gguf_file_is_dequantized_again(tmp_path, weight_cache):
     gguf = build_gguf_lm(tmp_path / "tiny.gguf", seed=0)
-    local_models._load(str(gguf))
+    local_loading._load(str(gguf))
     old = gguf_cache_folder(gguf)
     build_gguf_lm(gguf, seed=1)  # new weights in the same file
     os.utime(gguf, ns=(gguf.stat().st_atime_ns, gguf.stat().st_mtime_ns + 1_000_000))
     new = gguf_cache_folder(gguf)
     assert new != old
-    local_models._load(str(gguf))
+    local_loading._load(str(gguf))
     assert sorted(p.name for p in weight_cache.iterdir()) == sorted([old.name, new.name])
 
 
 def test_a_damaged_cache_is_replaced_from_the_gguf_file(tmp_path, weight_cache):
     gguf = build_gguf_lm(tmp_path / "tiny.gguf")
-    expected = _answer(local_models._load(str(gguf)))
+    expected = _answer(local_loading._load(str(gguf)))
     cached = gguf_cache_folder(gguf)
     (cached / "model.safetensors").unlink()
-    assert _answer(local_models._load(str(gguf))) == expected
+    assert _answer(local_loading._load(str(gguf))) == expected
     assert (cached / "model.safetensors").is_file()
 
 
 def test_the_weight_cache_can_be_turned_off(tmp_path, monkeypatch):
-    monkeypatch.setenv(local_models.WEIGHT_CACHE_ENV, "off")
+    monkeypatch.setenv(local_loading.WEIGHT_CACHE_ENV, "off")
     gguf = build_gguf_lm(tmp_path / "tiny.gguf")
     assert gguf_cache_folder(gguf) is None
-    monkeypatch.delenv(local_models.WEIGHT_CACHE_ENV)
+    monkeypatch.delenv(local_loading.WEIGHT_CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert gguf_cache_folder(gguf).parent == tmp_path / "xdg" / "dialeval" / "weights"
 
@@ -97,6 +97,6 @@ def test_torch_threads_leave_out_the_cores_others_keep_busy(monkeypatch, load, t
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
-    assert local_models._threads() == threads
+    assert local_loading._threads() == threads
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    assert local_models._threads() == 3
+    assert local_loading._threads() == 3

@@ -15,7 +15,7 @@ from dialeval.protocols.answers.judge import AnswerGrade
 from dialeval.config import EvalContext, ModelSettings
 from dialeval.protocols.answers.graph import build_graph
 from dialeval.models.client import _response_format, build_chat_model, error_kind
-from dialeval.models.openai_direct import direct_call, unobserved
+from dialeval.models.backends.openai import direct_call, unobserved
 from dialeval.testing.openai_server import OpenAIStub
 from dialeval.models.usage import Ledger, current_ledger
 

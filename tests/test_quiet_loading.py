@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialeval.models.local_models import _quiet_loading
+from dialeval.models.local_loading import _quiet_loading
 
 pytest.importorskip("transformers")
 

@@ -11,15 +11,14 @@ from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
+from dialeval.models.spec import ModelSpec
+
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)
 SMOLLM2_MAX_TOKENS = 192
 API_CONCURRENCY = 64  # default items/requests in flight when every role uses an API model
 LOCAL_CONCURRENCY = 8  # otherwise: one local batch
-
-
-class ConfigError(ValueError):
-    """A config file or value is invalid; the message names file and field."""
 
 
 class ModelSettings(BaseModel):
@@ -68,17 +67,20 @@ class ModelSettings(BaseModel):
     def _small_model_budget(self) -> ModelSettings:
         """SmolLM2-135M only repeats itself past a couple of hundred tokens: unless told
         otherwise it gets a smaller answer budget, which keeps offline runs short."""
-        if self.spec == "smollm2" and "max_tokens" not in self.model_fields_set:
+        if self.parsed == ModelSpec("smollm2", "") and "max_tokens" not in self.model_fields_set:
             self.max_tokens = SMOLLM2_MAX_TOKENS
         return self
 
     @field_validator("spec")
     @classmethod
     def _known_backend(cls, spec: str) -> str:
-        from dialeval.models.client import parse_spec
-
-        parse_spec(spec)
+        ModelSpec.parse(spec)
         return spec
+
+    @property
+    def parsed(self) -> ModelSpec:
+        """The typed spec (parsed once per distinct string)."""
+        return ModelSpec.parse(self.spec)
 
 
 class EvalContext(BaseModel):
@@ -105,7 +107,7 @@ class EvalContext(BaseModel):
     def _dry_run_everywhere(self) -> EvalContext:
         """A dry-run default replaces every role's backend: a dry run never calls a model.
         Roles with their own model become ``dry-run:<that model>`` and are priced as it."""
-        if self.default_model.spec.split(":", 1)[0] == "dry-run":
+        if self.default_model.parsed.is_dry_run:
             self.models = {role: as_dry_run(m) for role, m in self.models.items()}
         return self
 
@@ -126,7 +128,7 @@ def dry_run_over(override: Any, previous: Any) -> Any:
 
 def as_dry_run(model: ModelSettings) -> ModelSettings:
     """``model`` as a dry run priced as ``model`` (a dry run stays as it is)."""
-    if model.spec.split(":", 1)[0] == "dry-run":
+    if model.parsed.is_dry_run:
         return model
     keep = model.model_dump(include={"max_tokens", "price", "price_as", "temperature"})
     return ModelSettings(spec=f"dry-run:{model.spec}", **keep)
@@ -195,12 +197,10 @@ class RunConfig(BaseModel):
         fill one batch."""
         if self.concurrency is not None:
             return self.concurrency
-        from dialeval.models.client import API_BACKENDS, parse_spec
-
-        specs = [m.spec for m in (self.model, *self.models.values()) if m is not None]
+        specs = [m.parsed for m in (self.model, *self.models.values()) if m is not None]
         if not self.model:
-            specs.append(default_model_spec())
-        return API_CONCURRENCY if all(parse_spec(s)[0] in API_BACKENDS for s in specs) else LOCAL_CONCURRENCY
+            specs.append(ModelSpec.parse(default_model_spec()))
+        return API_CONCURRENCY if all(s.is_api for s in specs) else LOCAL_CONCURRENCY
 
     def context(self) -> EvalContext:
         return EvalContext(

@@ -17,7 +17,7 @@ import importlib
 import importlib.metadata
 from typing import Any, Callable, Iterable
 
-from dialeval.config import ConfigError
+from dialeval.errors import ConfigError
 
 ENTRY_POINT_GROUP = "dialeval.plugins"
 _loaded_entry_points = False

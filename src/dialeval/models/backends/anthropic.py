@@ -1,0 +1,91 @@
+"""The Anthropic API through ``ChatAnthropic``; structured output is one forced tool call.
+
+``ChatAnthropic`` keeps its async SDK client in a private cached property and shares its
+HTTP pool process-wide; this backend gives each model a client of its own (with the
+adaptive limit's hooks) when those private names are still there, and otherwise leaves
+the model's own client in place.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from dialeval.models.backends.base import RATE_LIMIT, ApiBackend
+from dialeval.models.backends.http import PreflightError, check_models_route, http_timeout, limit_hooks
+from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.prompt_cache import with_cache_breakpoints
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+    from pydantic import BaseModel
+
+log = logging.getLogger(__name__)
+API_VERSION = "2023-06-01"
+
+
+def own_async_client(model: Any, limit: AdaptiveLimit | None, timeout: Any) -> bool:
+    """Give ``model`` an async SDK client with a pool of its own; False (and the model's
+    own client kept) when ``ChatAnthropic`` no longer has the private names used here:
+    ``_client_params`` (the SDK client's arguments) and the cached property ``_async_client``."""
+    import anthropic
+
+    cached = getattr(type(model), "_async_client", None)
+    params = getattr(model, "_client_params", None)
+    if not isinstance(cached, functools.cached_property) or not isinstance(params, dict):
+        log.warning("langchain-anthropic changed its client attributes: the model keeps its shared HTTP pool")
+        return False
+    # a cached property reads the instance's __dict__ first: this client is the one used from now on
+    model.__dict__["_async_client"] = anthropic.AsyncClient(
+        **params, http_client=anthropic.DefaultAsyncHttpxClient(timeout=timeout, event_hooks=limit_hooks(limit))
+    )
+    return True
+
+
+class AnthropicBackend(ApiBackend):
+    """``anthropic:<model>``: key from ``$ANTHROPIC_API_KEY`` (or ``api_key_env``), URL from the SDK's variables."""
+
+    name = "anthropic"
+    key_var = "ANTHROPIC_API_KEY"
+    url_vars = ("ANTHROPIC_API_URL", "ANTHROPIC_BASE_URL")
+    default_endpoint = "https://api.anthropic.com"
+
+    def build(self, limit: AdaptiveLimit | None = None) -> BaseChatModel:
+        from langchain_anthropic import ChatAnthropic
+
+        s = self.settings
+        kwargs: dict[str, Any] = dict(
+            model=self.spec.name, max_tokens=s.max_tokens, timeout=s.timeout, max_retries=s.max_retries
+        )
+        if s.base_url:
+            kwargs["base_url"] = s.base_url
+        if s.api_key_env and os.environ.get(s.api_key_env):
+            kwargs["api_key"] = os.environ[s.api_key_env]
+        model = ChatAnthropic(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
+        own_async_client(model, limit, http_timeout(s))
+        return model
+
+    def preflight(self, where: str) -> None:
+        """A key, and a ``GET /v1/models`` that connects and accepts it."""
+        key = os.environ.get(self.key_env or "")
+        if not key:
+            raise PreflightError(f"model {self.settings.spec}: no API key; set ${self.key_env} in the environment")
+        endpoint = self.endpoint or self.default_endpoint or ""
+        headers = {"x-api-key": key, "anthropic-version": API_VERSION}
+        check_models_route(endpoint.rstrip("/") + "/v1/models", headers, where, self.settings.timeout)
+
+    def outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        """Claude caches a prompt prefix only where the request marks it."""
+        return with_cache_breakpoints(messages)
+
+    def structured(self, model: Any, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> Any:
+        return model.bind_tools([schema], tool_choice=schema.__name__)
+
+    def classify(self, err: BaseException) -> str | None:
+        """529 ``overloaded`` is Anthropic's way of asking to slow down."""
+        if getattr(err, "status_code", None) == 529 or type(err).__name__ == "OverloadedError":
+            return RATE_LIMIT
+        return super().classify(err)

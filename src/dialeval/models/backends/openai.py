@@ -1,0 +1,233 @@
+"""The OpenAI API and OpenAI-compatible servers (vLLM, Ollama, LM Studio) through ``ChatOpenAI``.
+
+Structured output is OpenAI's JSON-schema response format. When no callback would see
+a call, it skips LangChain's run machinery (see :func:`direct_call`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from dialeval.models.backends.base import ApiBackend
+from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sync_http
+from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.spec import SpecError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+    from pydantic import BaseModel
+
+    from dialeval.models.pricing import Price
+
+
+@functools.lru_cache(maxsize=256)
+def response_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """OpenAI's JSON-schema response format; built once per schema (it is not cheap)."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+    }
+
+
+class OpenAIBackend(ApiBackend):
+    """``openai:<model>``: key from ``$OPENAI_API_KEY``, URL from the SDK's variables or its default."""
+
+    name = "openai"
+    key_var = "OPENAI_API_KEY"
+    url_vars = ("OPENAI_API_BASE", "OPENAI_BASE_URL")
+    default_endpoint: ClassVar[str | None] = "https://api.openai.com/v1"
+    needs_key = True
+
+    def build(self, limit: AdaptiveLimit | None = None) -> BaseChatModel:
+        from langchain_openai import ChatOpenAI
+
+        s = self.settings
+        kwargs: dict[str, Any] = dict(
+            model=self.spec.name, max_tokens=s.max_tokens, timeout=http_timeout(s), max_retries=s.max_retries
+        )
+        if s.base_url:
+            kwargs["base_url"] = s.base_url
+        elif not self.needs_key and not os.environ.get("OPENAI_BASE_URL"):
+            raise SpecError(f"{s.spec}: openai-compatible models need base_url (or OPENAI_BASE_URL)")
+        key = os.environ.get(self.key_env or "") or (None if self.needs_key else "not-needed")
+        if key:  # local servers usually ignore the key
+            kwargs["api_key"] = key
+        # our own pool: langchain-openai shares one process-wide async pool, which breaks
+        # as soon as a second event loop (a second evaluate() call) uses it
+        kwargs["http_async_client"] = async_http(s, limit)
+        kwargs["http_client"] = sync_http(s.timeout)
+        return ChatOpenAI(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
+
+    def preflight(self, where: str) -> None:
+        """A key (the OpenAI API needs one), a URL, and a ``GET .../models`` that connects and accepts the key."""
+        endpoint = self.endpoint
+        if endpoint is None:
+            raise PreflightError(
+                f"model {self.settings.spec}: openai-compatible models need base_url in the config (or $OPENAI_BASE_URL)"
+            )
+        key = os.environ.get(self.key_env or "")
+        if self.needs_key and not key:
+            raise PreflightError(f"model {self.settings.spec}: no API key; set ${self.key_env} in the environment")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        check_models_route(endpoint.rstrip("/") + "/models", headers, where, self.settings.timeout)
+
+    def structured(self, model: Any, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> Any:
+        return model.bind(response_format=response_format(schema))
+
+    async def send(
+        self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None,
+        json_schema: dict[str, Any] | None, injected: bool,
+    ) -> Any:
+        """The direct path when nothing watches the call, else ``ainvoke``: same request, same message."""
+        if not injected:  # a chat model given from outside may not be a plain ChatOpenAI
+            structured = schema is not None and self.settings.structured_output
+            kwargs = {"response_format": response_format(schema)} if structured and schema is not None else {}
+            message = await direct_call(model, messages, kwargs)
+            if message is not None:
+                return message
+        return await super().send(model, messages, schema, json_schema, injected)
+
+    def truncated(self, err: Exception) -> Any | None:
+        """The SDK raises on a cut-off structured answer; keep it as a ``length`` finish."""
+        completion = getattr(err, "completion", None)
+        if type(err).__name__ != "LengthFinishReasonError" or completion is None:
+            return None
+        from langchain_core.messages import AIMessage
+
+        usage = getattr(completion, "usage", None)
+        return AIMessage(
+            completion.choices[0].message.content or "",
+            response_metadata={"finish_reason": "length"},
+            usage_metadata={
+                "input_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+                "output_tokens": getattr(usage, "completion_tokens", 0) or 0,
+                "total_tokens": getattr(usage, "total_tokens", 0) or 0,
+            },
+        )
+
+
+class OpenAICompatibleBackend(OpenAIBackend):
+    """``openai-compatible:<model>`` + ``base_url``: a server of one's own; the key is optional, the price unknown."""
+
+    name = "openai-compatible"
+    default_endpoint = None
+    needs_key = False
+
+    def price(self) -> Price | None:
+        return None
+
+
+# --- the direct path -------------------------------------------------------------------
+# With an instant model, LangChain's ``ainvoke`` around one chat completion (config
+# merging, callback managers, ``LLMResult`` objects, the SDK's ``parse`` helper and a
+# thread hop to build the result) costs about as much as the HTTP request itself
+# (measured in ``benchmarks/runner_overhead.py``). When no callback handler would see
+# the call (no LangSmith tracing, no LangGraph Studio stream, no user callbacks, no
+# LangChain cache), those steps do nothing for the result, so :func:`direct_call` sends
+# the request through the SDK client the ``ChatOpenAI`` already holds, with the request
+# body ``ChatOpenAI`` itself builds, and turns the answer into the same ``AIMessage``.
+# It relies on private LangChain names: each is checked before use, and when one is
+# missing (a LangChain release renamed it) the call goes through ``ainvoke`` instead.
+
+_REQUIRED = ("_get_request_payload", "_create_chat_result", "_use_responses_api", "async_client")
+_MODULE_HELPERS = ("_handle_openai_bad_request", "_handle_openai_api_error")
+
+
+def _plain_chat_openai(model: Any) -> bool:
+    """A ``ChatOpenAI`` (not a subclass that may change the request) with the helpers used here."""
+    cls = type(model)
+    return (
+        cls.__name__ == "ChatOpenAI"
+        and cls.__module__.startswith("langchain_openai")
+        and all(hasattr(model, name) for name in _REQUIRED)
+        and not getattr(model, "streaming", False)
+    )
+
+
+def private_helpers() -> tuple[Any, Any, Any] | None:
+    """LangChain's private helpers ``ainvoke`` uses (result metadata; turning SDK errors
+    into LangChain's types), or ``None`` when any is gone."""
+    try:
+        from langchain_core.language_models.chat_models import _gen_info_and_msg_metadata
+        from langchain_openai.chat_models import base as lc_openai
+    except ImportError:
+        return None
+    bad_request, api_error = (getattr(lc_openai, name, None) for name in _MODULE_HELPERS)
+    if not callable(bad_request) or not callable(api_error):
+        return None
+    return _gen_info_and_msg_metadata, bad_request, api_error
+
+
+def unobserved(model: Any) -> bool:
+    """True when ``model.ainvoke`` here would run with no callback handler and no LangChain cache.
+
+    The callback manager is configured exactly as ``ainvoke`` would configure it (the
+    parent runnable's config from the context, tracing and debug settings from the
+    environment, the model's own callbacks), so anything that would record the call
+    makes this False.
+    """
+    from langchain_core.callbacks.manager import AsyncCallbackManager
+    from langchain_core.globals import get_llm_cache
+    from langchain_core.runnables.config import ensure_config
+
+    if model.cache is not None and model.cache is not False:
+        return False
+    if model.cache is None and get_llm_cache() is not None:
+        return False
+    config = ensure_config()
+    manager = AsyncCallbackManager.configure(
+        config.get("callbacks"),
+        model.callbacks,
+        model.verbose,
+        config.get("tags"),
+        model.tags,
+        config.get("metadata"),
+        model.metadata,
+    )
+    return not manager.handlers
+
+
+async def direct_call(model: Any, messages: list[Any], kwargs: dict[str, Any]) -> Any | None:
+    """The ``AIMessage`` ``model.bind(**kwargs).ainvoke(messages)`` would return, or ``None``
+    when this call must go through ``ainvoke`` (observed, or a private name is gone).
+
+    Errors come out as ``ainvoke`` raises them (LangChain's context-overflow and
+    authentication types), and a structured answer cut off by a content filter raises
+    the SDK's ``ContentFilterFinishReasonError`` as its ``parse`` helper does. A
+    structured answer cut by the token limit comes back as a message with finish
+    reason ``length`` (``parse`` raises instead; callers treat both as truncated).
+    """
+    if not _plain_chat_openai(model) or model.output_version == "v1" or not unobserved(model):
+        return None
+    helpers = private_helpers()
+    if helpers is None:
+        return None
+    metadata_of, on_bad_request, on_api_error = helpers
+    payload = model._get_request_payload(messages, **kwargs)
+    if model._use_responses_api(payload):
+        return None
+    import openai
+
+    if model.rate_limiter is not None:
+        await model.rate_limiter.aacquire(blocking=True)
+    structured = "response_format" in payload
+    try:
+        # the body parse() would send (it adds "stream": false itself), without its result parsing
+        response = await model.async_client.create(**payload)
+    except openai.BadRequestError as err:
+        on_bad_request(err)
+        raise
+    except openai.APIError as err:
+        on_api_error(err)
+        raise
+    if structured and any(choice.finish_reason == "content_filter" for choice in response.choices):
+        raise openai.ContentFilterFinishReasonError(completion=response)
+    result = model._create_chat_result(response)
+    message = result.generations[0].message
+    message.response_metadata = metadata_of(result.generations[0])  # finish reason and more
+    if len(result.generations) == 1 and result.llm_output is not None:
+        message.response_metadata = {**result.llm_output, **message.response_metadata}
+    return message

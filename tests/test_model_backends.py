@@ -1,0 +1,281 @@
+"""One typed spec, one class per backend: what each backend owns (endpoint, key, price,
+errors) and how it behaves when a private LangChain name it relies on is gone."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from dialeval.config import ModelSettings
+from dialeval.models.backends import backend_for
+from dialeval.models.backends.anthropic import AnthropicBackend, own_async_client
+from dialeval.models.backends.base import AUTHENTICATION, CONNECTION, MISSING_MODEL, RATE_LIMIT
+from dialeval.models.backends.dry_run import DryRunBackend
+from dialeval.models.backends.http import PreflightError
+from dialeval.models.backends.local import LocalBackend, SmolLM2Backend
+from dialeval.models.backends.openai import OpenAIBackend, OpenAICompatibleBackend, direct_call, private_helpers
+from dialeval.models.client import ModelClient
+from dialeval.models.dry_run import DryRunChatModel
+from dialeval.models.pricing import FREE
+from dialeval.models.spec import ModelSpec, SpecError
+from dialeval.testing.openai_server import OpenAIStub
+
+SDK_URL_VARS = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL")
+
+
+@pytest.fixture(autouse=True)
+def _no_sdk_urls(monkeypatch):
+    for var in SDK_URL_VARS:
+        monkeypatch.delenv(var, raising=False)
+
+
+def _backend(spec: str, **settings) -> object:
+    s = ModelSettings(spec=spec, **settings)
+    return backend_for(s.parsed, s)
+
+
+# --------------------------------------------------------------------------- the spec
+
+
+@pytest.mark.parametrize(
+    ("text", "backend", "name"),
+    [
+        ("openai:gpt-4o-mini", "openai", "gpt-4o-mini"),
+        ("anthropic:claude-haiku-4-5", "anthropic", "claude-haiku-4-5"),
+        ("openai-compatible:qwen2.5:7b", "openai-compatible", "qwen2.5:7b"),  # Ollama tags keep their colon
+        ("hf:/models/tiny", "hf", "/models/tiny"),
+        ("smollm2", "smollm2", ""),
+        (" dry-run ", "dry-run", ""),
+        ("dry-run:openai:gpt-4o-mini", "dry-run", "openai:gpt-4o-mini"),
+    ],
+)
+def test_a_spec_string_is_parsed_into_backend_and_model(text, backend, name):
+    spec = ModelSpec.parse(text)
+    assert (spec.backend, spec.name) == (backend, name)
+    assert ModelSpec.parse(text) is spec  # parsed once per string
+
+
+@pytest.mark.parametrize("text", ["gpt-4o-mini", "azure:gpt-4o", "openai:", "hf:"])
+def test_a_spec_naming_no_backend_or_no_model_is_refused(text):
+    with pytest.raises(SpecError):
+        ModelSpec.parse(text)
+
+
+def test_settings_and_clients_share_the_parsed_spec():
+    settings = ModelSettings(spec="hf:/models/tiny")
+    assert settings.parsed == ModelSpec("hf", "/models/tiny") and settings.parsed.is_local
+    assert settings.parsed.local_source == "/models/tiny" and ModelSpec.parse("smollm2").local_source == "smollm2"
+    assert ModelClient(ModelSettings(spec="dry-run")).spec.is_dry_run
+
+
+@pytest.mark.parametrize(
+    ("spec", "cls"),
+    [
+        ("openai:gpt-4o-mini", OpenAIBackend),
+        ("openai-compatible:judge", OpenAICompatibleBackend),
+        ("anthropic:claude-haiku-4-5", AnthropicBackend),
+        ("hf:/models/tiny", LocalBackend),
+        ("smollm2", SmolLM2Backend),
+        ("dry-run:openai:gpt-4o-mini", DryRunBackend),
+    ],
+)
+def test_each_backend_is_one_class(spec, cls):
+    assert type(_backend(spec)) is cls
+
+
+# --------------------------------------------------------------------------- endpoint and key
+
+
+def test_the_endpoint_is_the_config_then_the_sdk_variable_then_the_sdk_default(monkeypatch):
+    assert _backend("openai:gpt-4o-mini").endpoint == "https://api.openai.com/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://proxy.test/v1")
+    openai = _backend("openai:gpt-4o-mini")
+    assert (openai.endpoint, openai.endpoint_source) == ("http://proxy.test/v1", "$OPENAI_BASE_URL")
+    configured = _backend("openai:gpt-4o-mini", base_url="http://mine.test/v1")
+    assert (configured.endpoint, configured.endpoint_source) == ("http://mine.test/v1", "base_url in the config")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://claude-proxy.test")
+    assert _backend("anthropic:claude-haiku-4-5").endpoint == "http://claude-proxy.test"
+    assert _backend("openai-compatible:judge").endpoint == "http://proxy.test/v1"
+    assert _backend("smollm2").endpoint is None
+
+
+def test_built_models_keep_the_sdk_variables_instead_of_a_hard_coded_url(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://proxy.test/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://claude-proxy.test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    assert str(_backend("openai:gpt-4o-mini").build().async_client._client.base_url).startswith("http://proxy.test/v1")
+    assert _backend("anthropic:claude-haiku-4-5").build().anthropic_api_url == "http://claude-proxy.test"
+
+
+def test_the_key_variable_is_the_configured_one_else_the_sdks(monkeypatch):
+    assert _backend("openai:gpt-4o-mini").key_env == "OPENAI_API_KEY"
+    assert _backend("anthropic:claude-haiku-4-5").key_env == "ANTHROPIC_API_KEY"
+    assert _backend("openai-compatible:judge", api_key_env="MY_KEY").key_env == "MY_KEY"
+    assert _backend("hf:/models/tiny").key_env is None
+
+
+def test_preflight_names_the_missing_key_or_url(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(PreflightError, match=r"set \$OPENAI_API_KEY"):
+        _backend("openai:gpt-4o-mini").preflight("openai:gpt-4o-mini")
+    with pytest.raises(PreflightError, match="need base_url"):
+        _backend("openai-compatible:judge").preflight("openai-compatible:judge")
+    with pytest.raises(PreflightError, match="no such file or folder"):
+        _backend("hf:/nonexistent/model-dir").preflight("hf:/nonexistent/model-dir")
+
+
+def test_prices_come_from_the_backend():
+    assert _backend("smollm2").price() == FREE
+    assert _backend("openai-compatible:judge").price() is None
+    assert _backend("openai:gpt-4o-mini").price() is not None
+    assert _backend("dry-run:openai:gpt-4o-mini").price() == _backend("openai:gpt-4o-mini").price()
+    assert _backend("dry-run").price() is None
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class _Status(Exception):
+    def __init__(self, status: int):
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+
+
+class APIConnectionError(Exception):
+    """Named as both SDKs name it."""
+
+
+@pytest.mark.parametrize(
+    ("spec", "err", "kind"),
+    [
+        ("openai:gpt-4o-mini", _Status(401), AUTHENTICATION),
+        ("openai:gpt-4o-mini", APIConnectionError("refused"), CONNECTION),
+        ("openai:gpt-4o-mini", _Status(404), MISSING_MODEL),
+        ("openai:gpt-4o-mini", _Status(429), RATE_LIMIT),
+        ("openai:gpt-4o-mini", _Status(529), None),
+        ("anthropic:claude-haiku-4-5", _Status(529), RATE_LIMIT),  # Anthropic's "overloaded"
+        ("openai:gpt-4o-mini", ValueError("bad JSON"), None),
+    ],
+)
+def test_each_backend_classifies_its_errors(spec, err, kind):
+    assert _backend(spec).classify(err) == kind
+
+
+def test_a_missing_local_model_is_a_missing_model_error():
+    from dialeval.models.local_engine import LocalModelError
+
+    assert _backend("hf:/models/tiny").classify(LocalModelError("no such folder")) == MISSING_MODEL
+
+
+# --------------------------------------------------------------------------- dry run
+
+
+def test_a_dry_run_goes_through_the_dry_run_chat_model():
+    client = ModelClient(ModelSettings(spec="dry-run:openai:gpt-4o-mini"))
+    assert isinstance(client.model, DryRunChatModel)
+    prompt = [HumanMessage("How many legs has a spider? " * 20)]
+    generation = asyncio.run(client.generate(prompt, placeholder='{"score": 1}'))
+    assert generation.estimated and generation.text == '{"score": 1}' and generation.cost > 0
+    answer = DryRunChatModel().invoke(prompt, placeholder='{"score": 1}')  # the same model used through LangChain
+    assert answer.content == generation.text
+    assert answer.usage_metadata["input_tokens"] == generation.input_tokens
+
+
+# --------------------------------------------------------------------------- private LangChain names
+
+
+def _compatible(server: OpenAIStub) -> ModelSettings:
+    return ModelSettings(spec="openai-compatible:judge", base_url=server.base_url)
+
+
+def test_the_direct_openai_path_answers_when_langchains_helpers_are_there():
+    assert private_helpers() is not None
+    with OpenAIStub(respond=lambda body: "Four.") as server:
+        model = _backend("openai-compatible:judge", base_url=server.base_url).build()
+        message = asyncio.run(direct_call(model, [HumanMessage("2+2?")], {}))
+    assert message is not None and message.content == "Four."
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("langchain_openai.chat_models.base", "_handle_openai_api_error"),
+        ("langchain_openai.chat_models.base", "_handle_openai_bad_request"),
+        ("langchain_core.language_models.chat_models", "_gen_info_and_msg_metadata"),
+    ],
+)
+def test_a_renamed_private_helper_turns_the_direct_path_off(monkeypatch, module, name):
+    import importlib
+
+    with OpenAIStub(respond=lambda body: "Four.") as server:
+        model = _backend("openai-compatible:judge", base_url=server.base_url).build()
+        monkeypatch.delattr(importlib.import_module(module), name)
+        assert private_helpers() is None
+        assert asyncio.run(direct_call(model, [HumanMessage("2+2?")], {})) is None
+    assert server.requests == []  # nothing sent: the caller goes through ainvoke
+
+
+@pytest.mark.parametrize("name", ["_get_request_payload", "_create_chat_result", "_use_responses_api"])
+def test_a_renamed_chat_openai_method_turns_the_direct_path_off(monkeypatch, name):
+    with OpenAIStub(respond=lambda body: "Four.") as server:
+        model = _backend("openai-compatible:judge", base_url=server.base_url).build()
+        for cls in type(model).__mro__:
+            if name in vars(cls):
+                monkeypatch.delattr(cls, name)
+        assert asyncio.run(direct_call(model, [HumanMessage("2+2?")], {})) is None
+    assert server.requests == []
+
+
+def test_without_the_direct_path_the_client_answers_through_ainvoke(monkeypatch):
+    from langchain_openai.chat_models import base
+
+    monkeypatch.delattr(base, "_handle_openai_api_error")
+    with OpenAIStub(respond=lambda body: "Four.") as server:
+        generation = asyncio.run(ModelClient(_compatible(server)).generate([HumanMessage("2+2?")]))
+    assert generation.text == "Four." and generation.finish_reason == "stop" and len(server.requests) == 1
+
+
+def _anthropic_limit_after_a_429(monkeypatch) -> tuple[int, int, str]:
+    """(limit before, limit after one 429 and a retry, answer) for a Claude model on the stub."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    with OpenAIStub(respond=lambda body: "Four.", failures=[429]) as server:
+        client = ModelClient(ModelSettings(spec="anthropic:claude-haiku-4-5", base_url=server.root_url, max_retries=1))
+        before = client.limit.current
+        generation = asyncio.run(client.generate([HumanMessage("2+2?")]))
+        return before, client.limit.current, generation.text
+
+
+def test_the_anthropic_model_gets_a_client_of_its_own_that_tells_the_limit_about_429s(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    model = _backend("anthropic:claude-haiku-4-5", base_url="http://claude.test").build()
+    assert "_async_client" in model.__dict__  # written over the cached property
+    assert str(model._async_client.base_url).startswith("http://claude.test")
+    before, after, text = _anthropic_limit_after_a_429(monkeypatch)
+    assert text == "Four." and after < before
+
+
+def _async_client_without_cache(monkeypatch) -> None:
+    """As if a LangChain release turned ``_async_client`` into something other than a cached property."""
+    from langchain_anthropic import ChatAnthropic
+
+    monkeypatch.setattr(ChatAnthropic, "_async_client", property(ChatAnthropic.__dict__["_async_client"].func))
+
+
+def test_without_the_private_client_names_the_anthropic_model_keeps_its_own_client(monkeypatch):
+    from langchain_anthropic import ChatAnthropic
+
+    model = ChatAnthropic(model="claude-haiku-4-5", api_key="sk-ant-test")
+    monkeypatch.setattr(ChatAnthropic, "_client_params", None)
+    assert own_async_client(model, None, 10.0) is False and "_async_client" not in model.__dict__
+    monkeypatch.undo()
+    _async_client_without_cache(monkeypatch)
+    assert own_async_client(model, None, 10.0) is False and "_async_client" not in model.__dict__
+
+
+def test_the_anthropic_fallback_still_answers(monkeypatch):
+    _async_client_without_cache(monkeypatch)
+    before, after, text = _anthropic_limit_after_a_429(monkeypatch)
+    assert text == "Four." and after == before  # answered through LangChain's own client; the limit never heard
