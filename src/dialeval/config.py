@@ -11,15 +11,13 @@ from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
+
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)
 SMOLLM2_MAX_TOKENS = 192
 API_CONCURRENCY = 64  # default items/requests in flight when every role uses an API model
 LOCAL_CONCURRENCY = 8  # otherwise: one local batch
-
-
-class ConfigError(ValueError):
-    """A config file or value is invalid; the message names file and field."""
 
 
 class ModelSettings(BaseModel):

@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from dialeval.jsonsafe import dumps, utf8
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -27,7 +29,7 @@ CREATE TABLE IF NOT EXISTS responses (
 
 def cache_key(parts: dict[str, Any]) -> str:
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8(blob)).hexdigest()  # a prompt with a lone surrogate still has a key
 
 
 class ResponseCache:
@@ -52,7 +54,7 @@ class ResponseCache:
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO responses (key, model, payload) VALUES (?, ?, ?)",
-                (key, model, json.dumps(payload, ensure_ascii=False)),
+                (key, model, dumps(payload)),  # a reply's lone surrogate is stored escaped
             )
             self._conn.commit()
 

@@ -96,11 +96,11 @@ def run_overview(run_dir: Path) -> dict[str, Any]:
 def write_run(run_dir: str | Path) -> Path:
     """The pages of one run: its report, plots and items, one page per item."""
     from dialeval.models.prompt_store import load_prompts
-    from dialeval.run.runner import read_results
+    from dialeval.run.folder import read_results
 
     run_dir = Path(run_dir)
     out = run_dir / VIEW
-    rows = list(read_results(run_dir).values())
+    rows = read_results(run_dir)
     prompts = load_prompts(run_dir)
     overview = run_overview(run_dir)
     items = []
