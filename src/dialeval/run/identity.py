@@ -91,15 +91,17 @@ def referenced_files(items: Iterable[Any]) -> list[str]:
 
 
 def template_digests(templates: dict[str, str]) -> dict[str, dict[str, str]]:
-    """Template key -> the file it loads and a digest of its content, for each template
-    the config names: an edited prompt file is another run."""
+    """Template key -> the file it loads and a digest of its content (the file's bytes as
+    they are now; a packaged template's text), for each template the config names: an
+    edited prompt file is another run."""
     from dialeval.agents.templates import load_template
 
     out = {}
     for key, ref in sorted(templates.items()):
         template = load_template(ref)
-        blob = json.dumps(template.sections, ensure_ascii=False)
-        out[key] = {"file": template.source, "sha256": hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()}
+        path = Path(template.source)
+        blob = path.read_bytes() if path.is_file() else json.dumps(template.sections).encode()
+        out[key] = {"file": template.source, "sha256": hashlib.sha256(blob).hexdigest()}
     return out
 
 

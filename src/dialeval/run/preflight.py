@@ -58,9 +58,11 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
 
 
 def check_templates(bench: Benchmark, config: RunConfig) -> None:
-    """Each template the config names is one this benchmark has, and its file loads."""
+    """Each template the config names is one this benchmark has, and its file loads (as
+    it is now: a file edited since an earlier run in this process is read again)."""
     from dialeval.agents.templates import TemplateError, load_template
 
+    load_template.cache_clear()
     src = config.source
     template_keys = bench.template_keys or tuple(bench.roles)
     for key, ref in config.templates.items():

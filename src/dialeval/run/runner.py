@@ -94,7 +94,7 @@ class _TrippingBreaker(CircuitBreaker):
     timeout. It notes which items saw a call fail: those finish (as ``failed``, with
     their partial record), the others are cancelled and left for the next run."""
 
-    def __init__(self, limit: int, on_trip: Callable[[], None]):
+    def __init__(self, limit: int, on_trip: Callable[[], object]):
         super().__init__(limit)
         self._on_trip = on_trip
         self.errored: set[str] = set()
@@ -339,9 +339,8 @@ async def run_async(
             if on_interrupt is not None:
                 finished = sum(1 for item in items if done.get(item.id, {}).get("status") == "ok")
                 on_interrupt(
-                    f"dialeval: interrupted: {finished} of {len(items)} items finished "
-                    f"({finished - finished_before} in this session) and are kept in {run_dir}; "
-                    "re-run the same command to resume"
+                    f"dialeval: interrupted: {finished} of {len(items)} items done ({finished - finished_before} "
+                    f"in this session), kept in {run_dir}; re-run the same command to resume"
                 )
             raise
         finally:
