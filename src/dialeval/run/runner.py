@@ -284,7 +284,7 @@ async def run_async(
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         breaker = _TrippingBreaker(config.max_consecutive_errors, lambda: loop.call_soon_threadsafe(stop.set))
-        tokens = [request_slots.set(asyncio.Semaphore(concurrency)), current_breaker.set(breaker)]
+        slots_token, breaker_token = request_slots.set(asyncio.Semaphore(concurrency)), current_breaker.set(breaker)
         writer = ResultsWriter(run_dir / RESULTS)
         bar = None
         if progress and todo:
@@ -345,8 +345,8 @@ async def run_async(
             raise
         finally:
             writer.close()
-            current_breaker.reset(tokens[1])
-            request_slots.reset(tokens[0])
+            current_breaker.reset(breaker_token)
+            request_slots.reset(slots_token)
             if bar is not None:
                 bar.close()
 
