@@ -117,7 +117,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(str(stop), file=sys.stderr)
         return 130
     except KeyboardInterrupt:
-        print("dialeval: interrupted before the first item was sent; nothing to resume", file=sys.stderr)
+        print("dialeval: interrupted before the first item was sent", file=sys.stderr)
         return 130
     print(_summary(result.run_dir))
     for warning in _warnings(result.metrics):

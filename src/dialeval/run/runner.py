@@ -26,7 +26,7 @@ from dialeval.errors import ConfigError, DataError, RunLocked  # noqa: F401  (Ru
 from dialeval.models.client import CircuitBreaker
 from dialeval.models.progress import call_bar
 from dialeval.models.usage import CallRecord, Ledger, current_ledger, summarize_calls
-from dialeval.run.folder import (  # noqa: F401  (RESULTS, read_results, failure_summary: their old import location)
+from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old import location)
     CONFIG,
     RESULTS,
     ResultsWriter,
@@ -34,7 +34,6 @@ from dialeval.run.folder import (  # noqa: F401  (RESULTS, read_results, failure
     check_folder,
     check_run_id,
     failure_summary,
-    read_results,
     results_by_id,
 )
 from dialeval.run.identity import check_same_setup, data_digest, identity, referenced_files, resolved_config, run_id
