@@ -13,6 +13,7 @@ from dialeval.errors import RunError
 from dialeval.models import prompt_store
 from dialeval.models.prompt_store import load_prompts
 from dialeval.protocols.mmdu.metrics import DIMENSIONS
+from dialeval.report.viewer import write_run
 from dialeval.run.folder import read_results, results_by_id
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, last_user_text
@@ -39,6 +40,8 @@ def test_a_lone_surrogate_in_a_judge_reply_is_stored_and_judged(tmp_path):
     # the response cache kept the answers: the second run was served from it
     assert again.complete and len(server.requests) == 3
     assert [r["result"]["calls"][0]["cached"] for r in read_results(again.run_dir)] == [True] * 3
+    write_run(result.run_dir)  # and the viewer shows it
+    assert "odd \ufffd byte" in (result.run_dir / "view" / "items" / "00001.html").read_text(encoding="utf-8")
 
 
 def _mmdu_reply(body: dict) -> str:

@@ -40,7 +40,9 @@ def _markdown(text: str) -> Any:
 
 def _render(template: str, path: Path, **values: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_env().get_template(template).render(**values), encoding="utf-8")
+    from dialeval.jsonsafe import replace_surrogates  # a reply's lone surrogate shows as U+FFFD
+
+    path.write_text(replace_surrogates(_env().get_template(template).render(**values)), encoding="utf-8")
     return path
 
 
