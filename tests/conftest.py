@@ -29,6 +29,6 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _unchecked_models() -> None:
     """Each test's runs check their models again (a process remembers checks that passed)."""
-    from dialeval.run import runner
+    from dialeval.run import preflight
 
-    runner._preflight_passed.clear()
+    preflight._preflight_passed.clear()

@@ -14,7 +14,8 @@ import pytest
 import dialeval
 from dialeval.cli import main
 
-from dialeval.run.runner import read_results, run
+from dialeval.run.folder import results_by_id
+from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 
@@ -55,7 +56,7 @@ def test_an_unreachable_judge_fails_every_item_and_the_exit_code(tmp_path, capsy
     last = out.strip().splitlines()[-1]
     assert re.match(rf"dialeval: 3 of 3 items failed: 3 x \w*ConnectionError at {re.escape(url)} \(openai-compatible:x\)", last)
     run_dir = next(p for p in tmp_path.iterdir() if p.is_dir())
-    rows = read_results(run_dir)
+    rows = results_by_id(run_dir)
     assert {r["status"] for r in rows.values()} == {"failed"}
     # the partial record is kept for the report, with the call's own status
     assert rows["bike-1"]["result"]["calls"][0]["status"] == "error"

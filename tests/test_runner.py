@@ -12,7 +12,8 @@ import pytest
 
 from dialeval.benchmarks import get_benchmark, register_benchmark
 from dialeval.config import ConfigError, RunConfig
-from dialeval.run.runner import read_results, run, run_async
+from dialeval.run.folder import read_results, results_by_id
+from dialeval.run.runner import run, run_async
 from tests.helpers import scripted
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
@@ -71,7 +72,7 @@ def test_an_interrupted_run_resumes_with_the_same_results_and_no_repeated_calls(
 
     asyncio.run(interrupted())
     run_dir = tmp_path / "runs" / next(p.name for p in (tmp_path / "runs").iterdir())
-    finished_before = read_results(run_dir)
+    finished_before = results_by_id(run_dir)
     assert set(finished_before) == {"kitchen-1", "kitchen-2"}
     prompts_before = len(model.prompts)
 
@@ -111,7 +112,7 @@ def test_failed_items_are_recorded_and_the_run_goes_on(tmp_path):
     settings, _ = scripted(respond=_grade)
     result = run("answers-fragile", DATA, _config(tmp_path, settings), progress=False)
     assert result.metrics["run"]["failed"] == 1 and result.metrics["run"]["finished"] == 2
-    rows = read_results(result.run_dir)
+    rows = results_by_id(result.run_dir)
     assert rows["kitchen-2"]["status"] == "failed" and "record builder broke" in rows["kitchen-2"]["error"]
     assert "## Failed items (1)" in result.report_path.read_text()
 

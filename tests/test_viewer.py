@@ -160,10 +160,10 @@ def test_the_run_page_filters_items_with_problems(browser, server):
 
 def test_prompts_live_in_the_run_prompt_store_not_in_results(site):
     from dialeval.models.prompt_store import load_prompts
-    from dialeval.run.runner import read_results
+    from dialeval.run.folder import read_results
 
     run_dir = site / "strict-judge"
-    calls = [c for row in read_results(run_dir).values() for c in row["result"]["calls"]]
+    calls = [c for row in read_results(run_dir) for c in row["result"]["calls"]]
     prompts = load_prompts(run_dir)
     assert all(c["prompt_ref"] in prompts for c in calls)
     assert "What is q1?" not in (run_dir / "results.jsonl").read_text()

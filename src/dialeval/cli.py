@@ -89,7 +89,7 @@ def _options(pairs: list[str]) -> dict[str, object]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from dialeval.config import ConfigError, load_config
-    from dialeval.run.runner import run
+    from dialeval.run.runner import RunInterrupted, run
 
     model = None
     if args.model:
@@ -111,7 +111,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"cache_path": None})
     if config.data is None:
         raise ConfigError("dialeval run: no data given (use --data or `data:` in the config)")
-    result = run(args.benchmark, config.data, config, progress=not args.no_progress)
+    try:
+        result = run(args.benchmark, config.data, config, progress=not args.no_progress)
+    except RunInterrupted as stop:  # Ctrl-C: one line, the folder and finished items kept
+        print(str(stop), file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("dialeval: interrupted before the first item was sent", file=sys.stderr)
+        return 130
     print(_summary(result.run_dir))
     for warning in _warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)

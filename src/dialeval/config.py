@@ -203,15 +203,13 @@ class RunConfig(BaseModel):
         return API_CONCURRENCY if all(s.is_api for s in specs) else LOCAL_CONCURRENCY
 
     def context(self) -> EvalContext:
+        """What the graphs see: every field the two models share, by name (none copied by
+        hand, so a field added to both always reaches the graphs), plus the two renamed ones."""
+        shared = {name: getattr(self, name) for name in EvalContext.model_fields if name in type(self).model_fields}
         return EvalContext(
+            **shared,
             refresh_cache=self.fresh,
             default_model=self.model or ModelSettings(spec=default_model_spec()),
-            models=self.models,
-            agents=self.agents,
-            templates=self.templates,
-            parse_retries=self.parse_retries,
-            cache_path=self.cache_path,
-            options=self.options,
         )
 
 

@@ -9,29 +9,11 @@ from typing import Any, Iterable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from dialeval.errors import DataError  # its old home: `from dialeval.data.io import DataError` keeps working
+
 M = TypeVar("M", bound=BaseModel)
 MAX_NESTING = 64  # real records nest a handful of levels; deeper data is refused at load
 _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},\n]')  # strings skipped whole
-
-
-class DataError(ValueError):
-    """A data file that cannot be used; the message says where and why.
-
-    Records count from 0 (the index in a JSON array); a JSONL file's line, counted from 1
-    as editors do, follows in parentheses: ``record 3 (line 4)``."""
-
-    def __init__(
-        self, file: str | Path, message: str, record: str | int | None = None, field: str | None = None, line: int | None = None
-    ):
-        where = str(file)
-        if record is not None:
-            where += f", record {record}" + (f" (line {line})" if line else "")
-        elif line:
-            where += f", line {line}"
-        if field:
-            where += f", field '{field}'"
-        super().__init__(f"{where}: {message}")
-        self.file, self.record, self.field = str(file), record, field
 
 
 def read_text(path: str | Path) -> str:

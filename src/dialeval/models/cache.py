@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from dialeval.jsonsafe import dumps, utf8
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -28,7 +30,7 @@ CREATE TABLE IF NOT EXISTS responses (
 
 def cache_key(parts: dict[str, Any]) -> str:
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8(blob)).hexdigest()  # a prompt with a lone surrogate still has a key
 
 
 class ResponseCache:
@@ -52,7 +54,7 @@ class ResponseCache:
     def put(self, key: str, model: str, payload: dict[str, Any]) -> None:
         from dialeval.secrets import scrub
 
-        blob = scrub(json.dumps(payload, ensure_ascii=False))
+        blob = scrub(dumps(payload))  # keys scrubbed; a reply's lone surrogate stored escaped
         with self._lock:
             self._conn.execute("INSERT OR REPLACE INTO responses (key, model, payload) VALUES (?, ?, ?)", (key, model, blob))
             self._conn.commit()

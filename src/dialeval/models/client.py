@@ -244,7 +244,9 @@ class ModelClient:
         the caller calls :meth:`remember` once the answer has been parsed and validated,
         so only answers that ended ``ok`` are replayed.
         """
-        messages = self._prefilled(messages, schema)
+        from dialeval.jsonsafe import sendable
+
+        messages = sendable(self._prefilled(messages, schema))  # a quoted reply's lone surrogate goes as U+FFFD
         key = None
         if cache_path and not self.is_dry_run:
             from dialeval.models.cache import cache_key, open_cache

@@ -20,6 +20,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
+from dialeval.jsonsafe import dumps
+
 PROMPTS = "prompts.sqlite"
 _INLINE_LIMIT = 256  # data: URLs longer than this are replaced by a marker
 
@@ -53,7 +55,7 @@ def to_json(messages: Iterable[Any]) -> list[dict[str, Any]]:
 def _serialised(payload: list[dict[str, Any]]) -> bytes:
     from dialeval.secrets import scrub
 
-    return scrub(json.dumps(payload, sort_keys=True, ensure_ascii=False)).encode("utf-8")
+    return scrub(dumps(payload, sort_keys=True)).encode("utf-8")  # keys scrubbed; lone surrogates escaped: always UTF-8
 
 
 def _ref(serialised: bytes) -> str:

@@ -44,13 +44,13 @@ class Run:
 
 
 def load_run(path: str | Path) -> Run:
-    from dialeval.run.runner import read_results
+    from dialeval.run.folder import read_results
 
     path = Path(path)
     config_path = path / "config.json"
     if not config_path.exists():
         raise CompareError(f"{path} is not a run folder (no config.json)")
-    rows = list(read_results(path).values())
+    rows = read_results(path)
 
     def read(name: str) -> dict[str, Any]:
         file = path / name

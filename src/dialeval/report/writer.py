@@ -71,7 +71,7 @@ def finish_run(
     """Aggregate the finished items, then write ``metrics.json``, ``usage.json`` and
     ``report.md``. Failed items are counted, described and left out of every metric;
     ``expected`` items minus the rows are those a stopped run never started."""
-    from dialeval.run.runner import failure_summary
+    from dialeval.run.folder import failure_summary
 
     records = [r["result"] for r in rows if r["status"] == "ok"]
     options = resolved.get("options", {})
@@ -213,7 +213,7 @@ def render_report(
 
 def write_report(run_dir: str | Path) -> dict[str, Any]:
     """Recompute metrics and the report of an existing run folder from its files."""
-    from dialeval.run.runner import read_results
+    from dialeval.run.folder import read_results
 
     run_dir = Path(run_dir)
     config_path = run_dir / "config.json"
@@ -228,7 +228,7 @@ def write_report(run_dir: str | Path) -> dict[str, Any]:
     except (ValueError, UnicodeDecodeError) as err:
         raise ConfigError(f"{config_path}: not a readable run config ({err})") from None
     bench = get_benchmark(resolved["benchmark"])
-    rows = list(read_results(run_dir).values())
+    rows = read_results(run_dir)
     if not rows:  # an empty report would read like a run whose items all vanished
         raise ConfigError(f"{run_dir}: no results yet: this run never evaluated an item (run it with `dialeval run`)")
     return finish_run(run_dir, bench, rows, resolved)

@@ -183,13 +183,13 @@ def _judge_label(run_dir: Path) -> str:
 
 def compare_judges(paths: list[Path], options: dict[str, Any]) -> str:
     """Judge-vs-judge table of run folders that judged the same answers (``dialeval metrics mmdu``)."""
-    from dialeval.run.runner import read_results
+    from dialeval.run.folder import read_results
 
     runs = {}
     for path in paths:
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"{path} is not a run folder (no config.json)")
-        runs[_judge_label(path)] = [row["result"] for row in read_results(path).values() if row["status"] == "ok"]
+        runs[_judge_label(path)] = [row["result"] for row in read_results(path) if row["status"] == "ok"]
     return metrics.agreement_table(metrics.judge_agreement(runs, _options(options).aggregation))
 
 

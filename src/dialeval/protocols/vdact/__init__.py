@@ -162,12 +162,12 @@ def baseline_scores(run_dirs: list[str]) -> dict[str, dict[str, float | None]]:
     Lets the significance test consider the LLM baselines (LAVE, LLM-Rel) as the paper
     does; each run's own released rule for unreadable replies applies.
     """
-    from dialeval.run.runner import read_results
+    from dialeval.run.folder import read_results
 
     out: dict[str, dict[str, float | None]] = {}
     for run_dir in run_dirs:
         rows = read_results(Path(run_dir))
-        records = [r["result"] for r in rows.values() if r.get("status") == "ok"]
+        records = [r["result"] for r in rows if r.get("status") == "ok"]
         if not records:
             raise ConfigError(f"option baseline_runs: {run_dir} holds no finished vdact items")
         agent = _agent(records, VdactOptions())

@@ -43,7 +43,9 @@ def _render(template: str, path: Path, **values: Any) -> Path:
     from dialeval.secrets import scrub
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(scrub(_env().get_template(template).render(**values)), encoding="utf-8")
+    from dialeval.jsonsafe import replace_surrogates  # a reply's lone surrogate shows as U+FFFD
+
+    path.write_text(scrub(replace_surrogates(_env().get_template(template).render(**values))), encoding="utf-8")
     return path
 
 
@@ -99,11 +101,11 @@ def run_overview(run_dir: Path) -> dict[str, Any]:
 def write_run(run_dir: str | Path) -> Path:
     """The pages of one run: its report, plots and items, one page per item."""
     from dialeval.models.prompt_store import load_prompts
-    from dialeval.run.runner import read_results
+    from dialeval.run.folder import read_results
 
     run_dir = Path(run_dir)
     out = run_dir / VIEW
-    rows = list(read_results(run_dir).values())
+    rows = read_results(run_dir)
     prompts = load_prompts(run_dir)
     overview = run_overview(run_dir)
     items = []

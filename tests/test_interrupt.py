@@ -1,0 +1,104 @@
+"""Stopping a run: Ctrl-C ends it at once with one line and keeps what finished; a
+tripped circuit breaker cancels the calls still waiting on a dead server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from dialeval.run.folder import results_by_id
+from dialeval.run.runner import run
+from dialeval.testing.openai_server import OpenAIStub
+from tests.helpers import http_config
+
+ROOT = Path(__file__).resolve().parents[1]
+ANSWERS = ROOT / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
+GRADE = '{"rationale": "agrees", "score": 4}'
+PATIENCE = 20.0  # generous: the machine is busy; an interrupted run takes well under a second
+
+
+def _wait_for(condition, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the run never got that far"
+        time.sleep(0.05)
+
+
+def _interrupted(tmp_path: Path, respond, requests: int, *extra: str) -> tuple[int, str]:
+    """Run the CLI against ``respond``, press Ctrl-C once ``requests`` arrived: exit code and stderr."""
+    with OpenAIStub(respond=respond) as server:
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        command = [sys.executable, "-m", "dialeval.cli", "run", "answers", "--data", str(ANSWERS), *extra,
+                   "--model", "openai-compatible:judge", "--base-url", server.base_url,
+                   "--output-dir", str(tmp_path), "--no-progress", "--no-cache"]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            _wait_for(lambda: len(server.requests) == requests)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=PATIENCE)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    return process.returncode, err
+
+
+def test_ctrl_c_stops_at_once_keeps_the_folder_and_says_how_to_resume(tmp_path):
+    release = threading.Event()
+
+    def slow_after_two(body: dict) -> str:
+        if body["messages"][-1]["content"].count("chain"):
+            release.wait(60)  # the third item's judge never answers in time
+        return GRADE
+
+    try:
+        code, err = _interrupted(tmp_path, slow_after_two, 3, "--concurrency", "1")
+    finally:
+        release.set()
+    assert code == 130
+    [line] = err.strip().splitlines()  # one line, no traceback
+    [run_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert line == (f"dialeval: interrupted: 2 of 3 items done (2 in this session), kept in {run_dir}; "
+                    "re-run the same command to resume")
+    assert sorted(results_by_id(run_dir)) == ["kitchen-1", "kitchen-2"]
+
+
+def test_ctrl_c_before_any_item_finished_keeps_the_run_folder(tmp_path):
+    release = threading.Event()
+    try:
+        code, err = _interrupted(tmp_path, lambda body: release.wait(60) and GRADE, 3, "--run-id", "mine")
+    finally:
+        release.set()
+    assert code == 130 and len(err.strip().splitlines()) == 1
+    assert "0 of 3 items done" in err and (tmp_path / "mine" / "config.json").is_file()
+
+
+def test_a_tripped_breaker_cancels_the_calls_still_waiting(tmp_path):
+    data = tmp_path / "answers.jsonl"
+    rows = [json.loads(line) for line in ANSWERS.read_text().splitlines()]
+    data.write_text("".join(json.dumps({**rows[i % 3], "id": f"item-{i}"}) + "\n" for i in range(8)))
+    release = threading.Event()
+    answered = []
+
+    def hang(body: dict) -> str:  # the server died with these requests in flight
+        release.wait(30)
+        answered.append(body)
+        return GRADE
+
+    # five requests hang, then the next three are refused: the breaker opens on the third
+    with OpenAIStub(respond=hang, failures=[200] * 5 + [401] * 3) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url, "timeout": 120},
+                             concurrency=8)
+        try:
+            result = run("answers", data, config, progress=False)
+            answered_by_then = len(answered)
+        finally:
+            release.set()
+    assert answered_by_then == 0  # the run ended before any hanging call was answered
+    assert result.failed == 3 and result.not_evaluated == 5
+    assert result.summary.startswith("run stopped, 5 of 8 items not evaluated: stopped after 3 consecutive authentication errors")
