@@ -139,7 +139,7 @@ def test_a_template_the_agent_cannot_fill_stops_the_run_before_any_call(tmp_path
 
 
 def test_a_packaged_template_of_another_agent_is_refused_too(tmp_path: Path):
-    from dialeval.run.runner import check_setup
+    from dialeval.run.preflight import check_setup
 
     config = RunConfig(model="dry-run", templates={"judge": "kgds/fact_verifier"})
     with pytest.raises(ConfigError, match=r"uses \$facts, \$summary, which answers's 'judge' agent does not fill"):
@@ -147,7 +147,7 @@ def test_a_packaged_template_of_another_agent_is_refused_too(tmp_path: Path):
 
 
 def test_a_template_using_fewer_variables_than_offered_is_fine(tmp_path: Path):
-    from dialeval.run.runner import check_setup
+    from dialeval.run.preflight import check_setup
 
     template = _template(tmp_path, "<answer>\n$answer\n</answer>\nReference: $reference")
     check_setup(get_benchmark("answers"), RunConfig(model="dry-run", templates={"judge": str(template)}))

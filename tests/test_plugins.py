@@ -134,9 +134,19 @@ def test_an_installed_package_is_found_through_the_entry_point_group(tmp_path, m
         ({"plugins": ["no_such_plugin_module"]}, "no_such_plugin_module"),
     ],
 )
-def test_a_bad_import_path_stops_before_the_run_and_is_named(overrides, named):
+def test_a_bad_import_path_stops_before_the_run_and_is_named(overrides, named, tmp_path):
+    config = load_config(None, model="dry-run", output_dir=str(tmp_path / "runs"), cache_path=None, **overrides)  # reading imports nothing
     with pytest.raises(ConfigError, match=named.replace(".", r"\.")):
-        load_config(None, **overrides)
+        run("answers", DATA, config, progress=False)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_reading_a_config_imports_no_user_code(tmp_path, monkeypatch):
+    """Loading a config only validates it: the plugin module is imported when a run starts."""
+    _module(tmp_path / "src", "my_plugin_d", "import pathlib\npathlib.Path(__file__).with_name('imported').touch()\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    load_config(None, plugins=["my_plugin_d"], agents={"judge": "my_plugin_d:nothing"})
+    assert not (tmp_path / "src" / "imported").exists()
 
 
 def test_the_cli_exits_2_naming_the_import_path(tmp_path, capsys):

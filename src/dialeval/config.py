@@ -171,26 +171,6 @@ class RunConfig(BaseModel):
         return self._source
     plugins: list[str] = Field(default_factory=list, description="modules to import first: they register agents or benchmarks")
 
-    @field_validator("plugins")
-    @classmethod
-    def _load_plugins(cls, plugins: list[str]) -> list[str]:
-        """Plugin modules load now, so a bad path stops before the run."""
-        from dialeval.plugins import load_plugins
-
-        load_plugins(plugins)
-        return plugins
-
-    @field_validator("agents")
-    @classmethod
-    def _import_agents(cls, agents: dict[str, str]) -> dict[str, str]:
-        """Agents named by import path (``package.module:factory``) must import now."""
-        from dialeval.plugins import agent_factory, is_import_path
-
-        for name in agents.values():
-            if is_import_path(name):
-                agent_factory(name)
-        return agents
-
     def effective_concurrency(self) -> int:
         """The configured limit, or one that suits the backends: API servers take many
         requests at once (each model's adaptive limit backs off on 429s), local models

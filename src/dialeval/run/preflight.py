@@ -25,13 +25,32 @@ from dialeval.config import RunConfig
 from dialeval.errors import ConfigError, RunError
 
 
+def load_user_code(config: RunConfig) -> None:
+    """Import what the config names as code (``plugins:`` modules, agents given as
+    ``package.module:factory``) before the benchmark is looked up, so a plugin can register
+    it; a bad path stops the run, naming the field. Reading a config imports nothing."""
+    from dialeval.plugins import agent_factory, is_import_path, load_plugins
+
+    try:
+        load_plugins(config.plugins)
+    except ConfigError as err:
+        raise ConfigError(f"{config.source}: field 'plugins': {err}") from None
+    for role, name in config.agents.items():
+        if is_import_path(name):
+            try:
+                agent_factory(name)
+            except ConfigError as err:
+                raise ConfigError(f"{config.source}: field 'agents.{role}': {err}") from None
+
+
 def check_setup(bench: Benchmark, config: RunConfig) -> None:
     """Config mistakes stop before the first call, naming the file, the field and the
-    valid choices: role and agent names for this benchmark (its graph is built: the
-    benchmark's agents are registered)."""
+    valid choices: role and agent names and template files for this benchmark (importing
+    its package registered its agents)."""
     from dialeval.agents.base import AGENTS
     from dialeval.plugins import is_import_path
 
+    check_templates(bench, config)
     src = config.source
     model_roles = bench.model_roles or tuple(bench.roles)
     for role in config.models:
@@ -45,7 +64,7 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
                 f"{src}: field 'agents.{role}': {bench.name} has no agent role {role!r}; valid: {', '.join(bench.roles)}"
             )
         if is_import_path(name):
-            continue  # a user's own factory: imported (and checked) when the config was read
+            continue  # a user's own factory: imported (and checked) by load_user_code
         default = AGENTS.get(bench.roles[role])
         choices = sorted(
             n for n, e in AGENTS.items() if default is not None and (e.benchmark, e.role) == (default.benchmark, default.role)

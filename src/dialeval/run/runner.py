@@ -41,7 +41,7 @@ from dialeval.run.preflight import (
     await_preflight,
     check_setup,
     check_stores,
-    check_templates,
+    load_user_code,
     start_preflight,
     used_models,
     warm_clients,
@@ -243,12 +243,13 @@ async def run_async(
 
     config = config or RunConfig()
     data = str(data)
+    load_user_code(config)
     bench = get_benchmark(benchmark)
+    check_setup(bench, config)
     if config.run_id is not None:
         check_run_id(config.run_id)
     every_item = _load_items(bench, data, config)
     items = every_item[: config.limit] if config.limit else every_item
-    check_templates(bench, config)
     context = config.context()
     digest = data_digest(data, config.options, referenced_files(every_item))
     ident = identity(config.templates, used_models(bench, context))
@@ -260,8 +261,7 @@ async def run_async(
     checks = []
     if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
         checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
-    graph = bench.graph()  # also registers the benchmark's agents, which check_setup needs
-    check_setup(bench, config)
+    graph = bench.graph()
     created = not run_dir.exists()
     if created:  # a run that never starts (no key, server down) leaves no folder behind
         warm_clients(bench, context)
