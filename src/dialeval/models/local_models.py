@@ -261,7 +261,7 @@ class LocalEngine:
         # unconstrained answers that continue an opened JSON object end where it closes
         json_open = [r.schema is None and r.prefill.lstrip().startswith("{") for r in requests]
         closer = JsonObjectEnd(self.tokenizer, start, json_open)
-        criteria = [closer] if any(json_open) else []
+        criteria: list[Any] = [closer] if any(json_open) else []
         if len(set(caps)) > 1:
             criteria.append(RowLimit(start, caps))
         processors = None

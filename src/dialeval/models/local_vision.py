@@ -45,7 +45,7 @@ def open_image(block: dict[str, Any]) -> Any:
     """The PIL image of an image block; local data only (see module doc)."""
     from PIL import Image
 
-    holder = block.get("image_url") if isinstance(block.get("image_url"), dict) else block
+    holder: dict[str, Any] = block["image_url"] if isinstance(block.get("image_url"), dict) else block
     url = holder.get("url") or block.get("url") or block.get("path") or ""
     if isinstance(block.get("image_url"), str):
         url = block["image_url"]

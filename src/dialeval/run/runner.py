@@ -523,14 +523,14 @@ async def run_async(
         concurrency = config.effective_concurrency()
         slots = asyncio.Semaphore(concurrency)
         breaker = CircuitBreaker(config.max_consecutive_errors)
-        tokens = [request_slots.set(asyncio.Semaphore(concurrency)), current_breaker.set(breaker)]
+        tokens = (request_slots.set(asyncio.Semaphore(concurrency)), current_breaker.set(breaker))
         writer = ResultsWriter(run_dir / RESULTS)
         bar = None
         if progress and todo:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {run_id}", unit="item")
-        live = Counter()
+        live: Counter[str] = Counter()
         usd = 0.0
         unpriced = False
 

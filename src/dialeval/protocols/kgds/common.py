@@ -8,6 +8,7 @@ plain dicts (:func:`dump_messages`) so the state stays serialisable.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -18,6 +19,7 @@ from dialeval.agents.templates import Template, load_template
 
 PLACEHOLDER_REASONING = " ".join(["reasoning"] * 40)  # dry runs: about the length of a real rationale
 _STARS = re.compile(r"\*\*(.+?)\*\*")
+ALL_PATTERNS: tuple[Literal["ebs", "abs"], ...] = ("ebs", "abs")
 
 
 class KgdsOptions(BaseModel):
@@ -25,7 +27,7 @@ class KgdsOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    patterns: list[Literal["ebs", "abs"]] = Field(default_factory=lambda: ["ebs", "abs"], min_length=1)
+    patterns: list[Literal["ebs", "abs"]] = Field(default_factory=lambda: list(ALL_PATTERNS), min_length=1)
     reflection_rounds: int = Field(default=1, ge=0, description="self-reflection turns after the structured prompt (paper: 1)")
     one_fact_per_call: bool = Field(default=False, description="verify each fact alone instead of one call per paragraph")
     feedback_judge: bool = Field(default=True, description="ask the summarizer to compare its EBS with the gold one (Sec. 6.1)")
@@ -50,7 +52,7 @@ SYSTEM_DEFAULTS: dict[str, Any] = {**SYSTEM_GENERATION, "structured_output": Fal
 SYSTEM_ROLES = ("summarizer", "reflection", "feedback_judge")
 
 
-def options_of(state: dict[str, Any]) -> KgdsOptions:
+def options_of(state: Mapping[str, Any]) -> KgdsOptions:
     return KgdsOptions.model_validate(state.get("options") or {})
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from dialeval.agents.base import ask, register_agent
 from dialeval.protocols.kgds.common import (
@@ -43,7 +43,7 @@ class AbsReflection(AbsSummary):
     reflection: str = Field(min_length=1)
 
 
-SCHEMAS = {"ebs": EbsReflection, "abs": AbsReflection}
+SCHEMAS: dict[str, type[BaseModel]] = {"ebs": EbsReflection, "abs": AbsReflection}
 
 
 def latest(summaries: list[dict[str, Any]], pattern: str) -> dict[str, Any] | None:

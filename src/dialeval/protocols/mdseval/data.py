@@ -185,7 +185,8 @@ def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: 
             if not isinstance(raw, dict) or "dialogue_id" not in raw or "dialogue" not in raw:
                 raise DataError(dpath, "each record needs 'dialogue_id' and 'dialogue'", record=index)
             record = validate_all(MdsDialogue, [raw], dpath, id_field="dialogue_id")[0] if "summary_list" in raw else None
-            turns[str(raw["dialogue_id"])] = record.dialogue if record else [Turn.model_validate(t) for t in raw["dialogue"]]
+            given = record.dialogue if record else None
+            turns[str(raw["dialogue_id"])] = given if given is not None else [Turn.model_validate(t) for t in raw["dialogue"]]
         for index, item in enumerate(items):
             if item.dialogue_id not in turns:
                 raise DataError(dpath, f"no dialogue for {item.dialogue_id!r}", record=f"{index} (dialogue_id={item.dialogue_id!r})", field="dialogue")

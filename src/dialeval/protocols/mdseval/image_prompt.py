@@ -48,6 +48,7 @@ def image_prompt():
                 for a in options.aspects
             ]
             return {"captions": [row], "scores": skipped}
+        assert caption.value is not None  # an ok answer has its value
         ctx = AgentContext.for_role(context, "image_prompt", JUDGE_TEMPLATE)
         rows = await score_all(
             ctx, item, options, evaluator="image_prompt", agent="mdseval.image_prompt", description=caption.value["text"]

@@ -8,6 +8,7 @@ judges, ``LLM-Acc``/``LLM-Rel`` for the Video-ChatGPT judge) and the call's stat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -84,7 +85,7 @@ def template_for(context: EvalContext, state: dict[str, Any], name: str) -> Agen
 
 
 def verdict(
-    turn: dict[str, Any], answer: Answer[Any] | None, scores: dict[str, float] | None, rationale: str | None, status: str | None = None
+    turn: dict[str, Any], answer: Answer[Any] | None, scores: Mapping[str, float] | None, rationale: str | None, status: str | None = None
 ) -> dict[str, Any]:
     """One judged turn for the state: scores per dimension (``None`` unless read) and the raw call."""
     ok = answer is None or answer.ok
