@@ -13,6 +13,7 @@ from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas 
 
 from dialeval.agents.base import agent_node
 from dialeval.config import EvalContext
+from dialeval.protocols.answers import judge  # noqa: F401  (registers the judge when Studio loads this file by path)
 
 
 class AnswerInput(TypedDict):
