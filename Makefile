@@ -40,11 +40,15 @@ demo: setup
 	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data src/dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml \
 	  --option predictions='"src/dialeval/fixtures/kgds_demo_predictions.jsonl"'
 
+# the type checker first (settings in pyproject's [tool.mypy]), then every test, each
+# under pytest-timeout's limit; --durations shows where the time went
 test: setup
-	HF_HUB_OFFLINE=1 $(BIN)/pytest -q
+	$(BIN)/mypy
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q --durations=10
 
 test-fast: setup
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/mypy
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
 
 bench: setup
 	$(BIN)/python benchmarks/runner_overhead.py

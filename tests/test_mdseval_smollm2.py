@@ -11,7 +11,7 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.run.runner import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mdseval_demo.json"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
 
 
 def test_one_demo_dialogue_runs_on_smollm2(tmp_path):

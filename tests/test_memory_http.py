@@ -40,7 +40,7 @@ def chroma_server(tmp_path):
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # generous: a loaded machine starts servers slowly
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):

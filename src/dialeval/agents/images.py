@@ -46,14 +46,14 @@ def image_line(image: ImageRef, number: int) -> str:
     return f"[image {number}: {caption} ({where})]"
 
 
-def turn_content(text: str, images: list[ImageRef], first_number: int, blocks: bool) -> str | list[dict[str, Any]]:
+def turn_content(text: str, images: list[ImageRef], first_number: int, blocks: bool) -> str | list[str | dict[str, Any]]:
     """A user message body: text plus images as blocks or as text lines; images numbered from ``first_number``."""
     if not images:
         return text
     if not blocks:
         lines = [image_line(image, first_number + i) for i, image in enumerate(images)]
         return "\n".join([text, *lines]) if text.strip() else "\n".join(lines)
-    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+    parts: list[str | dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
     for i, image in enumerate(images):
         parts.append({"type": "text", "text": f"[image {first_number + i}]"})
         parts.append({"type": "image_url", "image_url": {"url": image_url(image)}})

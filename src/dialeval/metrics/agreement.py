@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -57,7 +57,7 @@ def krippendorff_alpha(a: Sequence[float], b: Sequence[float], level: str) -> fl
         return None  # no variation at all: alpha is undefined
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        value = krippendorff.alpha(reliability_data=np.array([a, b], dtype=float), level_of_measurement=level)
+        value = krippendorff.alpha(reliability_data=np.array([a, b], dtype=float), level_of_measurement=cast(Any, level))
     return _finite(value)
 
 

@@ -252,7 +252,7 @@ class ModelClient:
             from dialeval.models.cache import cache_key, open_cache
 
             key = cache_key(self.cache_parts(messages, schema, json_schema))
-            hit = open_cache(cache_path).get(key) if read_cache else None
+            hit: Any = open_cache(cache_path).get(key) if read_cache else None
             if hit is not None:
                 return Generation(
                     text=hit["text"],

@@ -57,7 +57,7 @@ def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
     options = context.get("options", resolved.get("options", {}))
     default = (context.get("default_model") or {}).get("spec")
 
-    def model(role: str) -> str:
+    def model(role: str) -> str | None:
         return (context.get("models", {}).get(role) or {}).get("spec") or default
 
     data = resolved.get("data")
@@ -139,7 +139,7 @@ def system_outputs(bench: Benchmark, resolved: dict[str, Any], rows: list[dict[s
     if not calls:
         return None
     statuses = [c.get("status") for c in calls]
-    info = {
+    info: dict[str, Any] = {
         "what": bench.system_output,
         "agents": sorted({str(c["agent"]) for c in calls}),
         "outputs": len(calls),

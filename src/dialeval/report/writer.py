@@ -29,7 +29,7 @@ def agent_reliability(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out = {}
     for agent, calls in sorted(by_agent.items()):
         n = len(calls)
-        statuses = defaultdict(int)
+        statuses: defaultdict[str, int] = defaultdict(int)
         for c in calls:
             statuses[c["status"]] += 1
         out[agent] = {

@@ -2,7 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` from a Python function, can wait a fixed
 latency, can fail the first requests with chosen HTTP statuses (429, 500) to
-exercise retries, can rate-limit (more than ``max_in_flight`` requests at once get 429),
+exercise retries, can rate-limit (more than ``max_in_flight`` requests at once get 429, each request at
+most ``patience`` times),
 and can emulate the APIs' prompt caching (``prompt_cache=True``: usage reports cached
 tokens). Every request body is kept, in arrival order. For fault tests it can
 also never answer (``hang``), demand a key and answer 401 otherwise (``api_key``), and
@@ -86,6 +87,7 @@ class OpenAIStub:
         latency: float = 0.0,
         failures: list[int] | None = None,
         max_in_flight: int | None = None,
+        patience: int | None = None,
         prompt_cache: bool = False,
         port: int = 0,
         hang: bool = False,
@@ -105,6 +107,10 @@ class OpenAIStub:
         # a rate limit: requests beyond this many at once get 429 with a short Retry-After
         self.max_in_flight = max_in_flight
         self._in_flight = 0
+        # a request (same body) refused this many times is served anyway: how often a client
+        # retries is then bounded by a count, never by how fast a busy machine runs it
+        self.patience = patience
+        self._refusals: dict[str, int] = {}
         # emulate the APIs' prompt caching: OpenAI's automatic prefix cache, and Anthropic's
         # cache at the breakpoints a client marks; usage then reports cached tokens
         self.prompt_cache = PrefixCache() if prompt_cache else None
@@ -116,8 +122,7 @@ class OpenAIStub:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self._server.server_port}/v1"
 
     @property
     def root_url(self) -> str:
@@ -137,6 +142,19 @@ class OpenAIStub:
         self._closing.set()  # releases hanging handlers
         self._server.shutdown()
         self._server.server_close()
+
+    def _over_limit(self, body: dict[str, Any]) -> bool:
+        """Whether a request is refused by the rate limit (called under the lock)."""
+        if self.max_in_flight is None or self._in_flight < self.max_in_flight:
+            return False
+        if self.patience is None:
+            return True
+        key = json.dumps(body, sort_keys=True)
+        refused = self._refusals.get(key, 0)
+        if refused >= self.patience:
+            return False
+        self._refusals[key] = refused + 1
+        return True
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self
@@ -188,7 +206,7 @@ class OpenAIStub:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub._lock:
                     status = stub.failures.pop(0) if stub.failures else 200
-                    if status == 200 and stub.max_in_flight is not None and stub._in_flight >= stub.max_in_flight:
+                    if status == 200 and stub._over_limit(body):
                         status = 429
                     stub.requests.append(body)
                     stub.statuses.append(status)

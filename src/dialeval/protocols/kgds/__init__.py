@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 
 from dialeval.protocols.kgds.common import ROLES, SYSTEM_GENERATION, KgdsOptions
@@ -240,7 +240,7 @@ def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
             scores, outcomes = [], []
             for sample in samples:
                 pred = next((p for p in preds.get(sample.id, []) if p.pattern == "ebs" and p.round == r), None)
-                prf = bsp_scores(pred.background if pred else [], sample.supporting, sample.nonsupporting)
+                prf = bsp_scores(cast(list[int], pred.background) if pred else [], sample.supporting, sample.nonsupporting)
                 scores.append(prf)
                 outcomes.append("undefined" if prf is None else "ok" if pred else "system_failed")
             cells = [macro((s.__dict__[k] if s else None for s in scores), outcomes) for k in ("recall", "precision", "f1")]

@@ -109,7 +109,8 @@ class KgdsSample(BaseModel):
     def scored_facts(self) -> list[ScoredFact]:
         """Key facts of supporting paragraphs and facts of non-supporting ones, in paragraph order."""
         out: list[ScoredFact] = []
-        for group, kind, wanted in ((self.BSPAF, "key", KEY_FACT), (self.BNPAF, "nonsupporting", NONSUPPORTING_FACT)):
+        kinds: tuple[Literal["key", "nonsupporting"], ...] = ("key", "nonsupporting")
+        for group, kind, wanted in zip((self.BSPAF, self.BNPAF), kinds, (KEY_FACT, NONSUPPORTING_FACT)):
             for p in group or []:
                 for position, fact in enumerate(p.atomic_facts):
                     if fact.type == wanted:

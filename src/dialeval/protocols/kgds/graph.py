@@ -13,7 +13,7 @@ The input is one sample exactly as it is in ``KGDS.json`` (``SBK``, ``KGD``, ``B
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict  # LangGraph Studio on Python 3.11 needs these for schemas
@@ -63,7 +63,8 @@ class KgdsState(KgdsInput, total=False):
 def prepare(state: KgdsState) -> dict[str, Any]:
     """Validate the sample (a bad record fails the item with the field named) and list
     the facts the ABS is checked against."""
-    sample = KgdsSample.model_validate({k: state[k] for k in SAMPLE_FIELDS if state.get(k) is not None})
+    fields = cast(dict[str, Any], state)  # the sample's fields, looked up by name
+    sample = KgdsSample.model_validate({k: fields[k] for k in SAMPLE_FIELDS if fields.get(k) is not None})
     return {
         "sample": sample.model_dump(),
         "facts": [{**f.model_dump(), "fact_id": f.fact_id} for f in sample.scored_facts()],
@@ -78,7 +79,8 @@ def use_predictions(state: KgdsState) -> dict[str, Any]:
 def errored_calls(state: KgdsState) -> list[str]:
     """Agents whose call errored (no answer at all): such an item fails, it is not scored."""
     parts = ("summaries", "fact_checks", "opinion_checks", "error_checks", "feedback", "decompositions")
-    return [row["call"]["agent"] for part in parts for row in state.get(part) or [] if (row.get("call") or {}).get("status") == "error"]
+    fields = cast(dict[str, Any], state)
+    return [row["call"]["agent"] for part in parts for row in fields.get(part) or [] if (row.get("call") or {}).get("status") == "error"]
 
 
 def score(state: KgdsState) -> dict[str, Any]:

@@ -36,6 +36,7 @@ def load(path: Path, options: dict[str, Any]) -> list[MdsDialogue]:
     opts = _options(options)
     items = load_mdseval(path, dialogues=opts.dialogues, images=opts.image_dir)
     for item in items:
+        assert item.__pydantic_extra__ is not None  # MdsDialogue keeps extra fields
         item.__pydantic_extra__["file_dialogues"] = len(items)  # for the whole-file cost estimate
         item.votes_rule = opts.faithfulness_votes
     return items
@@ -123,9 +124,9 @@ def _pairwise(records: list[dict[str, Any]]) -> dict[str, Any]:
         unreadable = ties = consistent = both_readable = 0
         for rec in records:
             means = rec["human"]["means"][aspect] if rec["human"] else None
-            per = {k: [] for k in picks}
-            first_share = {k: [] for k in firsts}
-            human_share = {k: [] for k in firsts}
+            per: dict[str, list[tuple[int, int]]] = {k: [] for k in picks}
+            first_share: dict[str, list[int]] = {k: [] for k in firsts}
+            human_share: dict[str, list[int]] = {k: [] for k in firsts}
             chosen: dict[tuple[int, int], list[int]] = defaultdict(list)
             for p in rec["preferences"]:
                 if p["aspect"] != aspect:
@@ -370,7 +371,7 @@ def plot_histograms(path: Path, records: list[dict[str, Any]]) -> Path | None:
             width = 0.8 / len(series)
             for i, (name, scores) in enumerate(series.items()):
                 counts = Counter(scores)
-                shares = [counts[v] / len(scores) if scores else 0 for v in values]
+                shares = [counts[int(v)] / len(scores) if scores else 0 for v in values]
                 ax.bar(values + (i - (len(series) - 1) / 2) * width, shares, width, label=f"{name} (n={len(scores)})")
             ax.set_title(SHORT[aspect], fontsize=10)
             ax.set_xticks(values)

@@ -25,6 +25,9 @@ from dialeval.protocols.mdseval.data import ASPECTS, SCALES, MdsDialogue
 from dialeval.data.images import ImageRef
 
 Evaluator = Literal["pointwise", "pairwise", "faithfulness", "image_prompt", "checklist"]
+FaithfulnessLevel = Literal["summary", "sentence"]
+DEFAULT_EVALUATORS: tuple[Evaluator, ...] = ("pointwise", "pairwise", "faithfulness")
+FAITHFULNESS_LEVELS: tuple[FaithfulnessLevel, ...] = ("summary", "sentence")
 Strategy = Literal["zeroshot", "guidance", "icl"]
 ASPECT_NAMES = {
     "coherence": "multimodal coherence",
@@ -57,11 +60,11 @@ class MdsevalOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     evaluators: list[Evaluator] = Field(
-        default_factory=lambda: ["pointwise", "pairwise", "faithfulness"],
+        default_factory=lambda: list(DEFAULT_EVALUATORS),
         description="which evaluators run: pointwise, pairwise, faithfulness (MLLM-as-a-judge), image_prompt, checklist",
     )
     aspects: list[str] = Field(default_factory=lambda: list(ASPECTS), description="scored aspects to judge")
-    faithfulness_levels: list[Literal["summary", "sentence"]] = Field(default_factory=lambda: ["summary", "sentence"])
+    faithfulness_levels: list[FaithfulnessLevel] = Field(default_factory=lambda: list(FAITHFULNESS_LEVELS))
     images: Literal["auto", "blocks", "text"] = Field(
         default="auto", description="auto: picture blocks for API backends when an image folder is given"
     )

@@ -15,22 +15,23 @@ from typing import Mapping, Sequence
 import numpy as np
 
 LAMBDA = 0.3
+Vector = Sequence[float] | np.ndarray  # an embedding, as a list or an array
 
 
-def exclusive(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+def exclusive(a: Vector, b: Vector) -> np.ndarray:
     """Eq. 1: the part of ``a`` orthogonal to ``b``: a - <a,b>/<b,b> b."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a - (a @ b) / (b @ b) * b
+    va, vb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return va - (va @ vb) / (vb @ vb) * vb
 
 
-def eki(a: Sequence[float], b: Sequence[float], s: Sequence[float], *, signed: bool = False) -> float:
+def eki(a: Vector, b: Vector, s: Vector, *, signed: bool = False) -> float:
     """Eq. 2: the length of the projection of a's exclusive part onto the pseudo-summary s."""
-    s = np.asarray(s, dtype=float)
-    value = float(exclusive(a, b) @ s / np.linalg.norm(s))
+    vs = np.asarray(s, dtype=float)
+    value = float(exclusive(a, b) @ vs / np.linalg.norm(vs))
     return value if signed else abs(value)
 
 
-def meki(image: Sequence[float], text: Sequence[float], summary: Sequence[float], lam: float = LAMBDA, *, signed: bool = False) -> dict[str, float]:
+def meki(image: Vector, text: Vector, summary: Vector, lam: float = LAMBDA, *, signed: bool = False) -> dict[str, float]:
     """Eq. 3: lam * EKI(I|T;S) + (1 - lam) * EKI(T|I;S), with both terms."""
     eki_image = eki(image, text, summary, signed=signed)
     eki_text = eki(text, image, summary, signed=signed)

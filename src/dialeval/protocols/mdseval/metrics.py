@@ -30,7 +30,7 @@ class Figure:
     ``combine`` from their total to the value. Resampling then only re-adds vectors,
     which lets ``scipy.stats.bootstrap`` run vectorised over thousands of resamples."""
 
-    def __init__(self, parts: Callable[[Any], Sequence[float]], combine: Callable[[np.ndarray], np.ndarray]):
+    def __init__(self, parts: Callable[[Any], Sequence[float] | np.ndarray], combine: Callable[[np.ndarray], np.ndarray]):
         self.parts, self.combine = parts, combine
 
     def table(self, groups: Sequence[Any]) -> np.ndarray:

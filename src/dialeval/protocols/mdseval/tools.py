@@ -143,7 +143,7 @@ def meki_report(items: Sequence[MdsDialogue], options: dict[str, Any]) -> str:
         import numpy as np
 
         # several images: the mean of their (unit) embeddings stands for the image side
-        image_vectors = [np.mean(images([im.local_path for im in item.images]), axis=0) for item in items]
+        image_vectors = [np.mean(images([im.local_path for im in item.images if im.local_path]), axis=0) for item in items]
         text_vectors = texts([dialogue_text(item) for item in items])
         source = "CLIP image vs dialogue text"
     else:

@@ -68,6 +68,7 @@ def to_record(item: MmduItem, state: dict[str, Any]) -> dict[str, Any]:
         reply = replies.get(turn.number)
         grade = grades.get(turn.number)
         dims = (grade or {}).get("dimensions") or {}
+        answer: str | None
         if item.answers is not None:
             answer, answer_status = item.answers[turn.number - 1], "given"
         else:

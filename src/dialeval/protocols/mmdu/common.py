@@ -98,13 +98,13 @@ def dialogue_of(state: dict[str, Any]) -> Dialogue:
     return check_dialogue(Dialogue.model_validate({k: state[k] for k in ("id", "image", "conversations") if k in state}))
 
 
-def content(text: str, images: list[ImageRef], blocks: bool) -> str | list[dict[str, Any]]:
+def content(text: str, images: list[ImageRef], blocks: bool) -> str | list[str | dict[str, Any]]:
     """``text`` with each ``<image-i>`` tag replaced by image i: blocks in tag order, or caption lines."""
     if not TAG.search(text):
         return text
     if not blocks:
         return TAG.sub(lambda m: image_line(images[int(m.group(1)) - 1], int(m.group(1))), text)
-    parts: list[dict[str, Any]] = []
+    parts: list[str | dict[str, Any]] = []
     position = 0
     for match in TAG.finditer(text):
         number = int(match.group(1))

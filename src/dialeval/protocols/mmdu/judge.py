@@ -75,7 +75,7 @@ def read_score(value: Any) -> tuple[int | None, str | None]:
 def dimension_scores(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Per dimension: ``{"score": int | None, "status": "ok" | "unparsed", "reason": ...}``."""
     given = {_KEYS[_canon(str(k))]: v for k, v in scores.items() if _canon(str(k)) in _KEYS}
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for dim in DIMENSIONS:
         if dim not in given:
             out[dim] = {"score": None, "status": "unparsed", "reason": "missing"}

@@ -149,7 +149,7 @@ def _delta(on: float | None, off: float | None) -> float | None:
 
 def deltas(off: dict[str, Any], on: dict[str, Any]) -> dict[str, float | None]:
     """NOTE-TAKING on minus off, per ability, overall and objective metric."""
-    out = {a: _delta(on["abilities"][a]["mean"], off["abilities"][a]["mean"]) for a in ABILITIES}
+    out: dict[str, float | None] = {a: _delta(on["abilities"][a]["mean"], off["abilities"][a]["mean"]) for a in ABILITIES}
     out["overall"] = _delta(on["overall"], off["overall"])
     for name in OBJECTIVE:
         out[name] = _delta(on[name]["value"], off[name]["value"])

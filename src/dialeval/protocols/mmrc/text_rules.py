@@ -67,7 +67,7 @@ def split_items(answer: str) -> list[str]:
     """
     text = answer.strip().rstrip(".")
     text = _LEAD_IN.sub("", text, count=1) if ":" in text.split("\n", 1)[0] else text
-    pieces = []
+    pieces: list[str] = []
     for raw in _SPLIT.split(text):
         piece = _BULLET.sub("", raw).strip(" .")
         if piece and normalize(piece) and normalize(piece) not in {normalize(p) for p in pieces}:

@@ -112,7 +112,7 @@ def to_record(item: Dialogue, state: dict[str, Any]) -> dict[str, Any]:
 def _agent(records: list[dict[str, Any]], opts: VdactOptions) -> str:
     from dialeval.protocols.vdact.graph import JUDGE_AGENTS
 
-    agents = {r.get("agent") for r in records if r.get("agent")}
+    agents = {str(r["agent"]) for r in records if r.get("agent")}
     if len(agents) > 1:
         raise ConfigError(f"records mix judges: {sorted(agents)}")
     return agents.pop() if agents else JUDGE_AGENTS[opts.judge]
@@ -138,7 +138,7 @@ def _pairs(turns: list[dict[str, Any]], dim: str) -> list[tuple[float | None, st
 def _usage_estimate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Tokens and calls per judged dialogue, scaled up to every dialogue of the file."""
     n = len(rows)
-    total = defaultdict(float)
+    total: defaultdict[str, float] = defaultdict(float)
     for r in rows:
         for key, value in r.get("usage", {}).items():
             total[key] += value
@@ -312,8 +312,8 @@ def _value(v: Any) -> str:
 def _classic_correlation(
     system: str, turns: list[Any], humans: dict[tuple[str | None, str], list[int]], wordnet: Any, opts: VdactOptions, jar: str | None
 ) -> dict[str, Any]:
-    rated = [(t, humans.get((system, t.id)) or humans.get((None, t.id))) for t in turns]
-    rated = [(t, majority_vote(h)) for t, h in rated if h]
+    given = [(t, humans.get((system, t.id)) or humans.get((None, t.id))) for t in turns]
+    rated = [(t, majority_vote(h)) for t, h in given if h]
     kept = [(t, m) for t, m in rated if m is not None]
     human = [m for _, m in kept]
     scores, _ = per_answer_scores(
