@@ -7,6 +7,8 @@ plain dicts (:func:`dump_messages`) so the state stays serialisable.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import re
 from typing import Any, Literal
 
@@ -20,12 +22,15 @@ PLACEHOLDER_REASONING = " ".join(["reasoning"] * 40)  # dry runs: about the leng
 _STARS = re.compile(r"\*\*(.+?)\*\*")
 
 
+ALL_PATTERNS: tuple[Literal["ebs", "abs"], ...] = ("ebs", "abs")
+
+
 class KgdsOptions(BaseModel):
     """Benchmark options (``RunConfig.options``) of the KGDS protocol."""
 
     model_config = ConfigDict(extra="forbid")
 
-    patterns: list[Literal["ebs", "abs"]] = Field(default_factory=lambda: ["ebs", "abs"], min_length=1)
+    patterns: list[Literal["ebs", "abs"]] = Field(default_factory=lambda: list(ALL_PATTERNS), min_length=1)
     reflection_rounds: int = Field(default=1, ge=0, description="self-reflection turns after the structured prompt (paper: 1)")
     one_fact_per_call: bool = Field(default=False, description="verify each fact alone instead of one call per paragraph")
     feedback_judge: bool = Field(default=True, description="ask the summarizer to compare its EBS with the gold one (Sec. 6.1)")
@@ -61,7 +66,7 @@ ROLES = RoleTable(
 )
 
 
-def options_of(state: dict[str, Any]) -> KgdsOptions:
+def options_of(state: Mapping[str, Any]) -> KgdsOptions:
     """The options the graph input carries (the runner copies the run's options there;
     Studio users give them with the sample, see docs/kgds.md)."""
     return KgdsOptions.model_validate(state.get("options") or {})

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from dialeval.agents.judge import Judge
 from dialeval.protocols.kgds.common import (
@@ -41,7 +41,7 @@ class AbsReflection(AbsSummary):
     reflection: str = Field(min_length=1)
 
 
-SCHEMAS = {"ebs": EbsReflection, "abs": AbsReflection}
+SCHEMAS: dict[str, type[BaseModel]] = {"ebs": EbsReflection, "abs": AbsReflection}
 # one turn per pattern, each with its template (config keys reflection_ebs / reflection_abs) and schema
 REFLECTIONS: dict[str, Judge[Any]] = {
     p: Judge("kgds.reflection", "reflection", "kgds", TEMPLATES[p], SCHEMAS[p], template_key=f"reflection_{p}") for p in TEMPLATES

@@ -50,6 +50,7 @@ def image_prompt():
                 for a in options.aspects
             ]
             return {"captions": [row], "scores": skipped}
+        assert caption.value is not None  # an ok answer has its value
         rows = await score_all(JUDGE, context, item, options, description=caption.value["text"])
         return {"captions": [row], "scores": rows}
 
