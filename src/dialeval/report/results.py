@@ -50,7 +50,7 @@ class ItemResult(BaseModel):
             id=row["id"],
             status="ok" if ok else "failed",
             system=system if isinstance(system, str) else None,
-            scores=item_scores([detail]) if ok and item_scores is not None else {},
+            scores={d: units for d, units in item_scores([detail]).items() if units} if ok and item_scores else {},
             calls=list(calls),
             error=row.get("error"),
             traceback=row.get("traceback"),
