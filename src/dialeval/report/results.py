@@ -40,7 +40,8 @@ class ItemResult(BaseModel):
     @classmethod
     def from_row(cls, row: dict[str, Any], item_scores: Any = None) -> ItemResult:
         """A ``results.jsonl`` row made typed; ``item_scores`` is the benchmark's function."""
-        detail = row.get("result") if isinstance(row.get("result"), dict) else {}
+        result = row.get("result")
+        detail: dict[str, Any] = result if isinstance(result, dict) else {}
         ok = row.get("status") == "ok"
         calls = detail.get("calls") or row.get("calls") or [
             {**u, "raw": "", "cached": bool(u.get("cached"))} for u in row.get("usage", [])
