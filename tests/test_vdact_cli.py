@@ -19,7 +19,7 @@ def test_dry_run_prints_the_score_and_the_whole_file_estimate(tmp_path, capsys):
     code = main(["run", "vdact", "--data", str(PREDICTIONS), "--limit", "1", "--model", "dry-run:gpt-4o-mini",
                  "--output-dir", str(tmp_path), "--no-progress"])
     out = capsys.readouterr().out
-    assert code == 0
+    assert code == 0 and "## Results" in out
     bot = json.loads(next(tmp_path.glob("*/metrics.json")).read_text())["systems"]["demo-bot"]
     rating = bot["dimensions"]["rating"]
     assert (bot["dialogues"], rating["turns"], rating["judged"], rating["n"], rating["valid_n"]) == (1, 10, 10, 10, 10)

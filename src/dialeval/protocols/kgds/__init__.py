@@ -65,7 +65,7 @@ def to_input(item: KgdsItem, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _without_messages(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "messages"} for row in rows]
+    return [{k: v for k, v in r.items() if k != "messages"} for r in rows]
 
 
 def to_record(item: KgdsItem, state: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def to_record(item: KgdsItem, state: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"id": item.id, "scores": state.get("scores", {})}
     for part in parts:
         record[part] = _without_messages(state.get(part) or [])
-    record["calls"] = [row["call"] for part in parts for row in record[part] if row.get("call")]
+    record["calls"] = [r["call"] for part in parts for r in record[part] if r.get("call")]
     return record
 
 
@@ -200,8 +200,8 @@ def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for record in records:
         for pattern, rounds in record.get("scores", {}).items():
-            for r, row in rounds.items():
-                for name, value in scored_values(pattern, row).items():
+            for r, summary in rounds.items():
+                for name, value in scored_values(pattern, summary).items():
                     out.setdefault(f"{pattern}/r{r}/{name}", {})[record["id"]] = value
     return out
 

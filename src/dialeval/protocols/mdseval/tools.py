@@ -171,10 +171,10 @@ def meki_report(items: Sequence[MdsDialogue], options: dict[str, Any]) -> str:
 def pool_embeddings(path: Path, embed: Callable[[list[str]], list[list[float]]]) -> dict[str, list[list[float]]]:
     """Summary embeddings per setup, for the dialogues every setup has a summary of."""
     by_setup: dict[str, dict[str, str]] = defaultdict(dict)
-    for index, row in enumerate(read_records(path)):
-        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("dialogue_id", "setup", "summary")):
+    for index, record in enumerate(read_records(path)):
+        if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("dialogue_id", "setup", "summary")):
             raise DataError(path, "each row needs string fields dialogue_id, setup and summary", record=index)
-        by_setup[row["setup"]][row["dialogue_id"]] = row["summary"]
+        by_setup[record["setup"]][record["dialogue_id"]] = record["summary"]
     common = sorted(set.intersection(*(set(d) for d in by_setup.values()))) if by_setup else []
     if not common:
         raise DataError(path, "no dialogue has a summary from every setup")

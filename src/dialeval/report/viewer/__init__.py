@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from dialeval.report.tables import num, pct
 
