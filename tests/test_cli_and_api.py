@@ -18,8 +18,10 @@ def test_run_prints_the_report_and_report_rebuilds_it(tmp_path, capsys):
     code = main(["run", "answers", "--data", str(DATA), "--model", "dry-run:gpt-4o-mini", "--output-dir", str(tmp_path), "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "Dry run" in out and "| demo-bot | 3 | 3 | 0 |" in out and "## Judge reliability" in out
+    assert "Dry run" in out and "## Results" in out and "## Judge reliability" in out
     run_dir = next(tmp_path.iterdir())
+    bot = json.loads((run_dir / "metrics.json").read_text())["systems"]["demo-bot"]
+    assert (bot["items"], bot["scored"], bot["unparsed"]) == (3, 3, 0)
     (run_dir / "report.md").unlink()
     assert main(["report", str(run_dir)]) == 0
     assert (run_dir / "report.md").exists()

@@ -66,8 +66,8 @@ def test_two_judges_are_aligned_item_by_item(tmp_path):
 
     files = {p.name for p in (tmp_path / "cmp").iterdir()}
     assert {"compare.md", "compare.json", "plot-1.png"} <= files
-    md = (tmp_path / "cmp" / "compare.md").read_text()
-    assert "| score (1-5) | judge-a | judge-b | 8 |" in md and "`item-8` | 4 | 1 |" in md
+    saved = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert saved["comparisons"][0]["n"] == 8 and saved["comparisons"][0]["disagreements"][0] == {"unit": "item-8", "a": 4, "b": 1}
 
 
 def test_identical_scores_agree_fully_and_a_constant_shift_is_significant():

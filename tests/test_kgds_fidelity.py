@@ -207,7 +207,7 @@ def test_real_data_nine_good_summaries_and_one_failed_give_point_nine(tmp_path, 
     for key in ("recall", "precision", "f1", "cao_recall", "op_gm"):
         assert table[key]["mean"] == pytest.approx(0.9), key
         assert (table[key]["n"], table[key]["system_failed"]) == (10, 1)
-    assert "| EBS-AOS | 0 | BSP | 90.00 | 90.00 | 90.00 | n=10 sys=1 unp=0 trunc=0 |" in (result.run_dir / "report.md").read_text()
+    assert json.loads((result.run_dir / "metrics.json").read_text())["patterns"]["ebs"]["rounds"]["0"] == table
 
 
 async def test_the_documented_graph_input_runs():

@@ -81,8 +81,9 @@ def test_whole_graph_with_a_scripted_model(tmp_path):
     # the EBS equals gold, so the feedback judge is not asked
     assert record["feedback"] == [{"round": 0, "winner": None, "skipped": "same as gold"}]
     assert result.metrics["patterns"]["ebs"]["change"]["f1"] == 0.0
-    report = (result.run_dir / "report.md").read_text()
-    assert "| EBS-AOS | 0 | BSP | 100.00 | 100.00 | 100.00 | n=1 sys=0 unp=0 trunc=0 | 50.00 |" in report
+    round0 = json.loads((result.run_dir / "metrics.json").read_text())["patterns"]["ebs"]["rounds"]["0"]
+    assert [round0[k]["mean"] for k in ("recall", "precision", "f1", "cao_recall")] == [1.0, 1.0, 1.0, 0.5]
+    assert (round0["f1"]["n"], round0["f1"]["system_failed"], round0["f1"]["judge_unparsed"]) == (1, 0, 0)
 
 
 def test_feedback_judge_runs_when_the_ebs_differs_from_gold(tmp_path):

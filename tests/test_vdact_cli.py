@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+
+import pytest
 
 from dialeval.benchmarks import get_benchmark
 from dialeval.cli import main
@@ -16,15 +19,16 @@ def test_dry_run_prints_the_score_and_the_whole_file_estimate(tmp_path, capsys):
     code = main(["run", "vdact", "--data", str(PREDICTIONS), "--limit", "1", "--model", "dry-run:gpt-4o-mini",
                  "--output-dir", str(tmp_path), "--no-progress"])
     out = capsys.readouterr().out
-    assert code == 0
-    # dialogues, turns, judged, no answer, unparsed, truncated, error, n, mean, scaled, valid n, valid mean, valid scaled
-    assert "| demo-bot | 1 | 10 | 10 | 0 | 0 | 0 | 0 | 10 | 2.00 | 50.00 | 10 | 2.00 | 50.00 |" in out
-    row = next(line for line in out.splitlines() if line.startswith("| demo-bot | 1 | 10.0 |"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    per_dialogue_in, file_dialogues, file_in = float(cells[3]), int(cells[5]), float(cells[7])
-    assert file_dialogues == 3
-    assert file_in == round(per_dialogue_in * 3)
-    assert float(cells[9]) > 0  # priced as gpt-4o-mini
+    assert code == 0 and "## Results" in out
+    bot = json.loads(next(tmp_path.glob("*/metrics.json")).read_text())["systems"]["demo-bot"]
+    rating = bot["dimensions"]["rating"]
+    assert (bot["dialogues"], rating["turns"], rating["judged"], rating["n"], rating["valid_n"]) == (1, 10, 10, 10, 10)
+    assert (rating["no_answer"], rating["unparsed"], rating["truncated"], rating["error"]) == (0, 0, 0, 0)
+    assert (rating["mean"], rating["mean_scaled"], rating["valid_mean"]) == (2.0, 0.5, 2.0)
+    usage = bot["usage"]
+    assert usage["file_dialogues"] == 3
+    assert usage["file_estimate"]["input_tokens"] == pytest.approx(usage["per_dialogue"]["input_tokens"] * 3)
+    assert usage["file_estimate"]["cost_usd"] > 0  # priced as gpt-4o-mini
 
 
 def test_metrics_only_prints_one_row_per_system(tmp_path, monkeypatch):

@@ -98,6 +98,22 @@ def test_a_failed_item_shows_its_error_and_the_calls_it_made(tmp_path):
     assert "answer_judge" in page and "openai:gpt-4o-mini" in page and 'data-status="error"' in page
 
 
+def test_a_run_with_a_bad_line_is_skipped_by_name_and_the_others_are_shown(tmp_path, capsys):
+    good, bad = tmp_path / "runs" / "good-run", tmp_path / "runs" / "bad-run"
+    for run_dir, second in ((good, {"id": "q2", "status": "ok", "result": {"id": "q2", "system": "s", "score": 4, "calls": []}}),
+                            (bad, "this line is not JSON")):
+        run_dir.mkdir(parents=True)
+        (run_dir / "config.json").write_text(json.dumps({"benchmark": "answers"}))
+        first = {"id": "q1", "status": "ok", "result": {"id": "q1", "system": "s", "score": 3, "calls": []}}
+        (run_dir / "results.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    assert main(["view", str(tmp_path / "runs"), "--no-serve"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped run bad-run" in err and str(bad / "results.jsonl") in err and "line 2" in err
+    index = (tmp_path / "runs" / "index.html").read_text()
+    assert "good-run/view/index.html" in index and "bad-run/view/index.html" not in index
+    assert (good / "view" / "items" / "00002.html").exists()
+
+
 def test_view_of_a_missing_folder_exits_2(tmp_path, capsys):
     assert main(["view", str(tmp_path / "nowhere"), "--no-serve"]) == 2
     assert "not a folder of runs" in capsys.readouterr().err

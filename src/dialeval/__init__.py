@@ -6,6 +6,8 @@ Public API::
     result = dialeval.evaluate("kgds", "KGDS.json", {"model": "openai:gpt-4o-mini", "limit": 5})
     result.metrics, result.run_dir
     result.failed, result.complete, result.summary   # items whose model calls failed
+    run = dialeval.read_run(result.run_dir)           # config, metrics, usage, typed items
+    run.items[0].status, run.items[0].scores         # ItemResult: scores per dimension and unit
 
 Metrics come from finished items only; failed items (a model call ended ``error``)
 are counted beside them, reported in a ``RuntimeWarning``, and retried by a re-run.
@@ -18,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dialeval.config import RunConfig
+    from dialeval.report.results import RunData
     from dialeval.run.runner import RunResult
 
 __version__ = "0.1.0"
-__all__ = ["evaluate", "aevaluate", "load_dataset", "list_benchmarks", "__version__"]
+__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "__version__"]
 
 
 def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
@@ -85,6 +88,13 @@ def load_dataset(benchmark: str, data: str | Path, options: dict[str, Any] | Non
     from dialeval.benchmarks import get_benchmark
 
     return get_benchmark(benchmark).load(Path(data), options or {})
+
+
+def read_run(path: str | Path) -> RunData:
+    """A run folder as typed data: config, metrics, usage and one ``ItemResult`` per item."""
+    from dialeval.report import results
+
+    return results.read_run(path)
 
 
 def list_benchmarks() -> list[str]:

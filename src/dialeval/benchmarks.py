@@ -13,6 +13,20 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 
+@dataclass(frozen=True)
+class RunFacts:
+    """What a benchmark's ``describe`` may say about a run: the data, the options and the
+    model each role called (``model(role)``; the default model for roles without their own)."""
+
+    data: str | None
+    options: dict[str, Any]
+    model: Callable[[str], str | None]
+
+    @property
+    def predictions(self) -> str | None:
+        return self.options.get("predictions")
+
+
 class Item(Protocol):
     """One unit of evaluation (a sample, a dialogue); ``id`` is unique within a dataset."""
 
@@ -40,6 +54,9 @@ class Benchmark:
     - ``item_scores(records)`` gives, per judged dimension, the score of every scored unit
       (an item id, or ``"<item id>/<turn>"`` for turn-level scores), readable answers only;
       ``dialeval compare`` and the viewer align runs with it.
+    - ``glossary`` maps the codes its tables use to what they stand for, and
+      ``describe(facts)`` says in one line whose outputs a run evaluated and who judged
+      them; both open the report.
     """
 
     name: str
@@ -67,6 +84,8 @@ class Benchmark:
     # called; the report says so loudly when most of those outputs were cut off or unreadable
     system_roles: tuple[str, ...] = ()
     system_output: str = "answers"
+    glossary: dict[str, str] = field(default_factory=dict)
+    describe: Callable[[RunFacts], str] | None = None
 
 
 # name -> module that registers it (imported lazily)

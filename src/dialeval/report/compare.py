@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.config import ConfigError
+from dialeval.report.results import RunData, read_run
+from dialeval.report.tables import cell, code, markdown_table, num, pct
 
 TOP_DISAGREEMENTS = 10
 
@@ -27,45 +29,26 @@ class CompareError(ConfigError):
 
 @dataclass
 class Run:
-    """What compare needs from one run folder."""
+    """What compare needs from one run folder: its typed data under a label."""
 
     label: str
-    path: Path
-    config: dict[str, Any]
-    metrics: dict[str, Any]
-    usage: dict[str, Any]
-    records: list[dict[str, Any]]
-    items: int
-    failed: int
+    data: RunData
+
+    @property
+    def path(self) -> Path:
+        return self.data.path
 
     @property
     def benchmark(self) -> str:
-        return self.config.get("benchmark", "?")
+        return self.data.benchmark
 
 
 def load_run(path: str | Path) -> Run:
-    from dialeval.run.folder import read_results
-
+    """A run folder read for comparison; corrupt files stop with a message naming them."""
     path = Path(path)
-    config_path = path / "config.json"
-    if not config_path.exists():
+    if not (path / "config.json").exists():
         raise CompareError(f"{path} is not a run folder (no config.json)")
-    rows = read_results(path)
-
-    def read(name: str) -> dict[str, Any]:
-        file = path / name
-        return json.loads(file.read_text()) if file.exists() else {}
-
-    return Run(
-        label=path.name,
-        path=path,
-        config=json.loads(config_path.read_text()),
-        metrics=read("metrics.json"),
-        usage=read("usage.json"),
-        records=[r["result"] for r in rows if r.get("status") == "ok"],
-        items=len(rows),
-        failed=sum(1 for r in rows if r.get("status") != "ok"),
-    )
+    return Run(label=path.name, data=read_run(path, scores=False))
 
 
 def run_models(config: dict[str, Any]) -> dict[str, str]:
@@ -78,24 +61,24 @@ def run_models(config: dict[str, Any]) -> dict[str, str]:
 
 def run_summary(run: Run) -> dict[str, Any]:
     """Cost and judge reliability of one run, side by side with the others in the report."""
-    total = run.usage.get("total", {})
-    per_agent = run.usage.get("per_agent", {})
+    total = run.data.usage.get("total", {})
+    per_agent = run.data.usage.get("per_agent", {})
     calls = sum(a.get("calls", 0) for a in per_agent.values())
     bad = {k: sum(a.get(k, 0) for a in per_agent.values()) for k in ("unparsed", "truncated", "error")}
     return {
         "label": run.label,
         "path": str(run.path.resolve()),
         "benchmark": run.benchmark,
-        "models": run_models(run.config),
-        "agents": run.config.get("agents") or {},
-        "items": run.items,
-        "finished": len(run.records),
-        "failed": run.failed,
+        "models": run_models(run.data.config),
+        "agents": run.data.config.get("agents") or {},
+        "items": len(run.data.items),
+        "finished": len(run.data.items) - run.data.failed,
+        "failed": run.data.failed,
         "calls": calls,
         "cost_usd": total.get("cost_usd", 0.0),
         "input_tokens": total.get("input_tokens", 0),
         "output_tokens": total.get("output_tokens", 0),
-        "dry_run": bool(run.metrics.get("run", {}).get("dry_run")),
+        "dry_run": bool(run.data.metrics.get("run", {}).get("dry_run")),
         **bad,
         **{f"{k}_share": (v / calls if calls else None) for k, v in bad.items()},
     }
@@ -117,7 +100,7 @@ def compare_runs(paths: list[str | Path], out_dir: str | Path | None = None, *, 
     bench = get_benchmark(benchmarks.pop())
     if bench.item_scores is None:
         raise CompareError(f"benchmark {bench.name!r} does not expose per-item scores (Benchmark.item_scores)")
-    scores = [bench.item_scores(r.records) for r in runs]
+    scores = [bench.item_scores(r.data.records) for r in runs]  # over all records: the benchmark orders dimensions
     dimensions = list(dict.fromkeys(d for s in scores for d in s))
 
     comparisons = []
@@ -170,52 +153,51 @@ def _default_name(runs: list[Run]) -> str:
     return f"compare-{runs[0].benchmark}-{digest}"
 
 
-def _num(x: Any, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
-
-
-def _pct(x: Any) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
 def render_markdown(result: dict[str, Any]) -> str:
-    lines = [f"# Comparison: {result['title']}", "", f"benchmark: `{result['benchmark']}`", "", "## Runs", "",
-             "| run | models | items | finished | failed | calls | unparsed | truncated | errors | cost (USD) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in result["runs"]:
-        models = "; ".join(f"{role}: `{spec}`" for role, spec in r["models"].items())
-        cost = f"{r['cost_usd']:.4f}" + (" (estimate)" if r["dry_run"] else "")
-        lines.append(
-            f"| {r['label']} | {models} | {r['items']} | {r['finished']} | {r['failed']} | {r['calls']} "
-            f"| {r['unparsed']} ({_pct(r['unparsed_share'])}) | {r['truncated']} ({_pct(r['truncated_share'])}) "
-            f"| {r['error']} ({_pct(r['error_share'])}) | {cost} |"
-        )
+    lines = [f"# Comparison: {result['title']}", "", f"benchmark: `{result['benchmark']}`", "", "## Runs", ""]
+    lines += markdown_table(
+        ["run", "models", "items", "finished", "failed", "calls", "unparsed", "truncated", "errors", "cost (USD)"],
+        [
+            [cell(r["label"]), "; ".join(f"{cell(role)}: {code(spec, table=True)}" for role, spec in r["models"].items()),
+             r["items"], r["finished"], r["failed"], r["calls"],
+             *(f"{r[k]} ({pct(r[k + '_share'])})" for k in ("unparsed", "truncated", "error")),
+             f"{r['cost_usd']:.4f}" + (" (estimate)" if r["dry_run"] else "")]
+            for r in result["runs"]
+        ],
+        "llrrrrrrrr",
+    )
     lines += ["", "## Agreement", "",
               "Mean difference is B - A, with a paired bootstrap 95% CI (BCa) and a two-sided paired "
               "permutation p-value (9999 resamples, fixed seed). Alpha is Krippendorff's alpha "
               "(ordinal for integer scales, interval otherwise). Units scored by only one run are counted, not compared.",
-              "",
-              "| dimension | A | B | n | Pearson | Spearman | Kendall tau-b | exact | adjacent | alpha | mean A | mean B | B - A [95% CI] | p |",
-              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
-    for c in result["comparisons"]:
-        if not c["n"]:
-            lines.append(f"| {c['dimension']} | {c['a']} | {c['b']} | 0 | | | | | | | | | | |")
-            continue
-        ci = f"{_num(c['mean_diff'])} [{_num(c['ci_low'])}, {_num(c['ci_high'])}]"
-        lines.append(
-            f"| {c['dimension']} | {c['a']} | {c['b']} | {c['n']} | {_num(c['pearson'])} | {_num(c['spearman'])} "
-            f"| {_num(c['kendall_tau_b'])} | {_pct(c['exact_agreement'])} | {_pct(c['adjacent_agreement'])} "
-            f"| {_num(c['krippendorff_alpha'])} | {_num(c['mean_a'])} | {_num(c['mean_b'])} | {ci} | {_num(c['p_value'], 4)} |"
-        )
+              ""]
+    lines += markdown_table(
+        ["dimension", "A", "B", "n", "Pearson", "Spearman", "Kendall tau-b", "exact", "adjacent", "alpha", "mean A",
+         "mean B", "B - A [95% CI]", "p"],
+        [_agreement_row(c) for c in result["comparisons"]],
+        "lllrrrrrrrrrlr",
+    )
     for c in result["comparisons"]:
         if c.get("disagreements"):
-            lines += ["", f"### Largest disagreements: {c['dimension']} ({c['a']} vs {c['b']})", "",
-                      "| unit | A | B |", "|---|---:|---:|"]
-            lines += [f"| `{d['unit']}` | {d['a']:g} | {d['b']:g} |" for d in c["disagreements"]]
+            lines += ["", f"### Largest disagreements: {cell(c['dimension'])} ({cell(c['a'])} vs {cell(c['b'])})", ""]
+            lines += markdown_table(
+                ["unit", "A", "B"], [[code(d["unit"], table=True), f"{d['a']:g}", f"{d['b']:g}"] for d in c["disagreements"]], "lrr"
+            )
     if result.get("plots"):
         lines += ["", "## Plots", ""]
-        lines += [f"- {key}: [{name}]({name})" for key, name in result["plots"].items()]
+        lines += [f"- {cell(key)}: [{name}]({name})" for key, name in result["plots"].items()]
     return "\n".join(lines) + "\n"
+
+
+def _agreement_row(c: dict[str, Any]) -> list[Any]:
+    """One line of the agreement table; a pair without shared units has blanks."""
+    head = [cell(c["dimension"]), cell(c["a"]), cell(c["b"])]
+    if not c["n"]:
+        return [*head, 0, *[None] * 10]
+    ci = f"{num(c['mean_diff'], 3)} [{num(c['ci_low'], 3)}, {num(c['ci_high'], 3)}]"
+    return [*head, c["n"], *(num(c[k], 3) for k in ("pearson", "spearman", "kendall_tau_b")),
+            pct(c["exact_agreement"]), pct(c["adjacent_agreement"]),
+            *(num(c[k], 3) for k in ("krippendorff_alpha", "mean_a", "mean_b")), ci, num(c["p_value"], 4)]
 
 
 def _plots(out: Path, comparisons: list[dict[str, Any]]) -> dict[str, str]:

@@ -10,49 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from dialeval.benchmarks import Benchmark
-
-
-def glossary(benchmark: str) -> dict[str, str]:
-    """The codes a benchmark's tables use and what they stand for (imports only that benchmark's names)."""
-    if benchmark == "kgds":
-        from dialeval.protocols.kgds.metrics import ERROR_TYPES
-
-        return {
-            "EBS": "extractive background summary",
-            "ABS": "abstractive background summary",
-            "AOS": "abstractive opinion summary",
-            "BSP": "background-supporting paragraphs",
-            "KBSAF": "key background-supporting atomic facts",
-            "CAO": "clear atomic opinions",
-            "OP GM": "overall performance, geometric mean",
-            **ERROR_TYPES,
-        }
-    if benchmark == "mmrc":
-        from dialeval.protocols.mmrc.data import ABILITY_NAMES
-
-        return {
-            **ABILITY_NAMES,
-            "EP": "extraction precision",
-            "IMP": "image management precision",
-            "RP": "refuse precision",
-        }
-    if benchmark == "mmdu":
-        from dialeval.protocols.mmdu.metrics import SHORT as MMDU_SHORT
-
-        return {code: name for name, code in MMDU_SHORT.items() if code != name.split()[0]}
-    if benchmark == "mdseval":
-        from dialeval.protocols.mdseval.data import SHORT as MDSEVAL_SHORT
-
-        return {code: aspect for aspect, code in MDSEVAL_SHORT.items()}
-    return {}
+from dialeval.benchmarks import Benchmark, RunFacts
+from dialeval.report.tables import code, markdown_table
 
 
 def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
     """One line: whose answers were under evaluation in this run, and who judged them.
 
     Why: the same data file can hold the references (the model under test answers) or the
-    system outputs (a predictions file); a reader must not have to guess which."""
+    system outputs (a predictions file); a reader must not have to guess which. Each
+    benchmark says it in its own words (``Benchmark.describe``)."""
     context = resolved.get("context", {})
     options = context.get("options", resolved.get("options", {}))
     default = (context.get("default_model") or {}).get("spec")
@@ -60,35 +27,12 @@ def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
     def model(role: str) -> str | None:
         return (context.get("models", {}).get(role) or {}).get("spec") or default
 
-    data = resolved.get("data")
-    predictions = options.get("predictions")
-    if bench.name == "kgds":
-        if predictions:
-            return f"the summaries in `{predictions}` (for the samples in `{data}`)"
-        rounds = options.get("reflection_rounds", 1)
-        return f"summaries written by `{model('summarizer')}` for `{data}` (structured prompt, {rounds} self-reflection round(s))"
-    if bench.name == "mmrc":
-        notes = {"both": "without and with NOTE-TAKING", "on": "with NOTE-TAKING", "off": "without NOTE-TAKING"}
-        return f"answers of `{model('responder')}` to the questions in `{data}`, {notes[options.get('note_taking', 'both')]}"
-    if bench.name == "mmdu":
-        judged = f"judged by `{model('judge')}` against the reference answers in `{data}`"
-        if predictions:
-            return f"the answers in `{predictions}` to the questions in `{data}`, {judged}"
-        return f"answers of `{model('responder')}` (role responder) to the questions in `{data}`, {judged}"
-    if bench.name == "vdact":
-        return f"the system responses in `{data}`, judged by `{model('judge')}` ({options.get('judge', 'session')} judge)"
-    if bench.name == "answers":
-        return f"the answers in `{data}`, graded 1-5 by `{model('judge')}` against each record's reference"
-    if bench.name == "mdseval":
-        evaluators = options.get("evaluators") or ["pointwise", "pairwise", "faithfulness"]
-        line = (f"the judges ({', '.join(f'{e}: `{model(e)}`' for e in evaluators)}), "
-                f"set against the human ratings of the summaries in `{data}`")
-        if options.get("setups"):
-            line += f"; new summaries written by `{model('summarizer')}` are judged too"
-        return line
-    if predictions:
-        return f"the outputs in `{predictions}` (for the records in `{data}`)"
-    return f"the records in `{data}`"
+    facts = RunFacts(data=resolved.get("data"), options=options, model=model)
+    if bench.describe is not None:
+        return bench.describe(facts)
+    if facts.predictions:
+        return f"the outputs in `{facts.predictions}` (for the records in `{facts.data}`)"
+    return f"the records in `{facts.data}`"
 
 
 def citation(bench: Benchmark) -> str:
@@ -100,13 +44,13 @@ def citation(bench: Benchmark) -> str:
 def role_rows(bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, dict[str, Any]]) -> list[str]:
     """``| role | agent | model(s) called |`` for each role of the benchmark."""
     chosen = resolved.get("context", {}).get("agents", {})
-    rows = ["| role | agent | model(s) called |", "|---|---|---|"]
+    rows = []
     for role, default in bench.roles.items():
         agent = chosen.get(role, default)
         stems = {agent, default, f"{bench.name}.{role}"}  # calls are recorded under such names
         models = sorted({m for name, a in per_agent.items() if _recorded_as(name, stems) for m in a["models"]})
-        rows.append(f"| {role} | `{agent}` | {', '.join(f'`{m}`' for m in models) or 'no call recorded'} |")
-    return rows
+        rows.append([role, code(agent, table=True), ", ".join(code(m, table=True) for m in models) or "no call recorded"])
+    return markdown_table(["role", "agent", "model(s) called"], rows, "lll")
 
 
 def _recorded_as(name: str, stems: set[str]) -> bool:
@@ -162,7 +106,7 @@ def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) ->
     lines = [f"- evaluated: {evaluated(bench, resolved)}", ""]
     if bench.roles:
         lines += [*role_rows(bench, resolved, usage.get("per_agent", {})), ""]
-    terms = glossary(bench.name)
+    terms = bench.glossary
     if terms:
         lines += ["Abbreviations: " + "; ".join(f"{code} = {name}" for code, name in terms.items()) + ".", ""]
     return lines

@@ -15,6 +15,7 @@ from typing import Any
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
 from dialeval.report.header import citation, header, system_outputs
+from dialeval.report.tables import cell, code, markdown_table, pct
 from dialeval.models.usage import cost_text, summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
@@ -103,10 +104,6 @@ def finish_run(
     return metrics
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def render_report(
     bench: Benchmark, metrics: dict[str, Any], usage: dict[str, Any], rows: list[dict[str, Any]], resolved: dict[str, Any]
 ) -> str:
@@ -144,15 +141,15 @@ def render_report(
         "",
         "## Cost",
         "",
-        "| calls | requests sent | response-cache hits | input tokens | of which prompt-cached | output tokens "
-        "| cost (USD) | cost without prompt caching (USD) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     t = usage["total"]
     uncached = cost_text({**t, "cost_usd": t.get("cost_without_prompt_cache_usd", t["cost_usd"])})
-    lines.append(
-        f"| {t['calls']} | {t['requests']} | {t['cached']} | {t['input_tokens']} | {t.get('cached_input_tokens', 0)} "
-        f"| {t['output_tokens']} | {cost_text(t)} | {uncached} |"
+    lines += markdown_table(
+        ["calls", "requests sent", "response-cache hits", "input tokens", "of which prompt-cached", "output tokens",
+         "cost (USD)", "cost without prompt caching (USD)"],
+        [[t["calls"], t["requests"], t["cached"], t["input_tokens"], t.get("cached_input_tokens", 0),
+          t["output_tokens"], cost_text(t), uncached]],
+        "rrrrrrrr",
     )
     if t.get("cached_input_tokens"):
         source = "estimated with OpenAI's prefix rule (dry run)" if metrics["run"]["dry_run"] else "as the provider reported"
@@ -164,21 +161,28 @@ def render_report(
             f"({t['unpriced_calls']} calls); set `price` or `price_as` for that model. "
             f"Priced calls alone cost {t['cost_usd']:.4f} USD.",
         ]
-    lines += ["", "## Judge reliability", "", "| agent | model | calls | unparsed | truncated | errors |", "|---|---|---:|---:|---:|---:|"]
+    lines += ["", "## Judge reliability", ""]
     system_agents = set((run.get("system_outputs") or {}).get("agents", []))
-    for agent, a in usage["per_agent"].items():
-        label = f"{agent} (system under test)" if agent in system_agents else agent
-        lines.append(
-            f"| {label} | {', '.join(a['models'])} | {a['calls']} | {a['unparsed']} ({_pct(a['unparsed_share'])}) "
-            f"| {a['truncated']} ({_pct(a['truncated_share'])}) | {a['error']} ({_pct(a['error_share'])}) |"
-        )
+    lines += markdown_table(
+        ["agent", "model", "calls", "unparsed", "truncated", "errors"],
+        [
+            [cell(f"{agent} (system under test)" if agent in system_agents else agent), cell(", ".join(a["models"])),
+             a["calls"], *(f"{a[k]} ({pct(a[k + '_share'])})" for k in ("unparsed", "truncated", "error"))]
+            for agent, a in usage["per_agent"].items()
+        ],
+        "llrrrr",
+    )
     scores = run["scores"]
     if scores:
-        lines += ["", "| dimension | n | histogram | most common | flag |", "|---|---:|---|---|---|"]
-        for dim, s in scores.items():
-            hist = ", ".join(f"{k}: {v}" for k, v in s["histogram"].items()) or "-"
-            flag = f"scores bunch on {s['most_common']} ({_pct(s['most_common_share'])})" if s["concentrated"] else ""
-            lines.append(f"| {dim} | {s['n']} | {hist} | {s['most_common'] or '-'} | {flag} |")
+        lines += [""] + markdown_table(
+            ["dimension", "n", "histogram", "most common", "flag"],
+            [
+                [cell(dim), s["n"], ", ".join(f"{k}: {v}" for k, v in s["histogram"].items()) or "-", s["most_common"] or "-",
+                 f"scores bunch on {s['most_common']} ({pct(s['most_common_share'])})" if s["concentrated"] else ""]
+                for dim, s in scores.items()
+            ],
+            "lrlll",
+        )
     unparsed = [
         (r["id"], c)
         for r in rows
@@ -190,7 +194,7 @@ def render_report(
         lines += ["", f"### Answers that could not be used ({len(unparsed)})", ""]
         for item_id, c in unparsed[:10]:
             raw = (c.get("raw") or "").replace("\n", " ")[:200]
-            lines.append(f"- `{item_id}` {c['agent']}: **{c['status']}** ({c.get('reason')}): `{raw}`")
+            lines.append(f"- {code(item_id)} {cell(c['agent'])}: **{c['status']}** ({cell(c.get('reason'))}): {code(raw)}")
         if len(unparsed) > 10:
             lines.append(f"- ... {len(unparsed) - 10} more in results.jsonl")
     failures = [r for r in rows if r["status"] != "ok"]
@@ -205,7 +209,7 @@ def render_report(
         ]
         for r in failures[:20]:
             partial = " (partial record kept in results.jsonl)" if r.get("result") else ""
-            lines.append(f"- `{r['id']}`: {r.get('error')}{partial}")
+            lines.append(f"- {code(r['id'])}: {cell(r.get('error'))}{partial}")
         if len(failures) > 20:
             lines.append(f"- ... {len(failures) - 20} more in results.jsonl")
     return "\n".join(lines) + "\n"

@@ -7,11 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import parse_options
 from dialeval.protocols.answers.data import AnswerItem, load_answers
 from dialeval.metrics.scores import mean_or_none, scale_to_unit
 from dialeval.protocols.answers.common import ROLES
+from dialeval.report.tables import cell, markdown_table, num
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
 
 
@@ -79,14 +80,19 @@ def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def tables(metrics: dict[str, Any]) -> str:
-    lines = ["| system | items | scored | unparsed | truncated | mean (1-5) | scaled (0-1) |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for name, row in metrics["systems"].items():
-        mean = "n/a" if row["mean_score"] is None else f"{row['mean_score']:.2f}"
-        scaled = "n/a" if row["mean_scaled"] is None else f"{row['mean_scaled']:.3f}"
-        lines.append(
-            f"| {name} | {row['items']} | {row['scored']} | {row['unparsed']} | {row.get('truncated', 0)} | {mean} | {scaled} |"
-        )
-    return "\n".join(lines)
+    return "\n".join(markdown_table(
+        ["system", "items", "scored", "unparsed", "truncated", "mean (1-5)", "scaled (0-1)"],
+        [
+            [cell(name), row["items"], row["scored"], row["unparsed"], row.get("truncated", 0), num(row["mean_score"]), num(row["mean_scaled"], 3)]
+            for name, row in metrics["systems"].items()
+        ],
+        "lrrrrrr",
+    ))
+
+
+def describe(run: RunFacts) -> str:
+    """The answers of the data file and the judge that graded them."""
+    return f"the answers in `{run.data}`, graded 1-5 by `{run.model('judge')}` against each record's reference"
 
 
 register_benchmark(
@@ -103,5 +109,6 @@ register_benchmark(
         tables=tables,
         **ROLES.benchmark_fields(),
         item_scores=item_scores,
+        describe=describe,
     )
 )

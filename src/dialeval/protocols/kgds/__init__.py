@@ -20,8 +20,9 @@ from typing import Any, cast
 
 
 from dialeval.protocols.kgds.common import ROLES, SYSTEM_GENERATION, KgdsOptions
-from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import ConfigError
+from dialeval.report.tables import cell, num, pct, row, rule
 from dialeval.config import parse_options as config_options
 from dialeval.protocols.kgds.data import KgdsSample, load_kgds, load_predictions, missing_predictions
 from dialeval.protocols.kgds.metrics import ERROR_TYPES, SCORED, aggregate_scores, bsp_scores, macro, win_rate
@@ -64,7 +65,7 @@ def to_input(item: KgdsItem, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _without_messages(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != "messages"} for row in rows]
+    return [{k: v for k, v in r.items() if k != "messages"} for r in rows]
 
 
 def to_record(item: KgdsItem, state: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +73,7 @@ def to_record(item: KgdsItem, state: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"id": item.id, "scores": state.get("scores", {})}
     for part in parts:
         record[part] = _without_messages(state.get(part) or [])
-    record["calls"] = [row["call"] for part in parts for row in record[part] if row.get("call")]
+    record["calls"] = [r["call"] for part in parts for r in record[part] if r.get("call")]
     return record
 
 
@@ -101,15 +102,13 @@ def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
     return {"fact knowable (0/1)": facts, "opinion knowable (0/1)": opinions}
 
 
-def _pct(cell: dict[str, Any] | float | None) -> str:
-    value = cell["mean"] if isinstance(cell, dict) else cell
-    return "n/a" if value is None else f"{100 * value:.2f}"
+def _pct(figure: dict[str, Any] | float | None) -> str:
+    """A macro average (a figure's mean, or a bare share) in % without the sign."""
+    return pct(figure["mean"] if isinstance(figure, dict) else figure, 2, sign="")
 
 
 def _delta(value: float | None) -> str:
-    if value is None:
-        return ""
-    return f" ({'+' if value >= 0 else ''}{100 * value:.2f})"
+    return "" if value is None else f" ({num(100 * value, 2, signed=True)})"
 
 
 def _counts(cell: dict[str, Any]) -> str:
@@ -133,8 +132,8 @@ def tables(metrics: dict[str, Any]) -> str:
         "last self-reflection round over round 0.",
         *LEGEND,
         "",
-        "| pattern | round | background | R | P | F1 | background counts | CAO R | CAO counts | OP GM | OP counts |",
-        "|---|---:|---|---:|---:|---:|---|---:|---|---:|---|",
+        row(["pattern", "round", "background", "R", "P", "F1", "background counts", "CAO R", "CAO counts", "OP GM", "OP counts"]),
+        rule("lrlrrrlrlrl"),
     ]
     patterns = metrics.get("patterns", {})
     for pattern, block in patterns.items():
@@ -142,12 +141,11 @@ def tables(metrics: dict[str, Any]) -> str:
         last = max(block["rounds"], key=int) if block["rounds"] else None
         for r, t in block["rounds"].items():
             d = (lambda k: _delta(change.get(k))) if r == last and r != "0" else (lambda k: "")
-            lines.append(
-                f"| {PATTERN_TITLES[pattern]} | {r} | {BACKGROUND_METRIC[pattern]} | {_pct(t['recall'])}{d('recall')} "
-                f"| {_pct(t['precision'])}{d('precision')} | {_pct(t['f1'])}{d('f1')} | {_counts(t['f1'])} "
-                f"| {_pct(t['cao_recall'])}{d('cao_recall')} | {_counts(t['cao_recall'])} "
-                f"| {_pct(t['op_gm'])}{d('op_gm')} | {_counts(t['op_gm'])} |"
-            )
+            lines.append(row([
+                PATTERN_TITLES[pattern], r, BACKGROUND_METRIC[pattern], *(_pct(t[k]) + d(k) for k in ("recall", "precision", "f1")),
+                _counts(t["f1"]), _pct(t["cao_recall"]) + d("cao_recall"), _counts(t["cao_recall"]),
+                _pct(t["op_gm"]) + d("op_gm"), _counts(t["op_gm"]),
+            ]))
     lines += [
         "",
         "Error types of unknowable opinions, % of classified errors. macro = mean over samples of each",
@@ -155,8 +153,8 @@ def tables(metrics: dict[str, Any]) -> str:
         "together. Failed summaries have no opinion to classify (sys); unparsed / truncated",
         "classifications are left out and counted.",
         "",
-        "| pattern | round | shares | " + " | ".join(ERROR_TYPES) + " | samples | classified | unp | trunc | sys |",
-        "|---|---:|---|" + "---:|" * (len(ERROR_TYPES) + 5),
+        row(["pattern", "round", "shares", *ERROR_TYPES, "samples", "classified", "unp", "trunc", "sys"]),
+        rule("lrl" + "r" * (len(ERROR_TYPES) + 5)),
     ]
     for pattern, block in patterns.items():
         change = block.get("change") or {}
@@ -166,10 +164,10 @@ def tables(metrics: dict[str, Any]) -> str:
             for way in ("macro", "pooled"):
                 moved = (change.get(way) or {}) if r == last and r != "0" else {}
                 cells = [_pct(e[way][code]) + _delta(moved.get(code)) for code in ERROR_TYPES]
-                lines.append(
-                    f"| {PATTERN_TITLES[pattern]} | {r} | {way} | " + " | ".join(cells)
-                    + f" | {e['samples']} | {e['classified']} | {e['judge_unparsed']} | {e['judge_truncated']} | {e['system_failed']} |"
-                )
+                lines.append(row([
+                    PATTERN_TITLES[pattern], r, way, *cells,
+                    *(e[k] for k in ("samples", "classified", "judge_unparsed", "judge_truncated", "system_failed")),
+                ]))
     ratios = [(r, t["retrieval_ratio"]) for r, t in patterns.get("ebs", {}).get("rounds", {}).items() if t.get("retrieval_ratio")]
     if ratios:
         lines += ["", "EBS paragraph retrieval ratio (the paper's Fig. 2), % of the sample's paragraphs retrieved:"]
@@ -177,7 +175,7 @@ def tables(metrics: dict[str, Any]) -> str:
             lines.append(f"- round {r}: macro {_pct(ratio['macro'])}, pooled {_pct(ratio['pooled'])} (n={ratio['n']})")
     fb = metrics.get("feedback")
     if fb:
-        rate = "n/a" if fb["gold_win_rate"] is None else f"{100 * fb['gold_win_rate']:.1f}%"
+        rate = pct(fb["gold_win_rate"])
         others = "; ".join(f"{n} {reason}" for reason, n in sorted((fb.get("not_judged") or {}).items()))
         lines += [
             "",
@@ -202,8 +200,8 @@ def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for record in records:
         for pattern, rounds in record.get("scores", {}).items():
-            for r, row in rounds.items():
-                for name, value in scored_values(pattern, row).items():
+            for r, summary in rounds.items():
+                for name, value in scored_values(pattern, summary).items():
                     out.setdefault(f"{pattern}/r{r}/{name}", {})[record["id"]] = value
     return out
 
@@ -230,8 +228,8 @@ def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
     lines = [
         "Macro averages in %; a sample the file has no EBS for scores 0 (counted in sys).",
         "",
-        "| predictions | round | BSP R | BSP P | BSP F1 | n | sys |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        row(["predictions", "round", "BSP R", "BSP P", "BSP F1", "n", "sys"]),
+        rule("lrrrrrr"),
     ]
     for path in paths:
         preds = load_predictions(path, samples)
@@ -244,9 +242,7 @@ def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
                 scores.append(prf)
                 outcomes.append("undefined" if prf is None else "ok" if pred else "system_failed")
             cells = [macro((s.__dict__[k] if s else None for s in scores), outcomes) for k in ("recall", "precision", "f1")]
-            lines.append(
-                f"| {path} | {r} | " + " | ".join(_pct(c) for c in cells) + f" | {cells[0]['n']} | {cells[0]['system_failed']} |"
-            )
+            lines.append(row([cell(path), r, *(_pct(c) for c in cells), cells[0]["n"], cells[0]["system_failed"]]))
     return "\n".join(lines)
 
 
@@ -254,6 +250,26 @@ def _graph():
     from dialeval.protocols.kgds.graph import build_graph
 
     return build_graph()
+
+
+GLOSSARY = {
+    "EBS": "extractive background summary",
+    "ABS": "abstractive background summary",
+    "AOS": "abstractive opinion summary",
+    "BSP": "background-supporting paragraphs",
+    "KBSAF": "key background-supporting atomic facts",
+    "CAO": "clear atomic opinions",
+    "OP GM": "overall performance, geometric mean",
+    **ERROR_TYPES,
+}
+
+
+def describe(run: RunFacts) -> str:
+    """Whose summaries the run scored: a predictions file's, or the summarizer's."""
+    if run.predictions:
+        return f"the summaries in `{run.predictions}` (for the samples in `{run.data}`)"
+    rounds = run.options.get("reflection_rounds", 1)
+    return f"summaries written by `{run.model('summarizer')}` for `{run.data}` (structured prompt, {rounds} self-reflection round(s))"
 
 
 register_benchmark(
@@ -272,5 +288,7 @@ register_benchmark(
         metrics_only=metrics_only,
         item_scores=item_scores,
         system_output="summaries",
+        glossary=GLOSSARY,
+        describe=describe,
     )
 )

@@ -14,8 +14,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import parse_options
+from dialeval.report.tables import markdown_table, num, row, rule
 from dialeval.protocols.mdseval.data import ASPECTS, FAITH_LABELS, SCALES, SHORT, MdsDialogue, load_mdseval
 from dialeval.protocols.mdseval import metrics as mm
 from dialeval.protocols.mdseval.common import ROLES
@@ -280,54 +281,53 @@ def tables(m: dict[str, Any]) -> str:
     ]
     if m.get("scores"):
         aspects = [a for a in ASPECTS if any(a in t for t in m["scores"].values())]
-        head = "| evaluator | " + " | ".join(SHORT[a] for a in aspects) + " |"
-        rule = "|---|" + "---:|" * len(aspects)
+        head = row(["evaluator", *(SHORT[a] for a in aspects)])
+        line = rule("l" + "r" * len(aspects))
         for key, title, digits in (("spearman", "Spearman rho x100 (per dialogue, averaged)", 1), ("mse", "MSE against the human mean", 2)):
-            lines += ["", f"{title}:", "", head, rule]
+            lines += ["", f"{title}:", "", head, line]
             for ev, t in m["scores"].items():
-                lines.append(f"| {LABEL[ev]} | " + " | ".join(_fig(t.get(a, {}).get(key), digits) for a in aspects) + " |")
-        lines += ["", "What the score figures rest on (scores used / unreadable answers / dialogues where rho is undefined):", "", head, rule]
+                lines.append(row([LABEL[ev], *(_fig(t.get(a, {}).get(key), digits) for a in aspects)]))
+        lines += ["", "What the score figures rest on (scores used / unreadable answers / dialogues where rho is undefined):", "", head, line]
         for ev, t in m["scores"].items():
             cells = [f"{t[a]['scores']} / {t[a]['unreadable']} / {t[a]['spearman']['undefined']}" if a in t else "-" for a in aspects]
-            lines.append(f"| {LABEL[ev]} | " + " | ".join(cells) + " |")
+            lines.append(row([LABEL[ev], *cells]))
     if m.get("pairwise"):
         p = m["pairwise"]
         lines += [
             "",
             "Pairwise accuracy x100 (every pair asked in both orders; human ties left out):",
             "",
-            "| aspect | both orders | original order | swapped order | same pick in both orders | used | unreadable | human ties |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            row(["aspect", "both orders", "original order", "swapped order", "same pick in both orders", "used", "unreadable", "human ties"]),
+            rule("lrrrrrrr"),
         ]
         for a, r in p.items():
             cons = "n/a" if r["consistency"] is None else f"{r['consistency']:.1f}% of {r['pairs_both_readable']}"
-            lines.append(
-                f"| {SHORT[a]} | {_fig(r['accuracy'])} | {_fig(r['accuracy_original'])} | {_fig(r['accuracy_swapped'])} | {cons} "
-                f"| {r['accuracy']['n']} | {r['unreadable']} | {r['human_ties']} |"
-            )
+            lines.append(row([
+                SHORT[a], _fig(r["accuracy"]), _fig(r["accuracy_original"]), _fig(r["accuracy_swapped"]), cons,
+                r["accuracy"]["n"], r["unreadable"], r["human_ties"],
+            ]))
         lines += [
             "",
             "Positional bias: share x100 of answers preferring the summary shown first, against the human ratio:",
             "",
-            "| aspect | judge, original order | human, original order | judge, swapped order | human, swapped order |",
-            "|---|---:|---:|---:|---:|",
+            row(["aspect", "judge, original order", "human, original order", "judge, swapped order", "human, swapped order"]),
+            rule("lrrrr"),
         ]
         for a, r in p.items():
             h = r["human_first_share"]
-            hs = lambda v: "n/a" if v is None else f"{v:.1f}"  # noqa: E731
-            lines.append(
-                f"| {SHORT[a]} | {_fig(r['first_share']['original'])} | {hs(h['original'])} | {_fig(r['first_share']['swapped'])} | {hs(h['swapped'])} |"
-            )
+            lines.append(row([
+                SHORT[a], _fig(r["first_share"]["original"]), num(h["original"], 1), _fig(r["first_share"]["swapped"]), num(h["swapped"], 1),
+            ]))
     if m.get("faithfulness"):
         lines += [
             "",
             "Faithfulness (4 labels; balanced accuracy and macro F1 x100):",
             "",
-            "| level | BAcc | F1 | used | unreadable | no human label (no majority / undetermined) |",
-            "|---|---:|---:|---:|---:|---:|",
+            row(["level", "BAcc", "F1", "used", "unreadable", "no human label (no majority / undetermined)"]),
+            rule("lrrrrr"),
         ]
         for level, r in m["faithfulness"].items():
-            lines.append(f"| {level} | {_fig(r['balanced_accuracy'])} | {_fig(r['f1'])} | {r['n']} | {r['unreadable']} | {r['no_human_label']} |")
+            lines.append(row([level, _fig(r["balanced_accuracy"]), _fig(r["f1"]), r["n"], r["unreadable"], r["no_human_label"]]))
     u = m.get("usage")
     if u:
         per, est = u["per_dialogue"], u["file_estimate"]
@@ -337,10 +337,12 @@ def tables(m: dict[str, Any]) -> str:
             + (f", extrapolated from {u['dialogues']} judged" if u["extrapolated"] else "")
             + "):",
             "",
-            "| | calls | input tokens | output tokens | cost (USD) |",
-            "|---|---:|---:|---:|---:|",
-            f"| per dialogue | {per['calls']:.1f} | {per['input_tokens']:.0f} | {per['output_tokens']:.0f} | {per['cost_usd']:.4f} |",
-            f"| whole file | {est['calls']:.0f} | {est['input_tokens']:.0f} | {est['output_tokens']:.0f} | {est['cost_usd']:.4f} |",
+            *markdown_table(
+                [None, "calls", "input tokens", "output tokens", "cost (USD)"],
+                [["per dialogue", f"{per['calls']:.1f}", f"{per['input_tokens']:.0f}", f"{per['output_tokens']:.0f}", f"{per['cost_usd']:.4f}"],
+                 ["whole file", f"{est['calls']:.0f}", f"{est['input_tokens']:.0f}", f"{est['output_tokens']:.0f}", f"{est['cost_usd']:.4f}"]],
+                "lrrrr",
+            ),
         ]
     lines += ["", "Score histograms of each evaluator against the human ratings: `score_histograms.png` in the run folder."]
     return "\n".join(lines)
@@ -409,6 +411,19 @@ def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
     return run_tool(paths, options)
 
 
+GLOSSARY = {code: aspect for aspect, code in SHORT.items()}
+
+
+def describe(run: RunFacts) -> str:
+    """The judges set against the human ratings (and the summarizer, when it wrote summaries)."""
+    evaluators = run.options.get("evaluators") or ["pointwise", "pairwise", "faithfulness"]
+    line = (f"the judges ({', '.join(f'{e}: `{run.model(e)}`' for e in evaluators)}), "
+            f"set against the human ratings of the summaries in `{run.data}`")
+    if run.options.get("setups"):
+        line += f"; new summaries written by `{run.model('summarizer')}` are judged too"
+    return line
+
+
 register_benchmark(
     Benchmark(
         name="mdseval",
@@ -426,5 +441,7 @@ register_benchmark(
         after_run=after_run,
         metrics_only=metrics_only,
         item_scores=item_scores,
+        glossary=GLOSSARY,
+        describe=describe,
     )
 )

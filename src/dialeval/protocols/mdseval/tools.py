@@ -17,6 +17,11 @@ from dialeval.data.io import DataError, read_records
 from dialeval.protocols.mdseval.data import ASPECTS, SHORT, MdsDialogue, load_mdseval
 from dialeval.protocols.mdseval.human import VoteRule, aspect_statistics, faithfulness_statistics, majority_label, summary_faithfulness
 from dialeval.protocols.mdseval.meki import LAMBDA, meki, select_diverse, unit
+from dialeval.report.tables import cell, markdown_table, num, pct, row
+from dialeval.report.tables import rule as rule_line  # `rule` here is a vote rule
+
+EKI_HEAD = (cell("EKI(I|T;S)"), cell("EKI(T|I;S)"), "MEKI")  # the paper's `|` escaped: it split the columns
+EKI_KEYS = ("eki_image", "eki_text", "meki")
 
 
 class MekiUnavailable(RuntimeError):
@@ -24,14 +29,6 @@ class MekiUnavailable(RuntimeError):
 
 
 RULE_TEXT = {"tiebreak": "majority, a fourth re-annotation vote breaking three-way splits", "majority": "more than half of the votes"}
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}"
-
-
-def _num(x: float | None, digits: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
 
 
 def agreement_table(items: Sequence[MdsDialogue], rule: VoteRule = "tiebreak") -> str:
@@ -42,27 +39,29 @@ def agreement_table(items: Sequence[MdsDialogue], rule: VoteRule = "tiebreak") -
         "Scores: adjacent agreement = share of annotator pairs (within a summary) differing by at most 1.",
         "Faithfulness: exact agreement = share of annotator pairs (within a sentence) giving the same label.",
         "",
-        "| aspect | units | ratings | annotators per unit (2 / 3 / other) | mean | std | adjacent agreement (%) | exact agreement (%) | pairs |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|",
+        row(["aspect", "units", "ratings", "annotators per unit (2 / 3 / other)", "mean", "std", "adjacent agreement (%)",
+             "exact agreement (%)", "pairs"]),
+        rule_line("lrrlrrrrr"),
     ]
     for aspect in ASPECTS:
         lists = [h.scores(aspect) for item in items for h in item.human_annotations if h.scores(aspect)]
         s = aspect_statistics(lists)
         hist = s["annotators_histogram"]
         other = sum(v for k, v in hist.items() if k not in (2, 3))
-        lines.append(
-            f"| {SHORT[aspect]} ({aspect}) | {s['summaries']} | {s['ratings']} | {_num(s['annotators_per_summary'])} "
-            f"({hist.get(2, 0)} / {hist.get(3, 0)} / {other}) | {_num(s['mean'])} | {_num(s['std'])} "
-            f"| {_pct(s['adjacent_agreement'])} | {_pct(s['exact_agreement'])} | {s['pairs']} |"
-        )
+        lines.append(row([
+            f"{SHORT[aspect]} ({aspect})", s["summaries"], s["ratings"],
+            f"{num(s['annotators_per_summary'])} ({hist.get(2, 0)} / {hist.get(3, 0)} / {other})", num(s["mean"]), num(s["std"]),
+            pct(s["adjacent_agreement"], sign=""), pct(s["exact_agreement"], sign=""), s["pairs"],
+        ]))
     votes = [v for item in items for h in item.human_annotations for v in h.faithfulness_sentence.values()]
     f = faithfulness_statistics(votes, rule)
     hist = f["annotators_histogram"]
     other = sum(v for k, v in hist.items() if k not in (2, 3))
-    lines.append(
-        f"| FAI (faithfulness, sentences) | {f['sentences']} | {f['ratings']} | {_num(f['annotators_per_summary'])} "
-        f"({hist.get(2, 0)} / {hist.get(3, 0)} / {other}) | - | - | - | {_pct(f['exact_agreement'])} | {f['pairs']} |"
-    )
+    lines.append(row([
+        "FAI (faithfulness, sentences)", f["sentences"], f["ratings"],
+        f"{num(f['annotators_per_summary'])} ({hist.get(2, 0)} / {hist.get(3, 0)} / {other})", "-", "-", "-",
+        pct(f["exact_agreement"], sign=""), f["pairs"],
+    ]))
     summary_labels = Counter(
         summary_faithfulness([majority_label(h.faithfulness_sentence.get(str(i + 1), []), rule) for i in range(len(s.summary_sentence_lvl))])
         for item in items
@@ -71,7 +70,7 @@ def agreement_table(items: Sequence[MdsDialogue], rule: VoteRule = "tiebreak") -
     consistency = Counter(v for item in items for h in item.human_annotations for v in h.consistency)
     lines += [
         "",
-        f"Faithfulness votes: {f['distribution']}. Sentences where every annotator agrees: {_pct(f['unanimous'])}%.",
+        f"Faithfulness votes: {f['distribution']}. Sentences where every annotator agrees: {pct(f['unanimous'])}.",
         f"Sentence labels ({RULE_TEXT[rule]}): {f['majority_distribution']}; without a label: {f['no_majority']} sentences (left out of scoring)"
         + (f"; decided by the re-annotation vote: {f['tie_broken']}." if rule == "tiebreak" else "."),
         "Summary-level labels (Appendix F; None = undetermined because a sentence has no label): "
@@ -158,26 +157,24 @@ def meki_report(items: Sequence[MdsDialogue], options: dict[str, Any]) -> str:
     lines = [
         f"MEKI ({source}; lambda = {lam}{', signed as in the released code' if signed else ''}) over {len(rows)} dialogues:",
         "",
-        "| | EKI(I|T;S) | EKI(T|I;S) | MEKI |",
-        "|---|---:|---:|---:|",
-        f"| mean | {fmean(r['eki_image'] for r in rows):.4f} | {fmean(r['eki_text'] for r in rows):.4f} | {fmean(r['meki'] for r in rows):.4f} |",
+        *markdown_table([None, *EKI_HEAD], [["mean", *(f"{fmean(r[k] for r in rows):.4f}" for k in EKI_KEYS)]], "lrrr"),
         "",
-        "| dialogue | EKI(I|T;S) | EKI(T|I;S) | MEKI |",
-        "|---|---:|---:|---:|",
+        row(["dialogue", *EKI_HEAD]),
+        rule_line("lrrr"),
     ]
     top = int(options.get("top", 10))
     for r in sorted(rows, key=lambda r: -r["meki"])[:top]:
-        lines.append(f"| {r['dialogue_id']} | {r['eki_image']:.4f} | {r['eki_text']:.4f} | {r['meki']:.4f} |")
+        lines.append(row([cell(r["dialogue_id"]), *(f"{r[k]:.4f}" for k in EKI_KEYS)]))
     return "\n".join(lines)
 
 
 def pool_embeddings(path: Path, embed: Callable[[list[str]], list[list[float]]]) -> dict[str, list[list[float]]]:
     """Summary embeddings per setup, for the dialogues every setup has a summary of."""
     by_setup: dict[str, dict[str, str]] = defaultdict(dict)
-    for index, row in enumerate(read_records(path)):
-        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("dialogue_id", "setup", "summary")):
+    for index, record in enumerate(read_records(path)):
+        if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("dialogue_id", "setup", "summary")):
             raise DataError(path, "each row needs string fields dialogue_id, setup and summary", record=index)
-        by_setup[row["setup"]][row["dialogue_id"]] = row["summary"]
+        by_setup[record["setup"]][record["dialogue_id"]] = record["summary"]
     common = sorted(set.intersection(*(set(d) for d in by_setup.values()))) if by_setup else []
     if not common:
         raise DataError(path, "no dialogue has a summary from every setup")

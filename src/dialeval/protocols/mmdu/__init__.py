@@ -15,8 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import parse_options
+from dialeval.report.tables import markdown_table, num
 from dialeval.protocols.mmdu.data import MmduItem, load_dialogues, load_human_scores, load_predictions
 from dialeval.protocols.mmdu import metrics as metrics
 from dialeval.protocols.mmdu.metrics import DIMENSIONS, SHORT
@@ -134,10 +135,6 @@ def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     }
 
 
-def _num(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
 def tables(m: dict[str, Any]) -> str:
     s = m["scores"]
     how = "mean over each dialogue's turns, then over dialogues" if s["aggregation"] == "dialogue" else "mean over all turns"
@@ -150,10 +147,11 @@ def tables(m: dict[str, Any]) -> str:
         f"{s['judge_failed']} judge answers unusable (left out). Pictures sent to the judge: {m['judge_pictures']}"
         " (dry runs count their caption lines, not image tokens).",
         "",
-        "| | " + " | ".join(SHORT[d] for d in DIMENSIONS) + " |",
-        "|---|" + "---:|" * len(DIMENSIONS),
-        "| turns scored | " + " | ".join(str(s["dimensions"][d]["turns"]) for d in DIMENSIONS) + " |",
-        "| unparsed (left out) | " + " | ".join(str(s["dimensions"][d]["unparsed"]) for d in DIMENSIONS) + " |",
+        *markdown_table(
+            [None, *(SHORT[d] for d in DIMENSIONS)],
+            [[label, *(s["dimensions"][d][key] for d in DIMENSIONS)] for label, key in (("turns scored", "turns"), ("unparsed (left out)", "unparsed"))],
+            "l" + "r" * len(DIMENSIONS),
+        ),
     ]
     ctx = m["context"]
     if ctx["window"] is not None:
@@ -166,12 +164,13 @@ def tables(m: dict[str, Any]) -> str:
             "",
             f"Judge vs expert Overall scores ({human['rated_turns']} rated turns, {human['judge_missing']} without a judge score):",
             "",
-            "| level | n | Pearson | Spearman | Kendall tau-b |",
-            "|---|---:|---:|---:|---:|",
+            *markdown_table(
+                ["level", "n", "Pearson", "Spearman", "Kendall tau-b"],
+                [[level, human[level]["n"], *(num(human[level][k], 3) for k in ("pearson", "spearman", "kendall_tau_b"))]
+                 for level in ("turns", "dialogues")],
+                "lrrrr",
+            ),
         ]
-        for level in ("turns", "dialogues"):
-            c = human[level]
-            lines.append(f"| {level} | {c['n']} | {_num(c['pearson'])} | {_num(c['spearman'])} | {_num(c['kendall_tau_b'])} |")
     return "\n".join(lines)
 
 
@@ -194,6 +193,17 @@ def compare_judges(paths: list[Path], options: dict[str, Any]) -> str:
     return metrics.agreement_table(metrics.judge_agreement(runs, _options(options).aggregation))
 
 
+GLOSSARY = {code: name for name, code in SHORT.items() if code != name.split()[0]}
+
+
+def describe(run: RunFacts) -> str:
+    """A predictions file's answers or the responder's, and the judge that scored them."""
+    judged = f"judged by `{run.model('judge')}` against the reference answers in `{run.data}`"
+    if run.predictions:
+        return f"the answers in `{run.predictions}` to the questions in `{run.data}`, {judged}"
+    return f"answers of `{run.model('responder')}` (role responder) to the questions in `{run.data}`, {judged}"
+
+
 register_benchmark(
     Benchmark(
         name="mmdu",
@@ -209,5 +219,7 @@ register_benchmark(
         **ROLES.benchmark_fields(),
         metrics_only=compare_judges,
         item_scores=item_scores,
+        glossary=GLOSSARY,
+        describe=describe,
     )
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 from dialeval.metrics.correlation import kendall_tau_b
 from dialeval.metrics.scores import mean_or_none
+from dialeval.report.tables import cell, markdown_table, num
 
 DIMENSIONS: tuple[str, ...] = (
     "Creativity",
@@ -165,19 +166,13 @@ def judge_agreement(runs: Mapping[str, Sequence[Mapping[str, Any]]], aggregation
     return {"aggregation": aggregation, "judges": judges, "pairs": pairs}
 
 
-def _num(value: float | None, digits: int = 1) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
 def scores_table(summaries: Mapping[str, Mapping[str, Any]], label: str = "judge") -> list[str]:
     """Rows of the paper's tables: one line per summary, dimensions x10, Overall last."""
-    lines = [
-        f"| {label} | " + " | ".join(SHORT[d] for d in DIMENSIONS) + " |",
-        "|---|" + "---:|" * len(DIMENSIONS),
-    ]
-    for name, s in summaries.items():
-        lines.append(f"| {name} | " + " | ".join(_num(s["dimensions"][d]["score"]) for d in DIMENSIONS) + " |")
-    return lines
+    return markdown_table(
+        [label, *(SHORT[d] for d in DIMENSIONS)],
+        [[cell(name), *(num(s["dimensions"][d]["score"], 1) for d in DIMENSIONS)] for name, s in summaries.items()],
+        "l" + "r" * len(DIMENSIONS),
+    )
 
 
 def agreement_table(result: Mapping[str, Any]) -> str:
@@ -187,12 +182,15 @@ def agreement_table(result: Mapping[str, Any]) -> str:
         "",
         "Agreement on Overall scores of the turns both judges scored:",
         "",
-        "| judge A | judge B | turns | Pearson | Spearman | Kendall tau-b | mean abs. diff (1-10) | A - B (x10) | different answers (left out) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        *markdown_table(
+            ["judge A", "judge B", "turns", "Pearson", "Spearman", "Kendall tau-b", "mean abs. diff (1-10)", "A - B (x10)",
+             "different answers (left out)"],
+            [
+                [cell(p["a"]), cell(p["b"]), p["n"], *(num(p[k], 3) for k in ("pearson", "spearman", "kendall_tau_b")),
+                 num(p["mean_abs_diff"], 2), num(p["mean_diff_x10"], 1), p["different_answers"]]
+                for p in result["pairs"]
+            ],
+            "llrrrrrrr",
+        ),
     ]
-    for p in result["pairs"]:
-        lines.append(
-            f"| {p['a']} | {p['b']} | {p['n']} | {_num(p['pearson'], 3)} | {_num(p['spearman'], 3)} "
-            f"| {_num(p['kendall_tau_b'], 3)} | {_num(p['mean_abs_diff'], 2)} | {_num(p['mean_diff_x10'], 1)} | {p['different_answers']} |"
-        )
     return "\n".join(lines)

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 
-from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import parse_options
-from dialeval.protocols.mmrc.data import ABILITIES, Conversation, load_conversations
+from dialeval.report.tables import num, pct, row, rule
+from dialeval.protocols.mmrc.data import ABILITIES, ABILITY_NAMES, Conversation, load_conversations
 from dialeval.protocols.mmrc import metrics as metrics
 from dialeval.protocols.mmrc.metrics import ep_counts, image_hits
 from dialeval.protocols.mmrc.common import ROLES
@@ -155,31 +156,21 @@ def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
     return dict(sorted(out.items()))
 
 
-def _num(value: float | None, digits: int = 2, pct: bool = False) -> str:
-    if value is None:
-        return "n/a"
-    return f"{100 * value:.1f}%" if pct else f"{value:.{digits}f}"
-
-
-def _signed(value: float | None, pct: bool = False) -> str:
+def _signed(value: float | None, as_pct: bool = False) -> str:
     if value is None:
         return ""
-    sign = "+" if value >= 0 else ""
-    return f"{sign}{100 * value:.1f} pts" if pct else f"{sign}{value:.2f}"
+    return f"{num(100 * value, 1, signed=True)} pts" if as_pct else num(value, signed=True)
 
 
-FAILURE_HEAD = (
-    "| figure | value | change | n | cut off (judged as is) | empty (scored 0) "
-    "| judge or helper failed (left out) | errored (left out) | also |"
-)
+FAILURE_HEAD = row([
+    "figure", "value", "change", "n", "cut off (judged as is)", "empty (scored 0)", "judge or helper failed (left out)",
+    "errored (left out)", "also",
+])
 
 
 def _row(name: str, value: str, change: str, figure: dict[str, Any], failed_key: str | None, also: str = "") -> str:
     failed = figure.get(failed_key, 0) if failed_key else "-"
-    return (
-        f"| {name} | {value} | {change} | {figure['n']} | {figure['cut_off']} | {figure['empty']} "
-        f"| {failed} | {figure['errored']} | {also} |"
-    )
+    return row([name, value, change, figure["n"], figure["cut_off"], figure["empty"], failed, figure["errored"], also])
 
 
 def tables(m: dict[str, Any]) -> str:
@@ -194,16 +185,16 @@ def tables(m: dict[str, Any]) -> str:
     ]
     for cond, s in conds.items():
         delta = d if cond == "on" else {}
-        lines += ["", f"**{CONDITION_LABEL[cond]}** (notes {cond})", "", FAILURE_HEAD, "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        lines += ["", f"**{CONDITION_LABEL[cond]}** (notes {cond})", "", FAILURE_HEAD, rule("lrrrrrrrl")]
         for a in ABILITIES:
-            lines.append(_row(f"{a} (0-5)", _num(s["abilities"][a]["mean"]), _signed(delta.get(a)), s["abilities"][a], "judge_failed"))
+            lines.append(_row(f"{a} (0-5)", num(s["abilities"][a]["mean"]), _signed(delta.get(a)), s["abilities"][a], "judge_failed"))
         n_overall = sum(s["abilities"][a]["n"] for a in ABILITIES)
-        lines.append(f"| overall (0-5) | {_num(s['overall'])} | {_signed(delta.get('overall'))} | {n_overall} | | | | | mean of the ability means |")
+        lines.append(row(["overall (0-5)", num(s["overall"]), _signed(delta.get("overall")), n_overall, None, None, None, None, "mean of the ability means"]))
         ep, imp, rp = s["EP"], s["IMP"], s["RP"]
-        lines.append(_row("EP", _num(ep["value"], 3), _signed(delta.get("EP")), ep, "helper_failed", f"named no item: {ep['named_none']} (scored 0)"))
-        lines.append(_row("IMP", _num(imp["value"], 3), _signed(delta.get("IMP")), imp, None))
+        lines.append(_row("EP", num(ep["value"], 3), _signed(delta.get("EP")), ep, "helper_failed", f"named no item: {ep['named_none']} (scored 0)"))
+        lines.append(_row("IMP", num(imp["value"], 3), _signed(delta.get("IMP")), imp, None))
         lines.append(
-            _row("RP", _num(rp["value"], pct=True), _signed(delta.get("RP"), pct=True), rp, "helper_failed",
+            _row("RP", pct(rp["value"]), _signed(delta.get("RP"), as_pct=True), rp, "helper_failed",
                  f"{rp['refused']} of {rp['n']} refused; refusals where an answer was due: {rp['false_refusals']} of {rp['answerable']}")
         )  # fmt: skip
         answers = s["answers"]
@@ -257,6 +248,15 @@ def after_run(run_dir: Path, records: list[dict[str, Any]], m: dict[str, Any]) -
     plot_radar(Path(run_dir) / "radar.png", m)
 
 
+GLOSSARY = {**ABILITY_NAMES, "EP": "extraction precision", "IMP": "image management precision", "RP": "refuse precision"}
+NOTES = {"both": "without and with NOTE-TAKING", "on": "with NOTE-TAKING", "off": "without NOTE-TAKING"}
+
+
+def describe(run: RunFacts) -> str:
+    """The responder's answers, in the note-taking conditions the run asked for."""
+    return f"answers of `{run.model('responder')}` to the questions in `{run.data}`, {NOTES[run.options.get('note_taking', 'both')]}"
+
+
 register_benchmark(
     Benchmark(
         name="mmrc",
@@ -272,5 +272,7 @@ register_benchmark(
         item_scores=item_scores,
         **ROLES.benchmark_fields(),
         after_run=after_run,
+        glossary=GLOSSARY,
+        describe=describe,
     )
 )

@@ -13,14 +13,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import ConfigError
 from dialeval.config import parse_options as config_options
 from dialeval.protocols.vdact.data import Dialogue, load_dialogues, load_human_scores, load_predictions
 from dialeval.metrics.correlation import kendall_tau_b
-from dialeval.protocols.vdact.tables import num as _num
-from dialeval.protocols.vdact.tables import pct as _pct
-from dialeval.protocols.vdact.tables import tables
+from dialeval.protocols.vdact.tables import scaled, tables
+from dialeval.report.tables import cell, num, row, rule
 from dialeval.metrics.text import SPICE_ENV, classic_metrics, load_wordnet, per_answer_scores, resolve_spice_jar
 from dialeval.protocols.vdact.options import (
     NO_ANSWER_STATUS,
@@ -278,9 +277,9 @@ def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
         if humans:
             correlations.append(_classic_correlation(preds.system, preds.turns, humans, wordnet, opts, jar))
     names = [v.name for v in rows[0][2]] if rows else []
-    lines = ["| system | turns | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
+    lines = [row(["system", "turns", *names]), rule("lr" + "r" * len(names))]
     for system, n, values in rows:
-        lines.append(f"| {system} | {n} | " + " | ".join(_value(v) for v in values) + " |")
+        lines.append(row([cell(system), n, *(_value(v) for v in values)]))
     lines += ["", "Scores in % (0-100), except BARTScore (mean log-likelihood per token). BLEU is corpus BLEU-4; "
               "the others are means of per-answer scores."]
     if signature:
@@ -295,18 +294,18 @@ def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
             "",
             "Kendall tau-b with human majority votes (per-answer scores; BLEU is smoothed sentence BLEU):",
             "",
-            "| system | n | excluded (no majority) | " + " | ".join(metrics) + " |",
-            "|---|---:|---:|" + "---:|" * len(metrics),
+            row(["system", "n", "excluded (no majority)", *metrics]),
+            rule("lrr" + "r" * len(metrics)),
         ]
         for c in correlations:
-            lines.append(f"| {c['system']} | {c['n']} | {c['excluded']} | " + " | ".join(_num(c.get(k), "{:.4f}") for k in metrics) + " |")
+            lines.append(row([cell(c["system"]), c["n"], c["excluded"], *(num(c.get(k), 4) for k in metrics)]))
     return "\n".join(lines)
 
 
 def _value(v: Any) -> str:
     if v.name == "BARTScore":
-        return _num(v.value, "{:.4f}")
-    return _pct(v.value)
+        return num(v.value, 4)
+    return scaled(v.value)
 
 
 def _classic_correlation(
@@ -325,6 +324,11 @@ def _classic_correlation(
     return out
 
 
+def describe(run: RunFacts) -> str:
+    """The system responses of the data file and the judge that scored them."""
+    return f"the system responses in `{run.data}`, judged by `{run.model('judge')}` ({run.options.get('judge', 'session')} judge)"
+
+
 register_benchmark(
     Benchmark(
         name="vdact",
@@ -340,5 +344,6 @@ register_benchmark(
         **ROLES.benchmark_fields(),
         metrics_only=metrics_only,
         item_scores=item_scores,
+        describe=describe,
     )
 )

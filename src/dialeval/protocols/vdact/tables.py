@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def num(value: float | None, fmt: str = "{:.2f}") -> str:
-    return "n/a" if value is None else fmt.format(value)
+from dialeval.report.tables import cell, num, pct, row, rule
 
 
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}"
+def scaled(value: float | None) -> str:
+    """A 0-1 score in % with two decimals, as the paper's tables print them."""
+    return pct(value, 2, sign="")
 
 
 def _example_line(metrics: dict[str, Any]) -> list[str]:
@@ -26,12 +25,12 @@ def _example_line(metrics: dict[str, Any]) -> list[str]:
 
 
 def tables(metrics: dict[str, Any]) -> str:
-    rule = metrics.get("unreadable_rule")
+    unreadable = metrics.get("unreadable_rule")
     lines = [f"Judge: `{metrics['judge']}`, video summary: `{metrics['summary']}`."]
     lines += _example_line(metrics)
-    if rule:
-        lines.append(f"Headline mean: an unreadable reply (unparsed or truncated) counts as {rule['score']}, following the "
-                     f"authors' code: {rule['source']}. The valid-only mean leaves those turns out.")
+    if unreadable:
+        lines.append(f"Headline mean: an unreadable reply (unparsed or truncated) counts as {unreadable['score']}, following the "
+                     f"authors' code: {unreadable['source']}. The valid-only mean leaves those turns out.")
     else:
         lines.append("Means leave the judge's failures out (no released rule scores them); they are counted beside.")
     lines.append("A turn the system left unanswered is the system's failure: scored lowest without asking the judge.")
@@ -40,41 +39,41 @@ def tables(metrics: dict[str, Any]) -> str:
             "",
             f"**{dim}** ({low}-{high}; scaled = (s - {low}) / {high - low}, in %):",
             "",
-            "| system | dialogues | turns | judged | no answer | unparsed | truncated | error | n | mean | scaled (%) | valid n | valid mean | valid scaled (%) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            row(["system", "dialogues", "turns", "judged", "no answer", "unparsed", "truncated", "error", "n", "mean", "scaled (%)",
+                 "valid n", "valid mean", "valid scaled (%)"]),
+            rule("l" + "r" * 13),
         ]
         for name, s in metrics["systems"].items():
             d = s["dimensions"][dim]
-            lines.append(
-                f"| {name} | {s['dialogues']} | {d['turns']} | {d['judged']} | {d['no_answer']} | {d['unparsed']} | {d['truncated']} "
-                f"| {d['error']} | {d['n']} | {num(d['mean'])} | {pct(d['mean_scaled'])} | {d['valid_n']} "
-                f"| {num(d['valid_mean'])} | {pct(d['valid_mean_scaled'])} |"
-            )
+            lines.append(row([
+                cell(name), s["dialogues"], *(d[k] for k in ("turns", "judged", "no_answer", "unparsed", "truncated", "error", "n")),
+                num(d["mean"]), scaled(d["mean_scaled"]), d["valid_n"], num(d["valid_mean"]), scaled(d["valid_mean_scaled"]),
+            ]))
     lines += [
         "",
         "Cost per dialogue and for the whole prediction file (extrapolated from the judged dialogues when a run is limited):",
         "",
-        "| system | judged | calls / dialogue | input tok / dialogue | output tok / dialogue | file: dialogues | file: calls | file: input tok | file: output tok | file: cost (USD) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        row(["system", "judged", "calls / dialogue", "input tok / dialogue", "output tok / dialogue", "file: dialogues", "file: calls",
+             "file: input tok", "file: output tok", "file: cost (USD)"]),
+        rule("l" + "r" * 9),
     ]
     for name, s in metrics["systems"].items():
         u = s["usage"]
         per, est = u["per_dialogue"], u["file_estimate"]
         cost = f"{est['cost_usd']:.4f}" if u.get("cost_known", True) else "unknown"
-        lines.append(
-            f"| {name} | {u['judged_dialogues']} | {per['calls']:.1f} | {per['input_tokens']:.0f} | {per['output_tokens']:.0f} "
-            f"| {u['file_dialogues']} | {est['calls']:.0f} | {est['input_tokens']:.0f} | {est['output_tokens']:.0f} | {cost} |"
-        )
+        lines.append(row([
+            cell(name), u["judged_dialogues"], f"{per['calls']:.1f}", f"{per['input_tokens']:.0f}", f"{per['output_tokens']:.0f}",
+            u["file_dialogues"], f"{est['calls']:.0f}", f"{est['input_tokens']:.0f}", f"{est['output_tokens']:.0f}", cost,
+        ]))
     first = next(iter(metrics["dimensions"]))
     lines += ["", f"Scores by question type ({first}, headline; keyword rules; `others` = all turns not of that type), scaled in %:", ""]
-    lines += ["| system | type | n | failures | scaled (%) | others n | others failures | others scaled (%) |",
-              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [row(["system", "type", "n", "failures", "scaled (%)", "others n", "others failures", "others scaled (%)"]), rule("llrrrrrr")]
     for name, s in metrics["systems"].items():
         for kind, b in s["question_types"].items():
-            lines.append(
-                f"| {name} | {kind} | {b['type']['n']} | {_failures(b['type'])} | {pct(b['type']['mean_scaled'])} "
-                f"| {b['others']['n']} | {_failures(b['others'])} | {pct(b['others']['mean_scaled'])} |"
-            )
+            lines.append(row([
+                cell(name), kind, b["type"]["n"], _failures(b["type"]), scaled(b["type"]["mean_scaled"]),
+                b["others"]["n"], _failures(b["others"]), scaled(b["others"]["mean_scaled"]),
+            ]))
     humans = [(n, d, h) for n, s in metrics["systems"].items() for d, h in s["human"].items()]
     if humans:
         lines += [
@@ -82,22 +81,21 @@ def tables(metrics: dict[str, Any]) -> str:
             "Agreement with human majority votes (Kendall tau-b; turns where annotators all disagree are excluded). "
             "The permutation test compares the judge with the other metric of highest tau, as the paper does:",
             "",
-            "| system | dimension | n | excluded (no majority) | excluded (judge failure) | judge tau-b | valid-only tau-b (n) "
-            "| best other metric | its tau-b | difference | permutation p |",
-            "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+            row(["system", "dimension", "n", "excluded (no majority)", "excluded (judge failure)", "judge tau-b", "valid-only tau-b (n)",
+                 "best other metric", "its tau-b", "difference", "permutation p"]),
+            rule("llrrrrrlrrr"),
         ]
         for name, dim, h in humans:
             v = h["valid_only"]
-            lines.append(
-                f"| {name} | {dim} | {h['n']} | {h['excluded_no_majority']} | {h['excluded_judge_failure']} "
-                f"| {num(h['kendall_tau_b'], '{:.4f}')} | {num(v['kendall_tau_b'], '{:.4f}')} ({v['n']}) "
-                f"| {h['best_other'] or 'n/a'} | {num(h.get('best_other_tau'), '{:.4f}')} "
-                f"| {num(h.get('difference'), '{:+.4f}')} | {num(h.get('vs_best_p_value'), '{:.4f}')} |"
-            )
+            lines.append(row([
+                cell(name), dim, h["n"], h["excluded_no_majority"], h["excluded_judge_failure"], num(h["kendall_tau_b"], 4),
+                f"{num(v['kendall_tau_b'], 4)} ({v['n']})", h["best_other"] or "n/a", num(h.get("best_other_tau"), 4),
+                num(h.get("difference"), 4, signed=True), num(h.get("vs_best_p_value"), 4),
+            ]))
         others = sorted({m for _, _, h in humans for m in h["other_metrics"]})
-        lines += ["", "| system | dimension | " + " | ".join(others) + " |", "|---|---|" + "---:|" * len(others)]
+        lines += ["", row(["system", "dimension", *others]), rule("ll" + "r" * len(others))]
         for name, dim, h in humans:
-            lines.append(f"| {name} | {dim} | " + " | ".join(num(h["other_metrics"].get(m), "{:.4f}") for m in others) + " |")
+            lines.append(row([cell(name), dim, *(num(h["other_metrics"].get(m), 4) for m in others)]))
         missing = {m: r for _, _, h in humans for m, r in h["unavailable"].items()}
         lines += [""] if missing else []
         for m, reason in missing.items():

@@ -9,9 +9,16 @@ Markdown is rendered with raw HTML disabled: a judge answer cannot inject markup
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from dialeval.report.tables import num, pct
+
+if TYPE_CHECKING:
+    from dialeval.report.results import RunData
 
 VIEW = "view"  # folder of pages inside each run folder
 STATUSES = ("ok", "unparsed", "truncated", "error")
@@ -25,8 +32,8 @@ def _env():
     env.filters["markdown"] = _markdown
     env.filters["pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False)
     env.filters["money"] = lambda v: f"{float(v or 0):.4f}"
-    env.filters["pct"] = lambda v: "n/a" if v is None else f"{100 * v:.1f}%"
-    env.filters["num"] = lambda v, d=3: "n/a" if v is None else f"{v:.{d}f}"
+    env.filters["pct"] = pct
+    env.filters["num"] = lambda v, d=3: num(v, d)
     return env
 
 
@@ -51,9 +58,10 @@ def _render(template: str, path: Path, **values: Any) -> Path:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _counts(calls: list[dict[str, Any]]) -> dict[str, int]:
@@ -63,24 +71,12 @@ def _counts(calls: list[dict[str, Any]]) -> dict[str, int]:
     return out
 
 
-def item_calls(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every call of an item in order: the record's AgentCalls, or for an item that failed
-    before its record was made, the usage ledger (agent, model, status, tokens)."""
-    result = row.get("result") or {}
-    calls = result.get("calls") or row.get("calls")
-    if calls:
-        return list(calls)
-    return [{**u, "raw": "", "cached": bool(u.get("cached"))} for u in row.get("usage", [])]
-
-
-def run_overview(run_dir: Path) -> dict[str, Any]:
+def run_overview(run: RunData) -> dict[str, Any]:
     """One line of the index: benchmark, models, items, failures, cost."""
     from dialeval.report.compare import run_models
 
-    config = _read_json(run_dir / "config.json")
-    metrics = _read_json(run_dir / "metrics.json")
-    usage = _read_json(run_dir / "usage.json")
-    info = metrics.get("run", {})
+    run_dir, config, usage = run.path, run.config, run.usage
+    info = run.metrics.get("run", {})
     per_agent = usage.get("per_agent", {})
     return {
         "name": run_dir.name,
@@ -100,24 +96,28 @@ def run_overview(run_dir: Path) -> dict[str, Any]:
 
 def write_run(run_dir: str | Path) -> Path:
     """The pages of one run: its report, plots and items, one page per item."""
-    from dialeval.models.prompt_store import load_prompts
-    from dialeval.run.folder import read_results
+    from dialeval.report.results import read_run
 
-    run_dir = Path(run_dir)
+    return _write_run(read_run(run_dir, scores=False))
+
+
+def _write_run(run: RunData) -> Path:
+    from dialeval.models.prompt_store import load_prompts
+
+    run_dir, rows = run.path, run.items
     out = run_dir / VIEW
-    rows = read_results(run_dir)
     prompts = load_prompts(run_dir)
-    overview = run_overview(run_dir)
+    overview = run_overview(run)
     items = []
     for index, row in enumerate(rows, start=1):
-        calls = item_calls(row)
+        calls = row.calls
         page = f"items/{index:05d}.html"
-        items.append({"id": row["id"], "status": row.get("status"), "calls": len(calls), "counts": _counts(calls),
-                      "seconds": row.get("seconds"), "href": page})
+        items.append({"id": row.id, "status": row.status, "calls": len(calls), "counts": _counts(calls),
+                      "seconds": row.seconds, "href": page})
         _render(
             "item.html", out / page,
             run=overview, row=row, calls=calls, prompts=prompts, counts=_counts(calls), statuses=STATUSES,
-            scores={k: v for k, v in (row.get("result") or {}).items() if k != "calls"},
+            scores={k: v for k, v in row.detail.items() if k != "calls"},
             previous=f"{index - 1:05d}.html" if index > 1 else None,
             next=f"{index + 1:05d}.html" if index < len(rows) else None,
         )
@@ -144,24 +144,36 @@ def write_comparison(folder: str | Path) -> Path:
     return _render("compare.html", folder / VIEW / "index.html", result=result, name=folder.name, links=links)
 
 
-def write_site(runs_dir: str | Path = "runs") -> Path:
-    """Pages for every run and comparison under ``runs_dir``; returns the index page."""
+def write_site(runs_dir: str | Path = "runs", warn: Callable[[str], None] | None = None) -> Path:
+    """Pages for every run and comparison under ``runs_dir``; returns the index page.
+
+    A run with an unreadable file is skipped with one line through ``warn`` (stderr by
+    default) naming the file, so one broken run never hides the others."""
+    from dialeval.data.io import DataError
+    from dialeval.report.results import read_run
+
+    warn = warn or (lambda message: print(message, file=sys.stderr))
     runs_dir = Path(runs_dir)
     if not runs_dir.is_dir():
         raise FileNotFoundError(f"{runs_dir} is not a folder of runs")
-    runs, comparisons = [], []
+    runs, comparisons, skipped = [], [], []
     for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if (folder / "config.json").exists():
             if (folder / "results.jsonl").exists():  # else a run that never started: not a run to show
-                write_run(folder)
-                runs.append(run_overview(folder))
+                try:
+                    run = read_run(folder, scores=False)
+                    _write_run(run)
+                    runs.append(run_overview(run))
+                except DataError as err:
+                    warn(f"dialeval view: skipped run {folder.name}: {err}")
+                    skipped.append({"name": folder.name, "reason": str(err)})
         elif (folder / "compare.json").exists():
             write_comparison(folder)
             result = _read_json(folder / "compare.json")
             comparisons.append({"name": folder.name, "benchmark": result.get("benchmark"),
                                 "runs": [r.get("label") for r in result.get("runs", [])],
                                 "href": f"{folder.name}/{VIEW}/index.html"})
-    return _render("index.html", runs_dir / "index.html", runs=runs, comparisons=comparisons, root=str(runs_dir))
+    return _render("index.html", runs_dir / "index.html", runs=runs, comparisons=comparisons, skipped=skipped, root=str(runs_dir))
 
 
 def servable(root: Path, target: Path) -> bool:

@@ -1,0 +1,137 @@
+"""The typed view of a run folder: :class:`ItemResult` per item and :func:`read_run`.
+
+Why: report, compare and the viewer (and users' notebooks) read runs through one
+reader instead of each reaching into result dicts whose shape differs per protocol.
+The lines of ``results.jsonl`` keep their protocol's shape (it is the ``detail`` here);
+the scores per dimension come from the benchmark's own ``item_scores``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialeval.data.io import DataError
+
+Scores = dict[str, dict[str, float]]  # dimension -> {unit id -> score}
+
+
+class ItemResult(BaseModel):
+    """One evaluated item: whether it finished, its scores per dimension and its calls.
+
+    ``scores`` holds readable answers only (the benchmark's ``item_scores`` of this
+    item); ``detail`` is the protocol's record as written, for what the scores leave out."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    status: Literal["ok", "failed"]
+    system: str | None = None  # the system under test, when the record names one
+    scores: Scores = Field(default_factory=dict)
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+    error: str | None = None
+    traceback: str | None = None
+    seconds: float | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], item_scores: Any = None) -> ItemResult:
+        """A ``results.jsonl`` row made typed; ``item_scores`` is the benchmark's function."""
+        result = row.get("result")
+        detail: dict[str, Any] = result if isinstance(result, dict) else {}
+        ok = row.get("status") == "ok"
+        calls = detail.get("calls") or row.get("calls") or [
+            {**u, "raw": "", "cached": bool(u.get("cached"))} for u in row.get("usage", [])
+        ]
+        system = detail.get("system")
+        return cls(
+            id=row["id"],
+            status="ok" if ok else "failed",
+            system=system if isinstance(system, str) else None,
+            scores={d: units for d, units in item_scores([detail]).items() if units} if ok and item_scores else {},
+            calls=list(calls),
+            error=row.get("error"),
+            traceback=row.get("traceback"),
+            seconds=row.get("seconds"),
+            detail=detail,
+        )
+
+
+class RunData(BaseModel):
+    """What a run folder holds: the resolved config, metrics, usage and every item."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path
+    config: dict[str, Any]
+    metrics: dict[str, Any]
+    usage: dict[str, Any]
+    items: list[ItemResult]
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.config.get("benchmark", "?"))
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The protocol records of the finished items, as ``Benchmark.aggregate`` takes them."""
+        return [i.detail for i in self.items if i.status == "ok"]
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for i in self.items if i.status != "ok")
+
+    def scores(self) -> Scores:
+        """Every finished item's scores per dimension, merged in the order the items finished."""
+        out: Scores = {}
+        for item in self.items:
+            for dimension, units in item.scores.items():
+                out.setdefault(dimension, {}).update(units)
+        return out
+
+
+def read_json(path: Path, *, required: bool = False) -> dict[str, Any]:
+    """A JSON object file of a run folder; a missing optional file is ``{}``, a corrupt one
+    stops with :class:`DataError` naming it (never a traceback)."""
+    if not path.exists():
+        if required:
+            raise DataError(path, "missing: not a run folder")
+        return {}
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError, OSError) as err:
+        raise DataError(path, f"not readable JSON ({err}); rebuild it with `dialeval report` or delete the run") from None
+    if not isinstance(value, dict):
+        raise DataError(path, f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def read_run(path: str | Path, *, scores: bool = True) -> RunData:
+    """Read a run folder (``runs/<run id>/``) into typed items.
+
+    ``scores=False`` skips the per-item scores (no benchmark module is imported), for
+    readers that only list items. A corrupt file stops with a one-line
+    :class:`~dialeval.data.io.DataError` that names it."""
+    from dialeval.run.folder import read_results
+
+    path = Path(path)
+    config = read_json(path / "config.json", required=True)
+    item_scores = None
+    if scores and config.get("benchmark"):
+        from dialeval.benchmarks import get_benchmark
+
+        try:
+            item_scores = get_benchmark(str(config["benchmark"])).item_scores
+        except KeyError:
+            item_scores = None  # a plugin benchmark not installed here: items without scores
+    rows = read_results(path)
+    return RunData(
+        path=path,
+        config=config,
+        metrics=read_json(path / "metrics.json"),
+        usage=read_json(path / "usage.json"),
+        items=[ItemResult.from_row(row, item_scores) for row in rows],
+    )
