@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dialeval.models import local_models
+from dialeval.models import local_engine, local_models
 from dialeval.config import load_config
 from dialeval.run.runner import run
 from tests.tiny_models import build_causal_lm
@@ -23,7 +23,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 def test_each_turn_and_each_question_of_the_demo_is_one_batch(tmp_path, monkeypatch):
     # the batcher waits 20 ms for company; on a busy machine the note-taker's store read can
     # take longer than that, so the test gives it a second (ten steps: about 10 s more)
-    monkeypatch.setattr(local_models, "BATCH_WAIT_SECONDS", 1.0)
+    monkeypatch.setattr(local_engine, "BATCH_WAIT_SECONDS", 1.0)
     folder = build_causal_lm(tmp_path / "tiny")
     config = load_config(
         str(FIXTURES / "mmrc_smollm2.yaml"),
