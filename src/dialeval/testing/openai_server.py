@@ -173,8 +173,11 @@ class OpenAIStub:
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a cancelled run): nobody is left to answer
 
             def _received_key(self) -> str:
                 auth = self.headers.get("Authorization") or ""
