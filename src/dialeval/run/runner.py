@@ -187,6 +187,9 @@ def _prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> Non
     starts over, keeping the old results aside)."""
     import json
 
+    from dialeval.secrets import scrub
+
+    resolved = json.loads(scrub(json.dumps(resolved)))  # a key pasted into a URL or an option is never written
     config_path = run_dir / CONFIG
     results = run_dir / RESULTS
     if fresh:
