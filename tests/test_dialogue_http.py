@@ -1,0 +1,73 @@
+"""The bundled fixture end to end against the local OpenAI-compatible test server."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+
+import pytest
+
+from dialeval.benchmarks import get_benchmark
+from dialeval.run.runner import run
+from dialeval.testing.openai_server import OpenAIStub, prompt_of
+from tests.dialogue_helpers import fake_embed, scripted_reviewer
+from tests.helpers import http_config
+
+FIXTURE = resources.files("dialeval").joinpath("fixtures", "dialogue_demo.jsonl")
+
+
+@pytest.fixture(autouse=True)
+def _fast_embeddings(monkeypatch):
+    monkeypatch.setattr("dialeval.memory.embeddings.embed", fake_embed)
+
+
+def reviewer(body: dict) -> str:
+    """Helpfulness of turn 4 ("sardines") comes back off the scale: it must stay unparsed."""
+    text = prompt_of(body)
+    if 'Criterion "helpfulness"' in text and '<reply turn="4">' in text:
+        return '{"rationale": "hard to say", "verdict": 9}'
+    if "note-keeper" in text:
+        return json.dumps({"user_facts": {"diet": "vegetarian"}} if "vegetarian" in text else {})
+    verdict = '"yes"' if re.search(r"one of: \"(yes|appropriate)\"", text) else 4
+    return f'{{"rationale": "looks fine", "verdict": {verdict}}}'
+
+
+def test_session_mode_over_http(tmp_path):
+    with OpenAIStub(respond=reviewer) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"context": "session", "context_budget": 3000})
+        result = run("dialogue", str(FIXTURE), config, progress=False)
+        prompts = [prompt_of(b) for b in server.completions]
+
+    trip = next(r for r in result.records if r["id"] == "trip")
+    late = [p for p in prompts if 'Criterion "relevance"' in p and '<reply turn="4">' in p][0]
+    # the session layout: the judge sees its own earlier verdict beside turn 2
+    assert "(your verdict on this turn earlier: 4 (looks fine))" in late
+    helpful = next(u for u in trip["turn_units"] if u["criterion"] == "helpfulness" and u["turn"] == 4)
+    assert helpful["status"] == "unparsed" and helpful["score"] is None and '"verdict": 9' in helpful["call"]["raw"]
+    assert result.metrics["turn_criteria"]["helpfulness"]["failures"] == {"unparsed": 1}
+    assert result.metrics["turn_criteria"]["faithfulness"]["not_applicable"] == 2  # trip has no documents
+    assert result.metrics["conversation_criteria"]["goal_completion"]["verdicts"] == {"yes": 2}
+    scores = get_benchmark("dialogue").item_scores(result.records)
+    assert scores["relevance"] == {"trip/2": 4.0, "trip/4": 4.0, "lamp/2": 4.0}
+    assert scores["goal_completion"] == {"trip": 3.0, "lamp": 3.0}  # yes, partly, no: yes ranks 3
+    report = (result.run_dir / "report.md").read_text(encoding="utf-8")
+    assert "Context mode: **session**" in report and "budget **3000** tokens" in report
+
+
+def test_notes_mode_over_http_writes_the_note(tmp_path):
+    def respond(body: dict) -> str:
+        from langchain_core.messages import HumanMessage
+
+        return scripted_reviewer([HumanMessage(prompt_of(body))])
+
+    with OpenAIStub(respond=respond) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"context": "notes", "criteria": ["consistency"]})
+        result = run("dialogue", str(FIXTURE), config, progress=False)
+
+    trip = next(r for r in result.records if r["id"] == "trip")
+    assert [n["turn"] for n in trip["note_updates"]] == [2, 4] and all(n["status"] == "ok" for n in trip["note_updates"])
+    assert [u["criterion"] for u in trip["turn_units"]] == ["consistency", "consistency"]
+    assert result.failed == 0
