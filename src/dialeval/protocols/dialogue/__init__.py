@@ -12,9 +12,9 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.errors import ConfigError
-from dialeval.protocols.dialogue import conversation, judge  # noqa: F401  (registers the agents)
+from dialeval.protocols.dialogue import conversation, judge, pairwise  # noqa: F401  (registers the agents)
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
-from dialeval.protocols.dialogue.data import Conversation, load_conversations
+from dialeval.protocols.dialogue.data import Conversation, load_conversations, with_versus
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
 from dialeval.protocols.dialogue.rubric import load_rubric
@@ -33,8 +33,9 @@ def options_of(options: dict[str, Any]) -> DialogueOptions:
 
 
 def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
-    options_of(options)
-    return load_conversations(path)
+    parsed = options_of(options)
+    conversations = load_conversations(path)
+    return with_versus(conversations, parsed.versus) if parsed.versus else conversations
 
 
 def _graph():
@@ -54,6 +55,7 @@ def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
         "turn_units": state.get("turn_units", []),
         "conversation_units": state.get("conversation_units", []),
         "note_updates": state.get("note_updates", []),
+        "pairwise_units": state.get("pairwise_units", []),
     }
 
 

@@ -17,6 +17,7 @@ ROLES = RoleTable(
     Role("notetaker", "dialogue.notetaker", follows="judge"),
     # the conversation judge asks the judge's model (models.judge) with its own template
     Role("conversation_judge", "dialogue.conversation_judge", node="judge_conversation", models=(), templates=("judge_conversation",)),
+    Role("pairwise_judge", "dialogue.pairwise_judge", node="compare", templates=("pairwise",), follows="judge"),
 )
 
 
@@ -34,6 +35,7 @@ class DialogueOptions(BaseModel):
     )
     note_top_k: int = Field(default=8, gt=0, description="notes: the most note entries shown, closest to the turn first")
     images: Literal["auto", "blocks", "text"] = Field(default="auto", description="images as blocks (API models) or text lines")
+    versus: str | None = Field(default=None, description="another system's turns on the same conversations: compare the two")
     memory: MemorySettings = Field(default_factory=MemorySettings)
 
     @classmethod

@@ -21,7 +21,7 @@ SHAREGPT_ROLES = {
     "gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant", "model": "assistant", "bot": "assistant",
     "system": "system",
 }
-CONVERSATION_KEYS = ("id", "system", "turns", "grounding", "metadata", "summary")
+CONVERSATION_KEYS = ("id", "system", "turns", "grounding", "metadata", "summary", "versus")
 
 
 class Turn(BaseModel):
@@ -47,6 +47,7 @@ class Conversation(BaseModel):
     grounding: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     summary: str | None = None
+    versus: list[Turn] | None = None  # the other system's turns (option versus), same user turns
 
     def assistant_turns(self) -> list[Turn]:
         return [t for t in self.turns if t.role == "assistant"]
@@ -166,12 +167,12 @@ class _Reader:
         )
 
 
-def load_conversations(path: str | Path) -> list[Conversation]:
-    """Every conversation of a JSON or JSONL file; ids must be unique."""
+def read_conversations(path: str | Path) -> list[tuple[str | int, Conversation]]:
+    """Every conversation of a JSON or JSONL file with its record's name for messages; ids unique."""
     path = Path(path)
     raws = read_records(path)
     lines = getattr(raws, "lines", None)
-    out: list[Conversation] = []
+    out: list[tuple[str | int, Conversation]] = []
     seen: set[str] = set()
     for index, raw in enumerate(raws):
         record: str | int = f"{index} (line {lines[index]})" if lines else index
@@ -179,10 +180,14 @@ def load_conversations(path: str | Path) -> list[Conversation]:
         if conversation.id in seen:
             raise DataError(path, f"duplicate id {conversation.id!r}", record=record, field="id")
         seen.add(conversation.id)
-        out.append(conversation)
+        out.append((record, conversation))
     if not out:
         raise DataError(path, "no conversations in the file")
     return out
+
+
+def load_conversations(path: str | Path) -> list[Conversation]:
+    return [conversation for _, conversation in read_conversations(path)]
 
 
 def conversation_of(state: dict[str, Any]) -> Conversation:
@@ -192,3 +197,24 @@ def conversation_of(state: dict[str, Any]) -> Conversation:
         return Conversation.model_validate({k: state[k] for k in CONVERSATION_KEYS if k in state})
     raw = {k: v for k, v in state.items() if k in ("messages", "conversations", "id", "system", "grounding", "documents", "metadata", "summary")}
     return _Reader(Path("graph-input.json"), "input").conversation({"id": "input", **raw})
+
+
+def with_versus(conversations: list[Conversation], path: str | Path) -> list[Conversation]:
+    """``conversations`` with the other system's turns from ``path`` (the same conversations:
+    same ids, the same user turns, another system's assistant turns)."""
+    path = Path(path)
+    others = {c.id: (record, c) for record, c in read_conversations(path)}
+    out = []
+    for conv in conversations:
+        if conv.id not in others:
+            raise DataError(path, f"conversation {conv.id!r} of the data file is missing here", field="id")
+        index, other = others[conv.id]
+        if [t.role for t in other.turns] != [t.role for t in conv.turns]:
+            raise DataError(path, f"conversation {conv.id!r}: the turns do not match the data file's (user/assistant order)",
+                            record=index, field="messages")
+        for mine, theirs in zip(conv.turns, other.turns):
+            if mine.role == "user" and mine.text != theirs.text:
+                raise DataError(path, f"conversation {conv.id!r}: user turn {mine.number} differs from the data file's",
+                                record=index, field=f"turn {mine.number}")
+        out.append(conv.model_copy(update={"versus": other.turns}))
+    return out

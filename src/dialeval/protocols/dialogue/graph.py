@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas from these on 3.11
 
 from dialeval.config import EvalContext
-from dialeval.protocols.dialogue import conversation, judge  # noqa: F401  (registers the agents, also when Studio loads this file alone)
+from dialeval.protocols.dialogue import conversation, judge, pairwise  # noqa: F401  (registers the agents, also when Studio loads this file alone)
 from dialeval.protocols.dialogue.common import ROLES
 
 
@@ -30,12 +30,14 @@ class DialogueInput(TypedDict):
     documents: NotRequired[list[str]]
     metadata: NotRequired[dict[str, Any]]
     summary: NotRequired[str]
+    versus: NotRequired[list[dict[str, Any]]]  # the other system's turns (option versus)
 
 
 class DialogueOutput(TypedDict):
     turn_units: list[dict[str, Any]]  # one per (assistant turn, turn-level criterion)
     conversation_units: list[dict[str, Any]]  # one per conversation- or summary-level criterion
     note_updates: list[dict[str, Any]]  # the note-taker's calls (context=notes)
+    pairwise_units: list[dict[str, Any]]  # option versus: one per (unit, criterion), both orders
 
 
 class DialogueState(DialogueInput, DialogueOutput, total=False):
@@ -47,5 +49,6 @@ def build_graph():
     ROLES.add_nodes(builder)
     builder.add_edge(START, ROLES.node("judge"))
     builder.add_edge(ROLES.node("judge"), ROLES.node("conversation_judge"))
-    builder.add_edge(ROLES.node("conversation_judge"), END)
+    builder.add_edge(ROLES.node("conversation_judge"), ROLES.node("pairwise_judge"))
+    builder.add_edge(ROLES.node("pairwise_judge"), END)
     return builder.compile(name="dialogue")

@@ -11,6 +11,8 @@ from collections import Counter
 from statistics import fmean
 from typing import Any, Iterable
 
+from dialeval.protocols.dialogue.pairwise_metrics import pairwise, pairwise_table
+
 FAILURES = ("unparsed", "truncated", "over_budget", "error")
 
 
@@ -70,6 +72,7 @@ def aggregate(records: list[dict[str, Any]], context: dict[str, Any]) -> dict[st
         "conversation_criteria": by_criterion(whole),
         "per_conversation": conversations,
         "prompts": prompt_sizes(records),
+        **({"pairwise": pairwise(records)} if any(r.get("pairwise_units") for r in records) else {}),
     }
 
 
@@ -112,4 +115,6 @@ def tables(metrics: dict[str, Any]) -> str:
             verdicts = ", ".join(f"{k}: {v}" for k, v in row["verdicts"].items()) or "-"
             failures = ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"
             lines.append(f"| {level} | {name} | {row['n']} | {_fmt(row['mean'])} | {verdicts} | {failures} | {row['not_applicable']} |")
+    if metrics.get("pairwise"):
+        lines += ["", pairwise_table(metrics["pairwise"])]
     return "\n".join(lines)
