@@ -11,7 +11,7 @@ import pytest
 from dialeval.benchmarks import get_benchmark
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
-from tests.dialogue_helpers import fake_embed, scripted_reviewer
+from tests.dialogue_helpers import fake_embed, scripted_reviewer, write_jsonl
 from tests.helpers import http_config
 
 FIXTURE = resources.files("dialeval").joinpath("fixtures", "dialogue_demo.jsonl")
@@ -34,9 +34,14 @@ def reviewer(body: dict) -> str:
 
 
 def test_session_mode_over_http(tmp_path):
+    human = write_jsonl(tmp_path / "human.jsonl", [
+        {"id": "trip", "turn": 2, "criterion": "relevance", "score": 5},
+        {"id": "trip", "turn": 4, "criterion": "relevance", "score": 2},
+        {"id": "lamp", "criterion": "goal_completion", "score": "yes"},
+    ])
     with OpenAIStub(respond=reviewer) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
-                             options={"context": "session", "context_budget": 3000})
+                             options={"context": "session", "context_budget": 3000, "human_scores": str(human)})
         result = run("dialogue", str(FIXTURE), config, progress=False)
         prompts = [prompt_of(b) for b in server.completions]
 
@@ -54,6 +59,9 @@ def test_session_mode_over_http(tmp_path):
     assert scores["goal_completion"] == {"trip": 3.0, "lamp": 3.0}  # yes, partly, no: yes ranks 3
     report = (result.run_dir / "report.md").read_text(encoding="utf-8")
     assert "Context mode: **session**" in report and "budget **3000** tokens" in report
+    assert result.metrics["human_agreement"]["relevance"]["n"] == 2  # too few and too alike for a statistic:
+    assert result.metrics["human_agreement"]["relevance"]["spearman"]["value"] is None  # n/a, never 0
+    assert "| relevance | 2 | 2 | n/a | n/a | n/a |" in report
 
 
 def test_notes_mode_over_http_writes_the_note(tmp_path):

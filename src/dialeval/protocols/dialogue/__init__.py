@@ -15,6 +15,7 @@ from dialeval.errors import ConfigError
 from dialeval.protocols.dialogue import conversation, judge, pairwise  # noqa: F401  (registers the agents)
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.data import Conversation, load_conversations, with_versus
+from dialeval.protocols.dialogue.human import agreement, load_labels
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
 from dialeval.protocols.dialogue.rubric import load_rubric
@@ -35,6 +36,8 @@ def options_of(options: dict[str, Any]) -> DialogueOptions:
 def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     parsed = options_of(options)
     conversations = load_conversations(path)
+    if parsed.human_scores:
+        load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations)
     return with_versus(conversations, parsed.versus) if parsed.versus else conversations
 
 
@@ -62,7 +65,11 @@ def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
 def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
     parsed = parse_options(DialogueOptions, options, "dialogue")
     context = {"mode": parsed.context, "budget": parsed.context_budget, "window_turns": parsed.window_turns, "rubric": parsed.rubric}
-    return aggregate_units(records, context)
+    metrics = aggregate_units(records, context)
+    if parsed.human_scores:
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric))
+        metrics["human_agreement"] = agreement(item_scores(records), labels)
+    return metrics
 
 
 register_benchmark(

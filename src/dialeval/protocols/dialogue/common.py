@@ -36,6 +36,7 @@ class DialogueOptions(BaseModel):
     note_top_k: int = Field(default=8, gt=0, description="notes: the most note entries shown, closest to the turn first")
     images: Literal["auto", "blocks", "text"] = Field(default="auto", description="images as blocks (API models) or text lines")
     versus: str | None = Field(default=None, description="another system's turns on the same conversations: compare the two")
+    human_scores: str | None = Field(default=None, description="human labels per turn or conversation and criterion: agreement")
     memory: MemorySettings = Field(default_factory=MemorySettings)
 
     @classmethod

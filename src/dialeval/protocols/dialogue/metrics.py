@@ -11,6 +11,7 @@ from collections import Counter
 from statistics import fmean
 from typing import Any, Iterable
 
+from dialeval.protocols.dialogue.human import agreement_table
 from dialeval.protocols.dialogue.pairwise_metrics import pairwise, pairwise_table
 
 FAILURES = ("unparsed", "truncated", "over_budget", "error")
@@ -115,6 +116,8 @@ def tables(metrics: dict[str, Any]) -> str:
             verdicts = ", ".join(f"{k}: {v}" for k, v in row["verdicts"].items()) or "-"
             failures = ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"
             lines.append(f"| {level} | {name} | {row['n']} | {_fmt(row['mean'])} | {verdicts} | {failures} | {row['not_applicable']} |")
+    if metrics.get("human_agreement"):
+        lines += ["", agreement_table(metrics["human_agreement"])]
     if metrics.get("pairwise"):
         lines += ["", pairwise_table(metrics["pairwise"])]
     return "\n".join(lines)
