@@ -60,6 +60,15 @@ def scripted_reviewer(messages: list[Any]) -> str:
         if "allergic to peanuts" in between(text, "<exchange>", "</exchange>"):
             note.setdefault("user_facts", {})["allergy"] = "allergic to peanuts"
         return json.dumps(note)
+    if "atomic facts" in text:  # split the text at commas and full stops
+        claim = text.rsplit("<text>", 1)[1].split("</text>", 1)[0]  # the last tags: the system prompt names them too
+        return json.dumps({"facts": [part.strip() for part in re.split(r"[,.]", claim) if part.strip()]})
+    if "<facts>" in text:  # only the tightened bulb is in the lamp's documents
+        facts = between(text, "<facts>", "</facts>").splitlines()
+        return json.dumps({"verdicts": [
+            {"fact": i + 1, "reason": "checked", "label": "supported" if "screwed" in fact else "unsupported"}
+            for i, fact in enumerate(facts)
+        ]})
     reply = re.findall(r'<reply turn="\d+">(.*?)</reply>', text, re.S)[-1]
     bad = "peanut" in reply and "allergic to peanuts" in text.rsplit("<reply turn=", 1)[0]
     verdict = 1 if bad else 5

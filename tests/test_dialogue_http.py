@@ -79,3 +79,10 @@ def test_notes_mode_over_http_writes_the_note(tmp_path):
     assert [n["turn"] for n in trip["note_updates"]] == [2, 4] and all(n["status"] == "ok" for n in trip["note_updates"])
     assert [u["criterion"] for u in trip["turn_units"]] == ["consistency", "consistency"]
     assert result.failed == 0
+    # the lamp conversation has a document: its reply's facts are checked against it
+    lamp = next(r for r in result.records if r["id"] == "lamp")
+    [facts] = lamp["grounding_units"]
+    assert facts["facts"] == ["Check that the bulb is screwed in tightly", "then try another bulb"]
+    assert facts["precision"] == 0.5 and facts["unsupported"] == ["then try another bulb"]
+    assert trip["grounding_units"] == []  # no documents, no summary
+    assert result.metrics["grounding"]["turn"]["mean_precision"] == 0.5

@@ -12,7 +12,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.errors import ConfigError
-from dialeval.protocols.dialogue import conversation, judge, pairwise  # noqa: F401  (registers the agents)
+from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise  # noqa: F401  (registers the agents)
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.data import Conversation, load_conversations, with_versus
 from dialeval.protocols.dialogue.human import agreement, load_labels
@@ -59,6 +59,7 @@ def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
         "conversation_units": state.get("conversation_units", []),
         "note_updates": state.get("note_updates", []),
         "pairwise_units": state.get("pairwise_units", []),
+        "grounding_units": state.get("grounding_units", []),
     }
 
 

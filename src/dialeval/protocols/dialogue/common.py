@@ -17,6 +17,7 @@ ROLES = RoleTable(
     Role("notetaker", "dialogue.notetaker", follows="judge"),
     # the conversation judge asks the judge's model (models.judge) with its own template
     Role("conversation_judge", "dialogue.conversation_judge", node="judge_conversation", models=(), templates=("judge_conversation",)),
+    Role("fact_checker", "dialogue.fact_checker", node="check_facts", templates=("fact_decomposer", "fact_verifier"), follows="judge"),
     Role("pairwise_judge", "dialogue.pairwise_judge", node="compare", templates=("pairwise",), follows="judge"),
 )
 
@@ -35,6 +36,9 @@ class DialogueOptions(BaseModel):
     )
     note_top_k: int = Field(default=8, gt=0, description="notes: the most note entries shown, closest to the turn first")
     images: Literal["auto", "blocks", "text"] = Field(default="auto", description="images as blocks (API models) or text lines")
+    facts: Literal["auto", "off"] = Field(
+        default="auto", description="auto: split replies into atomic facts and verify them where there are documents (and a summary)"
+    )
     versus: str | None = Field(default=None, description="another system's turns on the same conversations: compare the two")
     human_scores: str | None = Field(default=None, description="human labels per turn or conversation and criterion: agreement")
     memory: MemorySettings = Field(default_factory=MemorySettings)

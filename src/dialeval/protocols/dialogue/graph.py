@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas from these on 3.11
 
 from dialeval.config import EvalContext
-from dialeval.protocols.dialogue import conversation, judge, pairwise  # noqa: F401  (registers the agents, also when Studio loads this file alone)
+from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise  # noqa: F401  (registers the agents, also when Studio loads this file alone)
 from dialeval.protocols.dialogue.common import ROLES
 
 
@@ -38,6 +38,7 @@ class DialogueOutput(TypedDict):
     conversation_units: list[dict[str, Any]]  # one per conversation- or summary-level criterion
     note_updates: list[dict[str, Any]]  # the note-taker's calls (context=notes)
     pairwise_units: list[dict[str, Any]]  # option versus: one per (unit, criterion), both orders
+    grounding_units: list[dict[str, Any]]  # atomic facts per assistant turn (and summary), verified
 
 
 class DialogueState(DialogueInput, DialogueOutput, total=False):
@@ -49,6 +50,7 @@ def build_graph():
     ROLES.add_nodes(builder)
     builder.add_edge(START, ROLES.node("judge"))
     builder.add_edge(ROLES.node("judge"), ROLES.node("conversation_judge"))
-    builder.add_edge(ROLES.node("conversation_judge"), ROLES.node("pairwise_judge"))
+    builder.add_edge(ROLES.node("conversation_judge"), ROLES.node("fact_checker"))
+    builder.add_edge(ROLES.node("fact_checker"), ROLES.node("pairwise_judge"))
     builder.add_edge(ROLES.node("pairwise_judge"), END)
     return builder.compile(name="dialogue")

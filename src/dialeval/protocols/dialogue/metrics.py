@@ -51,6 +51,26 @@ def prompt_sizes(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def grounding(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Factual precision of assistant turns and of summaries: mean over units that were checked."""
+    out = {}
+    for kind in ("turn", "summary"):
+        units = [u for r in records for u in r.get("grounding_units", []) if ("turn" in u) == (kind == "turn")]
+        if not units:
+            continue
+        scored = [u["precision"] for u in units if u.get("precision") is not None]
+        out[kind] = {
+            "units": len(units),
+            "n": len(scored),
+            "mean_precision": fmean(scored) if scored else None,
+            "facts": sum(len(u["facts"]) for u in units),
+            "unsupported": sum(len(u["unsupported"]) for u in units),
+            "no_facts": sum(1 for u in units if u["status"] == "ok" and not u["facts"]),
+            "failures": dict(Counter(u["status"] for u in units if u["status"] != "ok")),
+        }
+    return out
+
+
 def units_of(record: dict[str, Any]) -> list[dict[str, Any]]:
     return list(record.get("turn_units", [])) + list(record.get("conversation_units", []))
 
@@ -73,6 +93,7 @@ def aggregate(records: list[dict[str, Any]], context: dict[str, Any]) -> dict[st
         "conversation_criteria": by_criterion(whole),
         "per_conversation": conversations,
         "prompts": prompt_sizes(records),
+        **({"grounding": grounding(records)} if any(r.get("grounding_units") for r in records) else {}),
         **({"pairwise": pairwise(records)} if any(r.get("pairwise_units") for r in records) else {}),
     }
 
@@ -87,6 +108,10 @@ def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         for u in r.get("conversation_units", []):
             if u.get("score") is not None:
                 out.setdefault(u["criterion"], {})[r["id"]] = u["score"]
+        for u in r.get("grounding_units", []):
+            if u.get("precision") is not None:
+                name, unit = ("factual_precision", f"{r['id']}/{u['turn']}") if "turn" in u else ("summary_factual_precision", r["id"])
+                out.setdefault(name, {})[unit] = u["precision"]
     return out
 
 
@@ -116,6 +141,13 @@ def tables(metrics: dict[str, Any]) -> str:
             verdicts = ", ".join(f"{k}: {v}" for k, v in row["verdicts"].items()) or "-"
             failures = ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"
             lines.append(f"| {level} | {name} | {row['n']} | {_fmt(row['mean'])} | {verdicts} | {failures} | {row['not_applicable']} |")
+    if metrics.get("grounding"):
+        lines += ["", "| grounding | units | checked | mean factual precision | facts | unsupported | no facts | failures |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for kind, row in metrics["grounding"].items():
+            failures = ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"
+            lines.append(f"| {kind} | {row['units']} | {row['n']} | {_fmt(row['mean_precision'])} | {row['facts']} | "
+                         f"{row['unsupported']} | {row['no_facts']} | {failures} |")
     if metrics.get("human_agreement"):
         lines += ["", agreement_table(metrics["human_agreement"])]
     if metrics.get("pairwise"):

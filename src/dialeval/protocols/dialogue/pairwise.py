@@ -30,7 +30,7 @@ class Preference(BaseModel):
     winner: Literal["1", "2", "tie"]
 
 
-PAIRWISE = Judge("dialogue.pairwise_judge", "pairwise_judge", "dialogue", "dialogue/pairwise", Preference)
+PAIRWISE = Judge("dialogue.pairwise_judge", "pairwise_judge", "dialogue", "dialogue/pairwise", Preference, template_key="pairwise")
 ORDERS = (("a", "b"), ("b", "a"))
 
 
