@@ -127,7 +127,7 @@ class _Reader:
                 continue
             if not text.strip() and not images:
                 raise self.fail("the message is empty", where)
-            turns.append(Turn(number=len(turns) + 1, role=role, text=text, images=images, reference=reference))
+            turns.append(Turn.model_validate({"number": len(turns) + 1, "role": role, "text": text, "images": images, "reference": reference}))
         return "\n".join(system), turns
 
     def conversation(self, raw: Any) -> Conversation:

@@ -83,7 +83,7 @@ def _alpha(a: Sequence[float], b: Sequence[float]) -> float:
     return float("nan") if value is None else value
 
 
-def with_ci(statistic: Callable[[Sequence[float], Sequence[float]], float], a: list[float], b: list[float]) -> dict[str, float | None]:
+def with_ci(statistic: Callable[[Any, Any], float], a: list[float], b: list[float]) -> dict[str, float | None]:
     """The statistic and a 95% percentile bootstrap CI over paired units. Resamples where
     the statistic is undefined (all scores alike) are left out of the percentiles, which
     ``scipy.stats.bootstrap`` cannot do (one NaN makes its whole interval NaN)."""
