@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from dialeval.testing.scripted import prompt_text
+from tests.test_mmrc_graph import fake_embed  # noqa: F401  (a hashed bag of words instead of MiniLM: fast tests)
 
 ALLERGY = "I am allergic to peanuts"
 CONTRADICTION = "You could bake a peanut butter cake for the party."
-
-
-def fake_embed(texts: list[str], batch_size: int = 64) -> list[list[float]]:
-    """A hashed bag of words instead of MiniLM, so tests stay fast."""
-    out = []
-    for text in texts:
-        v = [0.0] * 32
-        for word in text.lower().split():
-            v[int(hashlib.md5(word.encode()).hexdigest(), 16) % 32] += 1.0
-        norm = sum(x * x for x in v) ** 0.5 or 1.0
-        out.append([x / norm for x in v])
-    return out
 
 
 def long_conversation(exchanges: int = 110, contradict_at: int = 100) -> dict[str, Any]:

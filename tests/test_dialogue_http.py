@@ -25,7 +25,7 @@ def _fast_embeddings(monkeypatch):
 def reviewer(body: dict) -> str:
     """Helpfulness of turn 4 ("sardines") comes back off the scale: it must stay unparsed."""
     text = prompt_of(body)
-    if 'Criterion "helpfulness"' in text and '<reply turn="4">' in text:
+    if "name: helpfulness" in text and '<reply turn="4">' in text:
         return '{"rationale": "hard to say", "verdict": 9}'
     if "note-keeper" in text:
         return json.dumps({"user_facts": {"diet": "vegetarian"}} if "vegetarian" in text else {})
@@ -46,7 +46,7 @@ def test_session_mode_over_http(tmp_path):
         prompts = [prompt_of(b) for b in server.completions]
 
     trip = next(r for r in result.records if r["id"] == "trip")
-    late = [p for p in prompts if 'Criterion "relevance"' in p and '<reply turn="4">' in p][0]
+    late = [p for p in prompts if "name: relevance" in p and '<reply turn="4">' in p][0]
     # the session layout: the judge sees its own earlier verdict beside turn 2
     assert "(your verdict on this turn earlier: 4 (looks fine))" in late
     helpful = next(u for u in trip["turn_units"] if u["criterion"] == "helpfulness" and u["turn"] == 4)

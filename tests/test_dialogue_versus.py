@@ -37,7 +37,7 @@ def referee(body: dict) -> str:
     text = prompt_of(body)
     if "<candidate_1>" not in text:
         return '{"rationale": "fine", "verdict": "yes"}' if 'one of: "yes"' in text else '{"rationale": "fine", "verdict": 4}'
-    if "(turn 4)" in text:
+    if "[turn 4]" not in candidate(text, 1) and ("sardines" in text or "market hall" in text):  # trip's turn 4
         return '{"rationale": "the first", "winner": "1"}'
     good = ("bulb", "vegetable stew", "vegetarian lunch")
     first = any(word in candidate(text, 1).split("[turn 4]")[-1] for word in good)

@@ -41,12 +41,16 @@ def prompt_tokens(messages: Sequence[BaseMessage]) -> int:
     return total + 4 * len(messages)  # role markers
 
 
+def turn_text(turn: Turn) -> str:
+    """A turn's text with a line per image (the pictures themselves go as blocks where the model sees them)."""
+    if not turn.images:
+        return turn.text
+    return "\n".join([turn.text, *(image_line(image, i + 1) for i, image in enumerate(turn.images))]).strip()
+
+
 def turn_line(turn: Turn, verdict: str | None = None) -> str:
     """One turn as the judge reads it; in session mode with the judge's earlier verdict."""
-    text = turn.text
-    if turn.images:
-        text = "\n".join([text, *(image_line(image, i + 1) for i, image in enumerate(turn.images))]).strip()
-    line = f"[turn {turn.number}] {SPEAKER[turn.role]}: {text}"
+    line = f"[turn {turn.number}] {SPEAKER[turn.role]}: {turn_text(turn)}"
     if verdict:
         line += f"\n    (your verdict on this turn earlier: {verdict})"
     return line

@@ -37,7 +37,6 @@ async def judge_whole(context: EvalContext, conv: Conversation, criterion: Crite
     ctx = CONVERSATION_JUDGE.context(context)
     values = {
         **scale_values(criterion),
-        "target": "a summary of a conversation" if criterion.level == "summary" else "a whole conversation",
         "system_prompt": conv.system or "(none)",
         "grounding": grounding_text(conv),
         "summary": conv.summary if criterion.level == "summary" and conv.summary else "(none)",

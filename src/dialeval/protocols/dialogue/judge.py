@@ -14,9 +14,9 @@ from dialeval.agents.images import accepts_images, attach_images
 from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
-from dialeval.protocols.dialogue.context import build_view, turn_line
+from dialeval.protocols.dialogue.context import build_view, turn_text
 from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
-from dialeval.protocols.dialogue.notetaker import open_store, take_note
+from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_note
 from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, placeholder, scale_values, shown, unit
 
@@ -59,7 +59,7 @@ async def judge_turn(
         "grounding": grounding_text(conv),
         "reference": turn.reference or "(none)",
         "turn": turn.number,
-        "reply": turn_line(turn).split(": ", 1)[1],
+        "reply": turn_text(turn),
     }
     view = build_view(
         lambda text: ctx.template.render(**values, context=text), options.context, conv.turns[: turn.number - 1],
@@ -68,8 +68,9 @@ async def judge_turn(
     if view.over_budget:
         return unit(criterion, view, None, turn=turn.number)
     messages = view.messages
-    if turn.images and accepts_images(ctx, options.images):
-        messages = attach_images(messages, turn.images, 1, True)
+    pictures = [image for t in exchange_of(conv, turn) for image in t.images]  # the user's latest and the reply's
+    if pictures and accepts_images(ctx, options.images):
+        messages = attach_images(messages, pictures, 1, True)
     answer = await JUDGE.ask(
         ctx, messages, label=f"dialogue.judge.{criterion.name}",
         validate=checker(criterion), placeholder=placeholder(criterion), json_schema=json_schema(criterion),

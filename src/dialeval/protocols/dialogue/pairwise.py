@@ -77,11 +77,10 @@ async def compare_turn(context: EvalContext, conv: Conversation, turn: Turn, cri
     assert conv.versus is not None
     replies = {"a": turn.text, "b": conv.versus[turn.number - 1].text}
     earlier_users = [t for t in conv.turns[: turn.number - 1] if t.role == "user"]
-    question = f"Which reply (turn {turn.number}) is better on the criterion?"
 
     def render_pair(ctx: Any, first: str, second: str) -> tuple[list[Any], View]:
         values = {"criterion": criterion.name, "description": criterion.description.strip(), "system_prompt": conv.system or "(none)",
-                  "grounding": grounding_text(conv), "first": replies[first], "second": replies[second], "question": question}
+                  "grounding": grounding_text(conv), "first": replies[first], "second": replies[second]}
         view = build_view(lambda text: ctx.template.render(**values, context=text), "window" if options.context != "full" else "full",
                           earlier_users, options.context_budget, window_turns=options.window_turns)
         return view.messages, view
@@ -96,8 +95,7 @@ async def compare_whole(context: EvalContext, conv: Conversation, criterion: Cri
 
     def render_pair(ctx: Any, first: str, second: str) -> tuple[list[Any], View]:
         values = {"criterion": criterion.name, "description": criterion.description.strip(), "system_prompt": conv.system or "(none)",
-                  "grounding": grounding_text(conv), "first": sides[first], "second": sides[second], "context": "(the candidates are whole conversations)",
-                  "question": "Which conversation is better on the criterion?"}
+                  "grounding": grounding_text(conv), "first": sides[first], "second": sides[second], "context": "(the candidates are whole conversations)"}
         messages = ctx.template.render(**values)
         size = prompt_tokens(messages)
         return messages, View(messages, size, over_budget=size > options.context_budget)
