@@ -86,3 +86,65 @@ def test_notes_mode_over_http_writes_the_note(tmp_path):
     assert facts["precision"] == 0.5 and facts["unsupported"] == ["then try another bulb"]
     assert trip["grounding_units"] == []  # no documents, no summary
     assert result.metrics["grounding"]["turn"]["mean_precision"] == 0.5
+
+
+def test_a_tiny_budget_sends_nothing_and_says_so(tmp_path):
+    with OpenAIStub(respond=reviewer) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"context": "notes", "context_budget": 150})
+        result = run("dialogue", str(FIXTURE), config, progress=False)
+        sent = len(server.completions)
+
+    units = [u for r in result.records for u in r["turn_units"] + r["conversation_units"] if u["status"] != "not_applicable"]
+    notes = [n for r in result.records for n in r["note_updates"]]
+    facts = [f for r in result.records for f in r["grounding_units"]]
+    assert sent == 0 and result.failed == 0
+    assert {u["status"] for u in units} == {"over_budget"} and all(u["context"]["prompt_tokens"] > 150 for u in units)
+    assert {n["status"] for n in notes} == {"over_budget"} and {f["status"] for f in facts} == {"over_budget"}
+    assert result.metrics["prompts"]["over_budget"] == len(units) + len(notes)
+
+
+def test_a_summary_is_judged_and_its_facts_checked_against_the_dialogue(tmp_path):
+    import io
+
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("RGB", (2, 2), "blue").save(picture, format="PNG")
+    (tmp_path / "shelf.png").write_bytes(picture.getvalue())
+    data = write_jsonl(tmp_path / "chat.jsonl", [{
+        "id": "shelf",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Is this shelf straight?"},
+                                         {"type": "image_url", "image_url": {"url": "shelf.png"}}]},
+            {"role": "assistant", "content": "It leans left, so the shelf is screwed in unevenly."},
+        ],
+        "summary": "The assistant said the shelf is screwed in unevenly, and offered a new shelf.",
+    }])
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text("criteria:\n  - name: faithful_summary\n    level: summary\n"
+                      "    description: Does the summary say only what the conversation says?\n    scale: [yes, no]\n"
+                      "  - name: consistency\n    description: Does the reply fit the picture?\n    scale: [1, 5]\n")
+
+    def respond(body: dict) -> str:
+        from langchain_core.messages import HumanMessage
+
+        text = prompt_of(body)
+        if "<summary>" in text:
+            return '{"rationale": "adds an offer", "verdict": "no"}'
+        return scripted_reviewer([HumanMessage(text)])
+
+    with OpenAIStub(respond=respond) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"rubric": str(rubric)})
+        result = run("dialogue", data, config, progress=False)
+        images = [part["image_url"]["url"][:22] for b in server.completions for m in b["messages"]
+                  if isinstance(m["content"], list) for part in m["content"] if part.get("type") == "image_url"]
+
+    [record] = result.records
+    assert [(u["level"], u["verdict"]) for u in record["conversation_units"]] == [("summary", "no")]
+    assert [(u["turn"], u["verdict"]) for u in record["turn_units"]] == [(2, 5)]
+    [facts] = record["grounding_units"]  # no documents: only the summary is checked, against the dialogue
+    assert facts["level"] == "summary" and facts["unsupported"] == ["and offered a new shelf"]
+    assert result.metrics["grounding"]["summary"]["mean_precision"] == 0.5
+    assert images == ["data:image/png;base64,"]  # the turn judge saw the user's picture, as pixels
