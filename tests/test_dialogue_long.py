@@ -8,13 +8,16 @@ late turns are recorded ``over_budget`` instead of being sent.
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from dialeval.config import RunConfig
 from dialeval.protocols.dialogue.context import prompt_tokens
 from dialeval.run.runner import run
 from dialeval.testing.scripted import prompt_text
-from tests.dialogue_helpers import fake_embed, long_conversation, scripted_reviewer, write_jsonl
+from tests.dialogue_helpers import between, fake_embed, long_conversation, scripted_reviewer, write_jsonl
 from tests.helpers import scripted
 
 BUDGET = 2000
@@ -82,3 +85,33 @@ def test_full_grows_past_the_budget_and_is_not_sent(tmp_path):
     assert unit_at(result, 200)["status"] == "over_budget"
     assert len(judged) == 110 - len(over) and max(prompt_tokens(p) for p in judged) <= BUDGET
     assert result.metrics["turn_criteria"]["consistency"]["failures"] == {"over_budget": len(over)}
+
+
+def hoarding_note_taker(messages) -> str:
+    """Keeps every exchange as a new entry, so the note outgrows the budget."""
+    text = prompt_text(messages)
+    if "note-keeper" not in text:
+        return scripted_reviewer(messages)
+    note = json.loads(between(text, "<note>", "</note>"))
+    exchange = between(text, "<exchange>", "</exchange>")
+    number = re.findall(r"\[turn (\d+)\] Assistant", exchange)[-1]
+    note[f"turn_{number}"] = exchange.splitlines()[-1][:120]
+    if "allergic to peanuts" in exchange:
+        note["allergy"] = "allergic to peanuts"
+    return json.dumps(note)
+
+
+def test_a_note_longer_than_the_budget_is_shown_in_part(tmp_path):
+    data = write_jsonl(tmp_path / "long.jsonl", [long_conversation()])
+    settings, model = scripted(respond=hoarding_note_taker)
+    config = RunConfig(
+        model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, parse_retries=0,
+        options={"criteria": ["consistency"], "context": "notes", "context_budget": BUDGET},
+    )
+    result = run("dialogue", data, config, progress=False)
+
+    updates = result.records[0]["note_updates"]
+    assert all(u["status"] == "ok" and u["prompt_tokens"] <= BUDGET for u in updates)
+    last = updates[-1]
+    assert last["entries"] == 110 and last["entries_shown"] < last["entries"]  # shown in part, all kept
+    assert max(prompt_tokens(p) for p in model.prompts) <= BUDGET
