@@ -10,7 +10,7 @@ are bounded by the run's budget: one that does not fit is recorded ``over_budget
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel
 
@@ -43,7 +43,7 @@ VERIFIER = Judge("dialogue.fact_verifier", "fact_checker", "dialogue", "dialogue
                  template_key="fact_verifier")
 
 
-def one_per_fact(count: int):  # type: ignore[no-untyped-def]
+def one_per_fact(count: int) -> Callable[[Verification], str | None]:
     def check(value: Verification) -> str | None:
         numbers = [v.fact for v in value.verdicts]
         if numbers != list(range(1, count + 1)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel
 
@@ -19,7 +19,7 @@ class Verdict(BaseModel):
     verdict: int | str
 
 
-def checker(criterion: Criterion):  # type: ignore[no-untyped-def]
+def checker(criterion: Criterion) -> Callable[[Verdict], str | None]:
     """The meaning check of :func:`ask`: a verdict off the criterion's scale is unreadable."""
 
     def check(value: Verdict) -> str | None:
@@ -30,9 +30,11 @@ def checker(criterion: Criterion):  # type: ignore[no-untyped-def]
     return check
 
 
-def placeholder(criterion: Criterion):  # type: ignore[no-untyped-def]
+def placeholder(criterion: Criterion) -> Callable[[], Verdict]:
+    """A dry run's stand-in verdict: the scale's first value."""
     scale = criterion.scale
-    return lambda: Verdict(rationale="dry-run", verdict=scale.low if scale.numeric else scale.labels[0])  # type: ignore[arg-type]
+    first: int | str = scale.low if scale.low is not None else scale.labels[0]
+    return lambda: Verdict(rationale="dry-run", verdict=first)
 
 
 def json_schema(criterion: Criterion) -> dict[str, Any]:
