@@ -28,7 +28,7 @@ CONVERSATION_JUDGE = Judge(
 
 async def judge_whole(context: EvalContext, conv: Conversation, criterion: Criterion, notes: list[Any]) -> dict[str, Any]:
     options = DialogueOptions.of(context)
-    why = missing(criterion, conv, None) if "reference" not in criterion.needs else None
+    why = missing(criterion, conv, None)  # references are per turn: a whole-conversation criterion needing one has none
     if criterion.level == "summary" and conv.summary is None:
         why = "no summary"
     if why:
