@@ -15,10 +15,10 @@ from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view
 from dialeval.protocols.dialogue.data import Conversation, conversation_of
-from dialeval.protocols.dialogue.judge import grounding_text, missing, relevant_notes, selected
+from dialeval.protocols.dialogue.judge import criterion_values, missing, relevant_notes, selected
 from dialeval.protocols.dialogue.notetaker import open_store
 from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
-from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, placeholder, scale_values, unit
+from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, unit
 
 CONVERSATION_JUDGE = Judge(
     "dialogue.conversation_judge", "judge", "dialogue", "dialogue/judge_conversation", Verdict,
@@ -32,13 +32,10 @@ async def judge_whole(context: EvalContext, conv: Conversation, criterion: Crite
     if criterion.level == "summary" and conv.summary is None:
         why = "no summary"
     if why:
-        return {"criterion": criterion.name, "level": criterion.level, "status": "not_applicable", "reason": why,
-                "verdict": None, "score": None, "rationale": None}
+        return not_applicable(criterion, why, level=criterion.level)
     ctx = CONVERSATION_JUDGE.context(context)
     values = {
-        **scale_values(criterion),
-        "system_prompt": conv.system or "(none)",
-        "grounding": grounding_text(conv),
+        **criterion_values(criterion, conv),
         "summary": conv.summary if criterion.level == "summary" and conv.summary else "(none)",
     }
     view = build_view(

@@ -18,7 +18,7 @@ from dialeval.protocols.dialogue.context import build_view, turn_text
 from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
 from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_note
 from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
-from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, placeholder, scale_values, shown, unit
+from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, scale_values, shown, unit
 
 JUDGE = Judge("dialogue.criterion_judge", "judge", "dialogue", "dialogue/judge", Verdict)
 
@@ -36,6 +36,11 @@ def grounding_text(conv: Conversation) -> str:
     return "\n\n".join(f"[document {i + 1}]\n{d}" for i, d in enumerate(conv.grounding)) or "(none)"
 
 
+def criterion_values(criterion: Criterion, conv: Conversation) -> dict[str, Any]:
+    """Template values every judge prompt has: the criterion, the system prompt, the documents."""
+    return {**scale_values(criterion), "system_prompt": conv.system or "(none)", "grounding": grounding_text(conv)}
+
+
 async def relevant_notes(store: Any, conv: Conversation, query: str, k: int) -> list[Any]:
     count = await asyncio.to_thread(store.count, conv.id)
     if not count:
@@ -50,13 +55,10 @@ async def judge_turn(
     options = DialogueOptions.of(context)
     why = missing(criterion, conv, turn)
     if why:
-        return {"turn": turn.number, "criterion": criterion.name, "status": "not_applicable", "reason": why,
-                "verdict": None, "score": None, "rationale": None}
+        return not_applicable(criterion, why, turn=turn.number)
     ctx = JUDGE.context(context)
     values = {
-        **scale_values(criterion),
-        "system_prompt": conv.system or "(none)",
-        "grounding": grounding_text(conv),
+        **criterion_values(criterion, conv),
         "reference": turn.reference or "(none)",
         "turn": turn.number,
         "reply": turn_text(turn),

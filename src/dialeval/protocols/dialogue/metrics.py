@@ -128,10 +128,12 @@ def tables(metrics: dict[str, Any]) -> str:
     ctx = metrics.get("context", {})
     prompts = metrics.get("prompts", {})
     lines = [
-        f"Context mode: **{ctx.get('mode')}** (window {ctx.get('window_turns')} turns), "
-        f"budget **{ctx.get('budget')}** tokens per prompt. Largest judge prompt: {prompts.get('judge_max')} tokens "
-        f"(mean {prompts.get('judge_mean')}); largest note-taker prompt: {prompts.get('notetaker_max')}; "
-        f"prompts over budget (not sent): {prompts.get('over_budget')}.",
+        (
+            f"Context mode: **{ctx.get('mode')}** (window {ctx.get('window_turns')} turns), "
+            f"budget **{ctx.get('budget')}** tokens per prompt. Largest judge prompt: {prompts.get('judge_max')} tokens "
+            f"(mean {prompts.get('judge_mean')}); largest note-taker prompt: {prompts.get('notetaker_max')}; "
+            f"prompts over budget (not sent): {prompts.get('over_budget')}."
+        ),
         "",
         "| level | criterion | n | mean | verdicts | failures | not applicable |",
         "|---|---|---:|---:|---|---|---:|",

@@ -57,6 +57,12 @@ def scale_values(criterion: Criterion) -> dict[str, str]:
     }
 
 
+def not_applicable(criterion: Criterion, reason: str, **where: Any) -> dict[str, Any]:
+    """A unit the criterion does not apply to (it needs what the conversation lacks)."""
+    return {**where, "criterion": criterion.name, "status": "not_applicable", "reason": reason,
+            "verdict": None, "score": None, "rationale": None}
+
+
 def unit(criterion: Criterion, view: View, answer: Answer[Verdict] | None, **where: Any) -> dict[str, Any]:
     """The result of one (unit, criterion): status, verdict, score, rationale, context size.
 
