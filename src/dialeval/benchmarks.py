@@ -96,6 +96,7 @@ KNOWN: dict[str, str] = {
     "answers": "dialeval.protocols.answers",
     "mdseval": "dialeval.protocols.mdseval",
     "mmdu": "dialeval.protocols.mmdu",
+    "dialogue": "dialeval.protocols.dialogue",
 }
 
 _REGISTRY: dict[str, Benchmark] = {}

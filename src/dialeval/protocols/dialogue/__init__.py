@@ -1,0 +1,91 @@
+"""`dialogue`: the user's own conversations judged on the user's own rubric.
+
+Per assistant turn and per conversation (and summary), one verdict per criterion with
+its rationale, in a named context mode (full, window, session, notes) under a token
+budget that bounds every prompt. See docs/dialogue.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.errors import ConfigError
+from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise  # noqa: F401  (registers the agents)
+from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
+from dialeval.protocols.dialogue.data import Conversation, load_conversations, with_versus
+from dialeval.protocols.dialogue.human import agreement, load_labels
+from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
+from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
+from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.config import parse_options
+
+
+def options_of(options: dict[str, Any]) -> DialogueOptions:
+    """The options, with the rubric read and the chosen criteria checked (before any call)."""
+    parsed = parse_options(DialogueOptions, options, "dialogue")
+    rubric = load_rubric(parsed.rubric)
+    names = [c.name for c in rubric.criteria]
+    for name in parsed.criteria or []:
+        if name not in names:
+            raise ConfigError(f"dialogue option 'criteria': {name!r} is not a criterion of {rubric.source} ({', '.join(names)})")
+    return parsed
+
+
+def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
+    parsed = options_of(options)
+    conversations = load_conversations(path)
+    if parsed.human_scores:
+        load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations)
+    return with_versus(conversations, parsed.versus) if parsed.versus else conversations
+
+
+def _graph():
+    from dialeval.protocols.dialogue.graph import build_graph
+
+    return build_graph()
+
+
+def to_input(item: Conversation, options: dict[str, Any]) -> dict[str, Any]:
+    return item.model_dump()
+
+
+def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "turns": [{"turn": t.number, "role": t.role, "text": t.text} for t in item.turns],
+        "turn_units": state.get("turn_units", []),
+        "conversation_units": state.get("conversation_units", []),
+        "note_updates": state.get("note_updates", []),
+        "pairwise_units": state.get("pairwise_units", []),
+        "grounding_units": state.get("grounding_units", []),
+    }
+
+
+def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+    parsed = parse_options(DialogueOptions, options, "dialogue")
+    context = {"mode": parsed.context, "budget": parsed.context_budget, "window_turns": parsed.window_turns, "rubric": parsed.rubric}
+    metrics = aggregate_units(records, context)
+    if parsed.human_scores:
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric))
+        metrics["human_agreement"] = agreement(item_scores(records), labels)
+    return metrics
+
+
+register_benchmark(
+    Benchmark(
+        name="dialogue",
+        title="Your own conversations on your own rubric (turn and conversation level, bounded context)",
+        paper="composes the papers' agents: VDEval session judge, MMRC note-taking, KGDS facts, MDSEval pairwise",
+        load=load,
+        graph=_graph,
+        to_input=to_input,
+        to_record=to_record,
+        aggregate=aggregate,
+        score_dimensions=score_dimensions,
+        tables=tables,
+        **ROLES.benchmark_fields(),
+        item_scores=item_scores,
+    )
+)

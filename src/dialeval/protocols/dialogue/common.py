@@ -1,0 +1,48 @@
+"""The dialogue benchmark's options and roles, shared by its agents and graph."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialeval.agents.roles import Role, RoleTable
+from dialeval.config import EvalContext, parse_options
+from dialeval.memory.client import MemorySettings
+
+Mode = Literal["full", "window", "session", "notes"]
+
+ROLES = RoleTable(
+    Role("judge", "dialogue.criterion_judge", node="judge_turns"),
+    Role("notetaker", "dialogue.notetaker", follows="judge"),
+    # the conversation judge asks the judge's model (models.judge) with its own template
+    Role("conversation_judge", "dialogue.conversation_judge", node="judge_conversation", models=(), templates=("judge_conversation",)),
+    Role("fact_checker", "dialogue.fact_checker", node="check_facts", templates=("fact_decomposer", "fact_verifier"), follows="judge"),
+    Role("pairwise_judge", "dialogue.pairwise_judge", node="compare", templates=("pairwise",), follows="judge"),
+)
+
+
+class DialogueOptions(BaseModel):
+    """``options:`` of a dialogue run (``--option key=value``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubric: str = Field(default="dialogue", description="a rubric YAML file, or a built-in rubric's name (dialogue)")
+    criteria: list[str] | None = Field(default=None, description="judge only these criteria of the rubric")
+    context: Mode = Field(default="window", description="what the judge sees: full, window, session or notes")
+    window_turns: int = Field(default=6, gt=0, description="window and notes: the last turns shown before the judged one")
+    context_budget: int = Field(
+        default=4000, gt=0, description="the most tokens any prompt of the run may have (judge and note-taker)"
+    )
+    note_top_k: int = Field(default=8, gt=0, description="notes: the most note entries shown, closest to the turn first")
+    images: Literal["auto", "blocks", "text"] = Field(default="auto", description="images as blocks (API models) or text lines")
+    facts: Literal["auto", "off"] = Field(
+        default="auto", description="auto: split replies into atomic facts and verify them where there are documents (and a summary)"
+    )
+    versus: str | None = Field(default=None, description="another system's turns on the same conversations: compare the two")
+    human_scores: str | None = Field(default=None, description="human labels per turn or conversation and criterion: agreement")
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+
+    @classmethod
+    def of(cls, context: EvalContext) -> DialogueOptions:
+        return parse_options(cls, context.options, "dialogue")

@@ -1,0 +1,87 @@
+"""Pure summary of pairwise verdicts (option ``versus``): win rate with a bootstrap CI, and positional bias.
+
+System A is the data file's, B the ``versus`` file's. A unit scores 1 when A wins, 0.5
+for a tie (position-inconsistent verdicts included), 0 when B wins; the win rate is
+their mean with a 95% bootstrap CI (``scipy.stats.bootstrap``, fixed seed). The
+positional-bias figure is the share of decisive single-order answers that picked the
+candidate shown first (0.5: no bias), beside the share of position-inconsistent units.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+SEED = 0
+POINTS = {"a": 1.0, "tie": 0.5, "b": 0.0}
+
+
+def win_rate_ci(points: list[float]) -> tuple[float | None, float | None]:
+    from scipy import stats
+
+    if len(points) < 2:
+        return None, None
+    if len(set(points)) == 1:
+        return points[0], points[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ci = stats.bootstrap((np.asarray(points),), np.mean, confidence_level=0.95, n_resamples=9999,
+                             method="percentile", random_state=np.random.default_rng(SEED))
+    return float(ci.confidence_interval.low), float(ci.confidence_interval.high)
+
+
+def summarize_pairs(units: list[dict[str, Any]]) -> dict[str, Any]:
+    decided = [u for u in units if u.get("winner") is not None]
+    outcomes = Counter(u["winner"] for u in decided)
+    points = [POINTS[u["winner"]] for u in decided]
+    first = decisive = 0
+    for u in decided:
+        for order, pick in zip(("a", "b"), u.get("orders", [])):  # order 0 shows A first, order 1 shows B first
+            if pick in ("a", "b"):
+                decisive += 1
+                first += pick == order
+    low, high = win_rate_ci(points)
+    failures = Counter(u["status"] for u in units if u.get("winner") is None)
+    inconsistent = sum(1 for u in decided if u.get("position_inconsistent"))
+    return {
+        "n": len(decided),
+        "a_wins": outcomes.get("a", 0), "b_wins": outcomes.get("b", 0), "ties": outcomes.get("tie", 0),
+        "win_rate_a": float(np.mean(points)) if points else None, "ci_low": low, "ci_high": high,
+        "position_inconsistent": inconsistent,
+        "position_inconsistent_rate": inconsistent / len(decided) if decided else None,
+        "first_position_rate": first / decisive if decisive else None,
+        "failures": dict(failures),
+    }
+
+
+def pairwise(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``<level>/<criterion>`` -> summary, over every conversation."""
+    units = [u for r in records for u in r.get("pairwise_units", [])]
+    keys = list(dict.fromkeys(f"{'turn' if 'turn' in u else u.get('level')}/{u['criterion']}" for u in units))
+    return {
+        key: summarize_pairs([u for u in units if f"{'turn' if 'turn' in u else u.get('level')}/{u['criterion']}" == key])
+        for key in keys
+    }
+
+
+def _f(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def pairwise_table(summary: dict[str, dict[str, Any]]) -> str:
+    lines = [
+        "System A (data file) against B (versus file), both orders asked:",
+        "",
+        "| level/criterion | n | A wins | B wins | ties | win rate A [95% CI] | position-inconsistent | first-position rate | failures |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---|",
+    ]
+    for key, row in summary.items():
+        failures = ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"
+        lines.append(
+            f"| {key} | {row['n']} | {row['a_wins']} | {row['b_wins']} | {row['ties']} | {_f(row['win_rate_a'])} "
+            f"[{_f(row['ci_low'])}, {_f(row['ci_high'])}] | {row['position_inconsistent']} | {_f(row['first_position_rate'])} | {failures} |"
+        )
+    return "\n".join(lines)
