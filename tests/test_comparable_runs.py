@@ -105,6 +105,12 @@ def test_two_systems_in_one_run_get_a_paired_test_and_resume(tmp_path):
     report = (result.run_dir / "report.md").read_text()
     assert "Systems compared turn by turn" in report and "9 (few)" in report
 
+    with OpenAIStub(respond=lambda body: "Judged. So rating=2") as server:  # a second judge on the same two systems
+        other = run("vdact", folder, _config(server, tmp_path, limit=3, run_id="second-judge"), progress=False)
+    [rating] = compare_runs([result.run_dir, other.run_dir], tmp_path / "cmp", plots=False)["comparisons"]
+    assert rating["n"] == 18  # each system's turns against the same system's: units are <system>/<dial_id>/<turn>
+    assert {u.split("/")[0] for u, _, _ in rating["pairs"]} == {"test-base", "test-better"}
+
 
 def test_the_limit_rule_is_natural_id_order_for_every_benchmark():
     class Item:
@@ -117,3 +123,26 @@ def test_the_limit_rule_is_natural_id_order_for_every_benchmark():
     assert [i.id for i in kept] == ["10", "2", "1"]
     assert sorted(["d10", "d2", "d1"], key=natural_key) == ["d1", "d2", "d10"]
     assert limit_items(get_benchmark("mdseval"), items, None) == items
+
+
+def test_the_readme_comparison_of_two_official_vdact_files(shared_data, tmp_path, capsys):
+    """The README's commands on the two official files, which order their dialogues differently:
+    `--limit` picks the same dialogues, and compare aligns every one of their turns."""
+    from dialeval.cli import main
+
+    files = [shared_data / "vdact" / "predictions" / f"test-{name}.json" for name in ("videollama2-8f", "videollava-7b-8f")]
+    with OpenAIStub(respond=lambda body: "Judged. So rating=2") as server:
+        for path, run_id in zip(files, ("videollama2", "videollava")):
+            code = main(["run", "vdact", "--data", str(path), "--limit", "3", "--model", "openai-compatible:stub",
+                         "--base-url", server.base_url, "--option", 'summary="none"', "--no-cache", "--no-progress",
+                         "--output-dir", str(tmp_path / "runs"), "--run-id", run_id])
+            assert code == 0
+    assert main(["compare", str(tmp_path / "runs" / "videollama2"), str(tmp_path / "runs" / "videollava"),
+                 "--out", str(tmp_path / "cmp"), "--no-plots"]) == 0
+    result = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert result["warnings"] == []
+    dialogues = {r["dial_id"] for r in json.loads(files[0].read_text())}
+    first3 = sorted(dialogues, key=natural_key)[:3]
+    turns = sum(1 for r in json.loads(files[0].read_text()) if r["dial_id"] in first3)
+    assert result["comparisons"][0]["n"] == turns
+    assert "judged different items" not in capsys.readouterr().err

@@ -6,8 +6,8 @@ the units two runs share are aligned and the agreement statistics of
 each run's cost and judge reliability. Writes ``compare.md``, ``compare.json`` and one
 plot per dimension and pair into the output folder.
 
-Unit ids never name a data file, so runs over two systems' files align (a run holding
-several systems keys its units ``<system>/<unit>``). Runs that judged different units
+Unit ids never name a data file, so runs over two systems' files align (a run whose
+systems share unit ids keys its units ``<system>/<unit>``). Runs that judged different units
 are compared on the shared ones with a warning giving the counts; a dry run is refused,
 since its placeholder scores would read as perfect agreement.
 """

@@ -95,17 +95,25 @@ class RunData(BaseModel):
         """The systems under test the finished items name (several: one VDAct run over many files)."""
         return sorted({i.system for i in self.items if i.status == "ok" and i.system is not None})
 
-    def unit_key(self, item: ItemResult, unit: str) -> str:
-        """A unit's key in this run: the benchmark's unit id, prefixed with the system only
-        when the run holds several systems (their unit ids repeat: same dialogue, same turn)."""
-        return f"{item.system}/{unit}" if len(self.systems) > 1 else unit
+    def systems_share_units(self) -> bool:
+        """Whether two systems of this run scored the same unit id (one VDAct run over
+        several files: same dialogue, same turn); their units then need the system's name."""
+        seen: dict[str, str | None] = {}
+        for item in self.items:
+            for units in item.scores.values():
+                for unit in units:
+                    if seen.setdefault(unit, item.system) != item.system:
+                        return True
+        return False
 
     def scores(self) -> Scores:
-        """Every finished item's scores per dimension, merged in the order the items finished."""
+        """Every finished item's scores per dimension, merged in the order the items finished;
+        a unit is ``<system>/<unit>`` when the run's systems share unit ids."""
+        prefix = self.systems_share_units()
         out: Scores = {}
         for item in self.items:
             for dimension, units in item.scores.items():
-                out.setdefault(dimension, {}).update({self.unit_key(item, u): v for u, v in units.items()})
+                out.setdefault(dimension, {}).update({(f"{item.system}/{u}" if prefix else u): v for u, v in units.items()})
         return out
 
     def __repr__(self) -> str:
