@@ -53,7 +53,20 @@ def _judge_or_answer(body: dict) -> str:
 
 
 def _config(tmp_path: Path, settings: ModelSettings, **options) -> RunConfig:
-    return RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, limit=1, options=options)
+    options = {"image_root": str(FIXTURES), **options}  # the data is a copy (see _shapes); its pictures stay here
+    return RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, options=options)
+
+
+def _shapes(tmp_path: Path, name: str = "mmdu_demo.json") -> Path:
+    """The demo's first dialogue alone (its pictures still in the fixtures folder), and its answers."""
+    (tmp_path / "data").mkdir(parents=True, exist_ok=True)
+    for source in (DEMO, PREDICTIONS):
+        (tmp_path / "data" / source.name).write_text(json.dumps(json.loads(source.read_text())[:1]))
+    return tmp_path / "data" / name
+
+
+def _answers(tmp_path: Path) -> Path:
+    return _shapes(tmp_path, PREDICTIONS.name)
 
 
 def test_six_turns_make_six_judge_requests_each_with_its_turn_and_images(tmp_path):
@@ -61,9 +74,9 @@ def test_six_turns_make_six_judge_requests_each_with_its_turn_and_images(tmp_pat
     answers = json.loads(PREDICTIONS.read_text())[0]["answers"]
     with OpenAIStub(respond=_judge_or_answer) as server:
         settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0)
-        result = run("mmdu", DEMO, _config(tmp_path, settings, predictions=str(PREDICTIONS)), progress=False)
+        result = run("mmdu", _shapes(tmp_path), _config(tmp_path, settings, predictions=str(_answers(tmp_path))), progress=False)
         bodies = list(server.completions)
-        turn_mode = run("mmdu", DEMO, _config(tmp_path, settings, predictions=str(PREDICTIONS), judge_images="turn"), progress=False)
+        turn_mode = run("mmdu", _shapes(tmp_path), _config(tmp_path, settings, predictions=str(_answers(tmp_path)), judge_images="turn"), progress=False)
         turn_bodies = server.completions[len(bodies) :]
 
     assert len(bodies) == 6 and all(_is_judge(b) for b in bodies)
@@ -92,7 +105,7 @@ def test_anthropic_requests_carry_base64_image_blocks_in_tag_order(tmp_path, mon
 
     with OpenAIStub(respond=respond) as server:
         settings = ModelSettings(spec="anthropic:claude-haiku-4-5", base_url=server.root_url, max_retries=0)
-        result = run("mmdu", DEMO, _config(tmp_path, settings, predictions=str(PREDICTIONS)), progress=False)
+        result = run("mmdu", _shapes(tmp_path), _config(tmp_path, settings, predictions=str(_answers(tmp_path))), progress=False)
         bodies = list(server.completions)
 
     assert len(bodies) == 6 and result.metrics["scores"]["judged"] == 6
@@ -112,7 +125,7 @@ def test_anthropic_requests_carry_base64_image_blocks_in_tag_order(tmp_path, mon
 def test_the_model_under_test_answers_with_its_history_and_the_pictures_where_tagged(tmp_path):
     with OpenAIStub(respond=_judge_or_answer) as server:
         settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0, max_tokens=64)
-        result = run("mmdu", DEMO, _config(tmp_path, settings), progress=False)
+        result = run("mmdu", _shapes(tmp_path), _config(tmp_path, settings), progress=False)
         answers = [b for b in server.completions if not _is_judge(b)]
 
     assert len(answers) == 6
@@ -133,9 +146,9 @@ def test_past_the_context_window_the_oldest_turn_goes_or_the_dialogue_fails(tmp_
     with OpenAIStub(respond=_judge_or_answer) as server:
         settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0, max_tokens=64)
         # turn 1 with its three pictures (765 tokens each) fits in 2420 tokens, turns 1 and 2 do not
-        result = run("mmdu", DEMO, _config(tmp_path, settings, context_window=2420), progress=False)
+        result = run("mmdu", _shapes(tmp_path), _config(tmp_path, settings, context_window=2420), progress=False)
         answers = [b for b in server.completions if not _is_judge(b)]
-        failed = run("mmdu", DEMO, _config(tmp_path, settings, context_window=2420, overflow="fail"), progress=False)
+        failed = run("mmdu", _shapes(tmp_path), _config(tmp_path, settings, context_window=2420, overflow="fail"), progress=False)
 
     [record] = result.records
     assert [t["dropped_turns"] for t in record["turns"]] == [0, 1, 1, 1, 1, 1]
@@ -150,7 +163,7 @@ def test_past_the_context_window_the_oldest_turn_goes_or_the_dialogue_fails(tmp_
 def test_text_only_backends_get_captions_in_place(tmp_path, mode):
     with OpenAIStub(respond=_judge_or_answer) as server:
         settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0)
-        run("mmdu", DEMO, _config(tmp_path, settings, images=mode), progress=False)
+        run("mmdu", _shapes(tmp_path), _config(tmp_path, settings, images=mode), progress=False)
         first = next(b for b in server.completions if not _is_judge(b))
         judge = next(b for b in server.completions if _is_judge(b))
 
@@ -165,7 +178,7 @@ def _budgets_and_system_prompts(tmp_path: Path, model: dict, **options) -> tuple
     and the system prompts the model under test received."""
     with OpenAIStub(respond=_judge_or_answer) as server:
         settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0, **model)
-        run("mmdu", DEMO, _config(tmp_path, settings, **options), progress=False)
+        run("mmdu", _shapes(tmp_path), _config(tmp_path, settings, **options), progress=False)
         bodies = list(server.completions)
     answers = [b for b in bodies if not _is_judge(b)]
     judges = [b for b in bodies if _is_judge(b)]

@@ -116,4 +116,4 @@ def test_a_corrupt_prompt_store_is_named_at_start(tmp_path):
         with pytest.raises(RunError, match=rf"{store}: not a usable SQLite database"):
             run("answers", ANSWERS, config.model_copy(update={"limit": None}), progress=False)
         assert len(server.requests) == 1
-    assert list(results_by_id(first.run_dir)) == ["kitchen-1"]
+    assert list(results_by_id(first.run_dir)) == ["bike-1"]  # --limit 1: the first id in natural order

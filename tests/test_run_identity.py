@@ -70,7 +70,7 @@ def test_a_replaced_image_is_new_data(tmp_path):
         config = http_config(tmp_path / "out", {"spec": "openai-compatible:stub", "base_url": server.base_url}, limit=1)
         first = run("mmdu", data, config, progress=False)
         sent = len(server.requests)
-        shutil.copy(tmp_path / "mmdu_images" / "blue_square.png", tmp_path / "mmdu_images" / "red_circle.png")
+        shutil.copy(tmp_path / "mmdu_images" / "blue_square.png", tmp_path / "mmdu_images" / "sales_2022.png")  # --limit 1: sales-2
         second = run("mmdu", data, config, progress=False)
     assert second.run_dir != first.run_dir and len(server.requests) > sent
 

@@ -8,6 +8,10 @@ Public API::
     result.failed, result.complete, result.summary   # items whose model calls failed
     run = dialeval.read_run(result.run_dir)           # config, metrics, usage, typed items
     run.items[0].status, run.items[0].scores         # ItemResult: scores per dimension and unit
+    result.to_pandas()                                # one row per scored unit and dimension
+
+``evaluate()`` also works inside a running event loop (Jupyter): the run then goes on
+in a worker thread with its own loop.
 
 Metrics come from finished items only; failed items (a model call ended ``error``)
 are counted beside them, reported in a ``RuntimeWarning``, and retried by a re-run.
@@ -56,11 +60,24 @@ def evaluate(
     """Run ``benchmark`` on ``data``; returns the metrics and the run folder.
 
     ``config`` is a :class:`RunConfig`, a dict of its fields, or a YAML file path;
-    keyword overrides win over it (e.g. ``model="dry-run"``, ``limit=2``).
+    keyword overrides win over it (e.g. ``model="dry-run"``, ``limit=2``). Inside a running
+    event loop (a notebook cell) the run goes to a worker thread, since ``asyncio.run``
+    cannot nest; the call still blocks until the run ends.
     """
+    import asyncio
+
     from dialeval.run.runner import run
 
-    return _warn_if_incomplete(run(benchmark, data, _config(config, overrides), progress=False))
+    resolved = _config(config, overrides)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop here: the usual script or CLI case
+        return _warn_if_incomplete(run(benchmark, data, resolved, progress=False))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialeval-evaluate") as pool:
+        result = pool.submit(run, benchmark, data, resolved, progress=False).result()
+    return _warn_if_incomplete(result)
 
 
 async def aevaluate(

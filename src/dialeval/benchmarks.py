@@ -53,7 +53,11 @@ class Benchmark:
       responder): their cut-off or unreadable outputs are the system's failures.
     - ``item_scores(records)`` gives, per judged dimension, the score of every scored unit
       (an item id, or ``"<item id>/<turn>"`` for turn-level scores), readable answers only;
-      ``dialeval compare`` and the viewer align runs with it.
+      ``dialeval compare`` and the viewer align runs with it. A unit id never names the
+      data file, so runs over different systems' files of one benchmark align.
+    - ``sample_key(item)`` names the same item in every data file of the benchmark (VDAct:
+      the dialogue id, shared by every system's prediction file); ``--limit N`` keeps the
+      items of the first N keys in natural sort order (default: the item id).
     - ``glossary`` maps the codes its tables use to what they stand for, and
       ``describe(facts)`` says in one line whose outputs a run evaluated and who judged
       them; both open the report.
@@ -83,6 +87,8 @@ class Benchmark:
     # roles played by the system under test (not judges), and what one of its outputs is
     # called; the report says so loudly when most of those outputs were cut off or unreadable
     system_roles: tuple[str, ...] = ()
+    # the key --limit samples on (see the class docstring); None: the item id
+    sample_key: Callable[[Any], str] | None = None
     system_output: str = "answers"
     glossary: dict[str, str] = field(default_factory=dict)
     describe: Callable[[RunFacts], str] | None = None

@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
         "dry-run[:<model>] replaces every role's model (no call is made) and prices it",
     )
     r.add_argument("--base-url", help="base URL for openai-compatible models")
-    r.add_argument("--limit", type=int, help="evaluate only the first N items")
+    r.add_argument("--limit", type=int, help="evaluate only the first N items in natural id order (VDAct: N dialogue ids), the same in every data file")
     r.add_argument("--concurrency", type=int, help="items and model requests in flight")
     r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
     r.add_argument("--output-dir", help="where run folders go (default: runs)")
@@ -222,6 +222,8 @@ def _main(argv: list[str] | None) -> int:
             from dialeval.report.compare import compare_runs
 
             result = compare_runs(args.runs, args.out, plots=not args.no_plots)
+            for warning in result["warnings"]:
+                print(f"dialeval: warning: {warning}", file=sys.stderr)
             print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")
             return 0
         if args.command == "view":

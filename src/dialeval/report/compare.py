@@ -5,6 +5,11 @@ the units two runs share are aligned and the agreement statistics of
 :mod:`dialeval.metrics.agreement` are computed per dimension and pair of runs, beside
 each run's cost and judge reliability. Writes ``compare.md``, ``compare.json`` and one
 plot per dimension and pair into the output folder.
+
+Unit ids never name a data file, so runs over two systems' files align (a run whose
+systems share unit ids keys its units ``<system>/<unit>``). Runs that judged different units
+are compared on the shared ones with a warning giving the counts; a dry run is refused,
+since its placeholder scores would read as perfect agreement.
 """
 
 from __future__ import annotations
@@ -48,7 +53,14 @@ def load_run(path: str | Path) -> Run:
     path = Path(path)
     if not (path / "config.json").exists():
         raise CompareError(f"{path} is not a run folder (no config.json)")
-    return Run(label=path.name, data=read_run(path, scores=False))
+    return Run(label=path.name, data=read_run(path))
+
+
+def is_dry_run(run: Run) -> bool:
+    """A run whose scores are placeholders: a ``dry-run`` model, or calls only estimated."""
+    return bool(run.data.metrics.get("run", {}).get("dry_run")) or any(
+        spec.split(":", 1)[0] == "dry-run" for spec in run_models(run.data.config).values()
+    )
 
 
 def run_models(config: dict[str, Any]) -> dict[str, str]:
@@ -100,7 +112,10 @@ def compare_runs(paths: list[str | Path], out_dir: str | Path | None = None, *, 
     bench = get_benchmark(benchmarks.pop())
     if bench.item_scores is None:
         raise CompareError(f"benchmark {bench.name!r} does not expose per-item scores (Benchmark.item_scores)")
-    scores = [bench.item_scores(r.data.records) for r in runs]  # over all records: the benchmark orders dimensions
+    dry = [r.label for r in runs if is_dry_run(r)]
+    if dry:
+        raise CompareError(f"{', '.join(dry)}: a dry run's scores are placeholders, not a judge's; compare runs that called a model")
+    scores = [r.data.scores() for r in runs]
     dimensions = list(dict.fromkeys(d for s in scores for d in s))
 
     comparisons = []
@@ -131,6 +146,7 @@ def compare_runs(paths: list[str | Path], out_dir: str | Path | None = None, *, 
     result = {
         "benchmark": bench.name,
         "title": bench.title,
+        "warnings": coverage_warnings(runs, scores),
         "runs": [run_summary(r) for r in runs],
         "dimensions": dimensions,
         "comparisons": comparisons,
@@ -140,6 +156,20 @@ def compare_runs(paths: list[str | Path], out_dir: str | Path | None = None, *, 
     (out / "compare.md").write_text(render_markdown(result))
     result["out_dir"] = str(out)
     return result
+
+
+def coverage_warnings(runs: list[Run], scores: list[dict[str, dict[str, float]]]) -> list[str]:
+    """One line per pair of runs that scored different units, with the counts: their
+    statistics rest on the shared units only, and the means of the runs' own reports
+    cover different items."""
+    units = [{u for dim in s.values() for u in dim} for s in scores]
+    out = []
+    for i, j in itertools.combinations(range(len(runs)), 2):
+        if units[i] != units[j]:
+            shared = len(units[i] & units[j])
+            out.append(f"{runs[i].label} and {runs[j].label} judged different items: {len(units[i])} and {len(units[j])} "
+                       f"scored units, {shared} in common; only those {shared} are compared")
+    return out
 
 
 def _unique_labels(runs: list[Run]) -> None:
@@ -154,7 +184,9 @@ def _default_name(runs: list[Run]) -> str:
 
 
 def render_markdown(result: dict[str, Any]) -> str:
-    lines = [f"# Comparison: {result['title']}", "", f"benchmark: `{result['benchmark']}`", "", "## Runs", ""]
+    lines = [f"# Comparison: {result['title']}", "", f"benchmark: `{result['benchmark']}`", ""]
+    lines += [f"**Warning: {cell(w)}.**" for w in result.get("warnings", [])] + ([""] if result.get("warnings") else [])
+    lines += ["## Runs", ""]
     lines += markdown_table(
         ["run", "models", "items", "finished", "failed", "calls", "unparsed", "truncated", "errors", "cost (USD)"],
         [

@@ -35,6 +35,8 @@ class ItemResult(BaseModel):
     error: str | None = None
     traceback: str | None = None
     seconds: float | None = None
+    cost_usd: float | None = None  # the item's model calls; None when one has no known price
+    models: list[str] = Field(default_factory=list)  # the models its calls went to
     detail: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
@@ -47,6 +49,8 @@ class ItemResult(BaseModel):
             {**u, "raw": "", "cached": bool(u.get("cached"))} for u in row.get("usage", [])
         ]
         system = detail.get("system")
+        usage = [u for u in row.get("usage") or [] if isinstance(u, dict)]
+        priced = all(u.get("priced", True) for u in usage)
         return cls(
             id=row["id"],
             status="ok" if ok else "failed",
@@ -56,6 +60,8 @@ class ItemResult(BaseModel):
             error=row.get("error"),
             traceback=row.get("traceback"),
             seconds=row.get("seconds"),
+            cost_usd=sum(float(u.get("cost") or 0.0) for u in usage) if priced else None,
+            models=sorted({str(u["model"]) for u in usage if u.get("model")}),
             detail=detail,
         )
 
@@ -84,13 +90,44 @@ class RunData(BaseModel):
     def failed(self) -> int:
         return sum(1 for i in self.items if i.status != "ok")
 
+    @property
+    def systems(self) -> list[str]:
+        """The systems under test the finished items name (several: one VDAct run over many files)."""
+        return sorted({i.system for i in self.items if i.status == "ok" and i.system is not None})
+
+    def systems_share_units(self) -> bool:
+        """Whether two systems of this run scored the same unit id (one VDAct run over
+        several files: same dialogue, same turn); their units then need the system's name."""
+        seen: dict[str, str | None] = {}
+        for item in self.items:
+            for units in item.scores.values():
+                for unit in units:
+                    if seen.setdefault(unit, item.system) != item.system:
+                        return True
+        return False
+
     def scores(self) -> Scores:
-        """Every finished item's scores per dimension, merged in the order the items finished."""
+        """Every finished item's scores per dimension, merged in the order the items finished;
+        a unit is ``<system>/<unit>`` when the run's systems share unit ids."""
+        prefix = self.systems_share_units()
         out: Scores = {}
         for item in self.items:
             for dimension, units in item.scores.items():
-                out.setdefault(dimension, {}).update(units)
+                out.setdefault(dimension, {}).update({(f"{item.system}/{u}" if prefix else u): v for u, v in units.items()})
         return out
+
+    def __repr__(self) -> str:
+        """A line or two (never the items: a run's records can be megabytes)."""
+        return (f"RunData(path={str(self.path)!r}, benchmark={self.benchmark!r}, items={len(self.items)}, "
+                f"failed={self.failed}, systems={self.systems})")
+
+    __str__ = __repr__
+
+    def to_pandas(self) -> Any:
+        """One row per scored unit and dimension (see :func:`dialeval.report.frame.run_frame`)."""
+        from dialeval.report.frame import run_frame
+
+        return run_frame(self)
 
 
 def read_json(path: Path, *, required: bool = False) -> dict[str, Any]:

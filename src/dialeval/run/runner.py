@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import re
 import time
 import traceback
 from collections import Counter
@@ -48,7 +49,7 @@ from dialeval.run.preflight import (
 )
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
     """Where a run lives, what it measured, and what it could not measure.
 
@@ -78,6 +79,18 @@ class RunResult:
     def system_failures(self) -> str | None:
         """Set when most outputs of the system under test were cut off or unreadable."""
         return ((self.metrics.get("run") or {}).get("system_outputs") or {}).get("warning")
+
+    def __repr__(self) -> str:
+        """One line: where, how many items and how they ended (never the records: they can be megabytes)."""
+        state = "complete" if self.complete else f"failed={self.failed} not_evaluated={self.not_evaluated}"
+        return f"RunResult(run_dir={str(self.run_dir)!r}, items={len(self.records) + self.failed}, {state})"
+
+    def to_pandas(self) -> Any:
+        """One row per scored unit and dimension, read back from the run folder
+        (:meth:`dialeval.report.results.RunData.to_pandas`)."""
+        from dialeval.report.results import read_run
+
+        return read_run(self.run_dir).to_pandas()
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -182,6 +195,23 @@ def _load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
     return list(items)
 
 
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Sort key that orders digit runs by value (``d2`` before ``d10``)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def limit_items(bench: Benchmark, items: list[Any], limit: int | None) -> list[Any]:
+    """The items of the first ``limit`` sample keys in natural sort order, in file order.
+
+    Why: the same ``--limit`` must judge the same items in every data file of a benchmark
+    (two systems' VDAct files order the same dialogues differently), so runs compare."""
+    if not limit:
+        return items
+    key: Callable[[Any], str] = bench.sample_key or (lambda item: str(item.id))
+    kept = set(sorted({key(item) for item in items}, key=natural_key)[:limit])
+    return [item for item in items if key(item) in kept]
+
+
 def _prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> None:
     """Write ``config.json``; an existing folder must hold the same setup (``fresh``
     starts over, keeping the old results aside)."""
@@ -252,7 +282,7 @@ async def run_async(
     if config.run_id is not None:
         check_run_id(config.run_id)
     every_item = _load_items(bench, data, config)
-    items = every_item[: config.limit] if config.limit else every_item
+    items = limit_items(bench, every_item, config.limit)
     context = config.context()
     digest = data_digest(data, config.options, referenced_files(every_item))
     ident = identity(config.templates, used_models(bench, context))

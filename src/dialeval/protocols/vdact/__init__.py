@@ -18,6 +18,7 @@ from dialeval.config import ConfigError
 from dialeval.config import parse_options as config_options
 from dialeval.protocols.vdact.data import Dialogue, load_dialogues, load_human_scores, load_predictions
 from dialeval.metrics.correlation import kendall_tau_b
+from dialeval.metrics.paired import system_tests
 from dialeval.protocols.vdact.tables import scaled, tables
 from dialeval.report.tables import cell, num, row, rule
 from dialeval.metrics.text import SPICE_ENV, classic_metrics, load_wordnet, per_answer_scores, resolve_spice_jar
@@ -134,6 +135,22 @@ def _pairs(turns: list[dict[str, Any]], dim: str) -> list[tuple[float | None, st
     return [((t["scores"] or {}).get(dim), t["status"]) for t in turns]
 
 
+def unit_id(record: dict[str, Any], turn: dict[str, Any]) -> str:
+    """A turn's unit id, ``<dial_id>/<turn_num>``: the same in every system's prediction file,
+    so runs over two systems' files (and two systems in one run) align turn by turn."""
+    return f"{record['dial_id']}/{turn['turn_num']}"
+
+
+def _system_scores(rows: list[dict[str, Any]], dims: tuple[str, ...], unreadable_as: float | None) -> dict[str, dict[str, float | None]]:
+    """Per dimension, every turn's headline score by unit id (None: not scored)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for dim in dims:
+        out[dim] = {}
+        for r in rows:
+            out[dim].update(zip((unit_id(r, t) for t in r["turns"]), headline_scores(_pairs(r["turns"], dim), unreadable_as)))
+    return out
+
+
 def _usage_estimate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Tokens and calls per judged dialogue, scaled up to every dialogue of the file."""
     n = len(rows)
@@ -218,6 +235,7 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
             },
         }
     examples = sorted({r["example"] for r in records if r.get("example")})
+    paired = system_tests({name: _system_scores(rows, dims, unreadable_as) for name, rows in systems.items()}, seed=opts.seed)
     return {
         "judge": agent,
         "dimensions": {d: list(SCALES[d]) for d in dims},
@@ -225,6 +243,7 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
         "summary": opts.summary_kind,
         "example": examples[0] if len(examples) == 1 else (examples or None),
         "systems": table,
+        "system_tests": paired,
     }
 
 
@@ -239,13 +258,14 @@ def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
 
 
 def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per dimension, the score of every turn ``<item id>/<turn>`` the judge read (or the system left unanswered)."""
+    """Per dimension, the score of every turn ``<dial_id>/<turn>`` the judge read (or the
+    system left unanswered); the unit id never names the prediction file (:func:`unit_id`)."""
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for r in records:
         for t in r["turns"]:
             if t["status"] in ("ok", NO_ANSWER_STATUS):
                 for dim, value in (t["scores"] or {}).items():
-                    out[dim][f"{r['id']}/{t['turn_num']}"] = value
+                    out[dim][unit_id(r, t)] = value
     return dict(out)
 
 
@@ -344,6 +364,7 @@ register_benchmark(
         **ROLES.benchmark_fields(),
         metrics_only=metrics_only,
         item_scores=item_scores,
+        sample_key=lambda item: item.dial_id,  # --limit: the same dialogues in every system's file
         describe=describe,
     )
 )

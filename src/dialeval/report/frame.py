@@ -1,0 +1,38 @@
+"""A run as a pandas DataFrame: one row per scored unit and dimension.
+
+Why: notebooks filter, group and plot long tables; the protocols' records are nested
+and differ per benchmark, the rows here have one shape for every benchmark.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dialeval.report.results import RunData
+
+COLUMNS = ["item", "unit", "dimension", "score", "status", "system", "judge_model", "cost_usd"]
+
+
+def run_frame(data: RunData) -> Any:
+    """Rows ``item, unit, dimension, score, status, system, judge_model, cost_usd``.
+
+    ``unit`` is the benchmark's unit id (a VDAct turn is ``<dial_id>/<turn>``); ``status``
+    is the item's; a failed item (or a finished one without a readable score) is one row
+    with no unit, dimension or score, so it is counted, never scored. ``judge_model`` lists
+    the models the item's calls went to; ``cost_usd`` is the item's whole cost (repeated on
+    each of its rows: sum it per item, not per row), NaN when a model has no known price."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for item in data.items:
+        base = {"item": item.id, "status": item.status, "system": item.system,
+                "judge_model": ", ".join(item.models) or None, "cost_usd": item.cost_usd}
+        scored = [(u, dim, v) for dim, units in item.scores.items() for u, v in units.items()]
+        rows += [{**base, "unit": u, "dimension": dim, "score": float(v)} for u, dim, v in scored]
+        if not scored:
+            rows.append({**base, "unit": None, "dimension": None, "score": None})
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["score"] = frame["score"].astype(float)
+    frame["cost_usd"] = frame["cost_usd"].astype(float)
+    return frame

@@ -1,0 +1,84 @@
+"""The Python API as a notebook uses it: DataFrames, short reprs, evaluate() inside a running loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+import dialeval
+from dialeval.testing.openai_server import OpenAIStub
+
+COLUMNS = ["item", "unit", "dimension", "score", "status", "system", "judge_model", "cost_usd"]
+
+
+def _predictions(tmp_path: Path, dialogues: int = 2, turns: int = 3) -> Path:
+    records = [
+        {"id": f"{d}-{t}", "dial_id": f"{d}111101", "turn_num": t, "question": f"question {t}",
+         "ref_answer": f"reference {t}", "gen_answer": f"a long answer text {t} " * 20}
+        for d in range(1, dialogues + 1) for t in range(1, turns + 1)
+    ]
+    path = tmp_path / "test-notebook-bot.json"
+    path.write_text(json.dumps(records))
+    return path
+
+
+def _settings(server: OpenAIStub, tmp_path: Path) -> dict:
+    return {"model": {"spec": "openai-compatible:stub", "base_url": server.base_url, "max_retries": 0},
+            "cache_path": None, "output_dir": str(tmp_path / "runs"), "concurrency": 1, "preflight": False,
+            "options": {"judge": "session", "summary": "none"}}
+
+
+def test_to_pandas_has_one_row_per_scored_turn_and_dimension(tmp_path):
+    data = _predictions(tmp_path)
+    with OpenAIStub(respond=lambda body: "Fine. So rating=2") as server:
+        result = dialeval.evaluate("vdact", data, _settings(server, tmp_path))
+    frame = result.to_pandas()
+    assert list(frame.columns) == COLUMNS
+    assert len(frame) == 2 * 3  # two dialogues x three turns, one dimension
+    assert set(frame["unit"]) == {f"{d}111101/{t}" for d in (1, 2) for t in (1, 2, 3)}
+    assert set(frame["dimension"]) == {"rating"} and (frame["score"] == 2.0).all()
+    assert set(frame["status"]) == {"ok"} and set(frame["system"]) == {"test-notebook-bot"}
+    assert set(frame["judge_model"]) == {"openai-compatible:stub"}
+    assert frame.groupby("item")["score"].mean().to_dict() == {"test-notebook-bot/1111101": 2.0, "test-notebook-bot/2111101": 2.0}
+    read_back = dialeval.read_run(result.run_dir).to_pandas()
+    assert read_back.equals(frame)
+
+
+def test_a_failed_item_is_one_row_without_a_score(tmp_path):
+    data = _predictions(tmp_path, dialogues=1)
+    with OpenAIStub(respond=lambda body: "Fine. So rating=3", failures=[500]) as server:
+        with pytest.warns(RuntimeWarning, match="failed"):
+            result = dialeval.evaluate("vdact", data, _settings(server, tmp_path))
+    frame = result.to_pandas()
+    assert len(frame) == 1
+    row = frame.iloc[0]
+    assert row["status"] == "failed" and row["unit"] is None and frame["score"].isna().all()
+
+
+def test_reprs_are_a_line_not_the_records(tmp_path):
+    data = _predictions(tmp_path)
+    with OpenAIStub(respond=lambda body: "Fine. So rating=1") as server:
+        result = dialeval.evaluate("vdact", data, _settings(server, tmp_path))
+    run = dialeval.read_run(result.run_dir)
+    for text in (repr(result), repr(run), str(run)):
+        assert len(text) < 300 and "a long answer text" not in text
+    assert repr(result) == f"RunResult(run_dir={str(result.run_dir)!r}, items=2, complete)"
+    assert "benchmark='vdact', items=2, failed=0, systems=['test-notebook-bot']" in repr(run)
+
+
+def test_evaluate_works_inside_a_running_event_loop(tmp_path):
+    """A notebook cell runs inside an event loop; evaluate() must not call asyncio.run there."""
+    data = _predictions(tmp_path, dialogues=1)
+
+    async def cell() -> object:
+        asyncio.get_running_loop()  # we are inside a loop, like Jupyter
+        return dialeval.evaluate("vdact", data, _settings(server, tmp_path))
+
+    with OpenAIStub(respond=lambda body: "Fine. So rating=3") as server:
+        result = asyncio.run(cell())
+    assert result.complete
+    rating = result.metrics["systems"]["test-notebook-bot"]["dimensions"]["rating"]
+    assert (rating["judged"], rating["mean"]) == (3, 3.0)
