@@ -171,3 +171,28 @@ async def test_a_learned_limit_grows_one_per_window_and_reports_each_change():
         limit.throttled()
     assert seen == [11, 5]
     assert not limit.start_from(40)  # this process has learned for itself since
+
+
+async def test_a_refused_request_retries_only_under_the_halved_limit():
+    """Four requests went out at limit 4 and all are refused: their retries wait for places
+    under the new limit of 2 instead of going out four wide again."""
+    limit = AdaptiveLimit(4, maximum=4)
+    all_sent = asyncio.Barrier(4)
+    release = asyncio.Event()
+    retried: list[int] = []  # requests in flight as each retry goes out
+
+    async def request() -> None:
+        async with limit:
+            await all_sent.wait()
+            limit.throttled()
+            await limit.readmit()
+            retried.append(limit.in_flight)
+            await release.wait()
+
+    tasks = [asyncio.create_task(request()) for _ in range(4)]
+    for _ in range(50):  # let every task run as far as it can
+        await asyncio.sleep(0)
+    assert (limit.current, limit.in_flight, retried) == (2, 2, [2, 2])
+    release.set()
+    await asyncio.gather(*tasks)
+    assert (limit.in_flight, len(retried)) == (0, 4)

@@ -88,6 +88,22 @@ class AdaptiveLimit:
             self._in_flight -= 1
             cond.notify_all()
 
+    async def readmit(self) -> None:
+        """A refused request gives up its place and waits for one under the new limit
+        before its retry (the SDK retries inside one admission): otherwise a first burst
+        refused at full width would keep that width through all its retries."""
+        if not self.adaptive or _admitted_epoch.get() is None:
+            return
+        cond = self._cond()
+        async with cond:
+            self._in_flight -= 1
+            cond.notify_all()
+            try:
+                await cond.wait_for(lambda: self._in_flight < self.current and time.monotonic() >= self._cooldown_until)
+            finally:
+                self._in_flight += 1  # on cancellation too: __aexit__ gives it back
+        _admitted_epoch.set(self._epoch)
+
     def succeeded(self) -> None:
         """One answer came back: after ``current`` of them in a row, allow one more.
 
