@@ -4,7 +4,7 @@ The OpenAI-compatible stub answers instantly after ``--latency`` seconds and ret
 to every request beyond ``max_in_flight`` at once (the provider's limit, unknown to the
 client). For each server limit, the same `answers` run (``--items`` items, one request each)
 goes out with a fixed low limit (the old default, 8), a fixed high limit (64) and the
-adaptive limit (starts at 16, halves on a 429, grows by one after a window of successes,
+adaptive limit (starts at the maximum, halves on a 429, grows by one after a window of successes,
 bounded by 64). The SDK retries 429s, so every item should finish; what changes is how many
 429s the provider sees and how long the run takes.
 

@@ -7,7 +7,10 @@
    shows the per-run fixed cost apart from the per-request cost.
 2. concurrent throughput: 40 items at concurrency 40 and 8, instant model and 200 ms
    latency; efficiency = floor / actual (floor: the bare loop at the same concurrency for
-   the instant model, ceil(40/L) x latency with latency),
+   the instant model, ceil(40/L) x latency with latency); each dialeval run gets a new
+   client, so its request limit starts as in a new process, and the stub counts the most
+   requests it held at once (the first burst's width) and the requests' span (first
+   request in to last answer out, at the server),
 3. wall time with latency vs the lower bound max(ceil(requests/L), chain) x latency,
 4. an identical re-run (same run id: nothing to do; new run id: all from the cache),
 5. start-up time of `dialeval --help` and `dialeval list`.
@@ -43,15 +46,25 @@ GRADE = '{"rationale": "fine", "score": 4}'
 # the child process: an OpenAIStub that answers GRADE; on stdin "bodies" it prints the
 # request bodies received so far (one JSON line), "count" their number; EOF stops it
 SERVER = """
-import json, sys
+import json, sys, time
 from dialeval.testing.openai_server import OpenAIStub
-with OpenAIStub(respond=lambda body: %r, latency=float(sys.argv[1])) as server:
+answered = []  # when each answer was made (after the latency)
+def respond(body):
+    answered.append(time.perf_counter())
+    return %r
+with OpenAIStub(respond=respond, latency=float(sys.argv[1])) as server:
     print(server.base_url, flush=True)
     for line in sys.stdin:
         if line.strip() == "bodies":
             print(json.dumps(server.requests), flush=True)
         elif line.strip() == "count":
             print(len(server.requests), flush=True)
+        elif line.strip() == "peak":  # the most requests held at once since the last "peak"
+            print(server.peak_in_flight, flush=True)
+            server.peak_in_flight = 0
+        elif line.strip() == "span":  # first request in to last answer out, since the last "span"
+            print(max(answered) - min(answered) + server.latency if answered else 0.0, flush=True)
+            answered.clear()
 """ % GRADE
 
 
@@ -79,6 +92,14 @@ class StubProcess:
     def count(self) -> int:
         return int(self._ask("count"))
 
+    def peak(self) -> int:
+        """The most requests in flight at once since the last call."""
+        return int(self._ask("peak"))
+
+    def span(self) -> float:
+        """Seconds from the first request's arrival to the last answer since the last call."""
+        return float(self._ask("span"))
+
     def __exit__(self, *exc: object) -> None:
         self.proc.stdin.close()
         self.proc.wait(timeout=10)
@@ -99,13 +120,16 @@ def timed(fn: Callable[[], Any]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def dialeval_run(data: Path, out: Path, base_url: str, concurrency: int, run_id: str, cache: Path | None) -> None:
-    """A whole ``run("answers", ...)`` as a user starts it (preflight, cache, run folder, report)."""
+def dialeval_run(
+    data: Path, out: Path, base_url: str, concurrency: int, run_id: str, cache: Path | None, model: str = "stub"
+) -> None:
+    """A whole ``run("answers", ...)`` as a user starts it (preflight, cache, run folder, report);
+    a new ``model`` name gets a new client, whose request limit starts as a new process's would."""
     from dialeval.config import ModelSettings, RunConfig
     from dialeval.run.runner import run
 
     config = RunConfig(
-        model=ModelSettings(spec="openai-compatible:stub", base_url=base_url),
+        model=ModelSettings(spec=f"openai-compatible:{model}", base_url=base_url),
         output_dir=str(out),
         concurrency=concurrency,
         run_id=run_id,
@@ -219,15 +243,20 @@ def throughput(tmp: Path, latency: float, repeats: int) -> None:
             dialeval_run(data, tmp / "warm-t", stub.base_url, 8, f"warm{lat}", None)
             bodies = stub.bodies()[-n:]
             for limit in (40, 8):
-                bare, dial = [], []
+                bare, dial, peaks, spans = [], [], [], []
                 for r in range(repeats):
                     bare.append(bare_loop(stub.base_url, bodies, limit))
-                    dial.append(timed(lambda: dialeval_run(data, tmp / "runs-t", stub.base_url, limit, f"t{lat}-{limit}-{r}", None))[0])
+                    stub.peak(), stub.span()
+                    name = f"t{lat}-{limit}-{r}"  # a fresh client per run: its first burst, as in a new process
+                    dial.append(timed(lambda: dialeval_run(data, tmp / "runs-t", stub.base_url, limit, name, None, name))[0])
+                    peaks.append(stub.peak())
+                    spans.append(stub.span())
                 floor = statistics.median(bare) if lat == 0 else math.ceil(n / limit) * lat
                 name = "instant model" if lat == 0 else f"{1000 * lat:.0f} ms latency"
                 print(f"[2] {name:15s} {n} items at concurrency {limit:2d}: bare median {statistics.median(bare):.3f} s, "
                       f"dialeval median {statistics.median(dial):.3f} s (min {min(dial):.3f}); floor {floor:.3f} s -> "
-                      f"efficiency {floor / statistics.median(dial):.2f} (best {floor / min(dial):.2f})")
+                      f"efficiency {floor / statistics.median(dial):.2f} (best {floor / min(dial):.2f}); "
+                      f"dialeval's peak in flight {min(peaks)}-{max(peaks)}, requests' span median {statistics.median(spans):.3f} s")
 
 
 def latency_bound(tmp: Path, items: int, latency: float, concurrency: int) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from dialeval.models.concurrency import AdaptiveLimit, retry_after_seconds
 from dialeval.config import ModelSettings, RunConfig
+from dialeval.models.client import ModelClient
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub
 
@@ -108,3 +109,90 @@ def test_adaptive_limit_meets_a_rate_limited_server_with_fewer_429s(tmp_path, sp
     adaptive_429, adaptive_ok = run_with(True, "adaptive")
     assert fixed_ok == adaptive_ok == 60
     assert 0 < adaptive_429 < fixed_429 <= 60 * 5
+
+
+def run_answers(tmp_path: Path, server: OpenAIStub, items: int, limit: int, cache: Path | None, name: str) -> dict:
+    """One ``answers`` run of ``items`` items with at most ``limit`` requests in flight."""
+    settings = ModelSettings(spec=f"openai-compatible:{name}", base_url=server.base_url, max_concurrency=limit)
+    config = RunConfig(
+        model=settings, output_dir=str(tmp_path / "runs"), run_id=name, concurrency=limit,
+        cache_path=str(cache) if cache else None,
+    )
+    return run("answers", write_items(tmp_path, items), config, progress=False).metrics
+
+
+def test_the_first_burst_sends_max_concurrency_requests_at_once(tmp_path):
+    """No warm-up rounds: a new client sends its whole limit before the first answer
+    (the stub holds every answer until 20 requests are in flight)."""
+    with OpenAIStub(respond=lambda body: GRADE, hold_until=20) as server:
+        metrics = run_answers(tmp_path, server, 20, 20, None, "burst")
+    assert metrics["run"]["failed"] == 0
+    assert server.peak_in_flight == 20
+
+
+def test_a_429_halves_the_limit_and_the_next_run_starts_there(tmp_path):
+    """The first request is refused: the limit goes 16 -> 8 (7 successes are less than a
+    window, so it does not grow back), is written beside the cache, and a new process's
+    client starts at 8 instead of 16."""
+    cache = tmp_path / "cache" / "responses.sqlite"
+    with OpenAIStub(respond=lambda body: GRADE, failures=[429]) as server:
+        metrics = run_answers(tmp_path, server, 7, 16, cache, "limited")
+        memory = json.loads((cache.parent / "limits.json").read_text())
+        assert metrics["run"]["failed"] == 0
+        assert server.statuses.count(429) == 1
+        assert {key: entry["limit"] for key, entry in memory.items()} == {f"{server.base_url} limited": 8}
+
+        settings = ModelSettings(spec="openai-compatible:limited", base_url=server.base_url, max_concurrency=16)
+        fresh = ModelClient(settings)  # what the next process builds
+        assert fresh.limit.current == 16
+        fresh.use_limit_memory(str(cache))
+        assert fresh.limit.current == 8
+
+
+def test_a_corrupt_limit_memory_is_ignored(tmp_path):
+    cache = tmp_path / "cache" / "responses.sqlite"
+    cache.parent.mkdir()
+    (cache.parent / "limits.json").write_text("{not json")
+    with OpenAIStub(respond=lambda body: GRADE, hold_until=12) as server:
+        metrics = run_answers(tmp_path, server, 12, 12, cache, "corrupt")
+    assert metrics["run"]["failed"] == 0
+    assert server.peak_in_flight == 12  # started at the configured maximum
+
+
+async def test_a_learned_limit_grows_one_per_window_and_reports_each_change():
+    limit = AdaptiveLimit(64, maximum=64)
+    seen: list[int] = []
+    limit.on_change = seen.append
+    assert limit.start_from(10)
+    assert limit.current == 10
+    for _ in range(10):
+        limit.succeeded()
+    async with limit:
+        limit.throttled()
+    assert seen == [11, 5]
+    assert not limit.start_from(40)  # this process has learned for itself since
+
+
+async def test_a_refused_request_retries_only_under_the_halved_limit():
+    """Four requests went out at limit 4 and all are refused: their retries wait for places
+    under the new limit of 2 instead of going out four wide again."""
+    limit = AdaptiveLimit(4, maximum=4)
+    all_sent = asyncio.Barrier(4)
+    release = asyncio.Event()
+    retried: list[int] = []  # requests in flight as each retry goes out
+
+    async def request() -> None:
+        async with limit:
+            await all_sent.wait()
+            limit.throttled()
+            await limit.readmit()
+            retried.append(limit.in_flight)
+            await release.wait()
+
+    tasks = [asyncio.create_task(request()) for _ in range(4)]
+    for _ in range(50):  # let every task run as far as it can
+        await asyncio.sleep(0)
+    assert (limit.current, limit.in_flight, retried) == (2, 2, [2, 2])
+    release.set()
+    await asyncio.gather(*tasks)
+    assert (limit.in_flight, len(retried)) == (0, 4)

@@ -123,6 +123,7 @@ class ModelClient:
         self.is_dry_run = self.spec.is_dry_run
         register_key_env(settings.api_key_env)
         self.limit = self.impl.new_limit()
+        self._limit_memory: str | None = None  # the cache path whose limits.json the limit follows
 
     def _price(self) -> Price | None:
         s = self.settings
@@ -264,6 +265,8 @@ class ModelClient:
                 )
         if self.is_dry_run:
             return self._estimate(messages, placeholder)
+        if cache_path and cache_path != self._limit_memory:
+            self.use_limit_memory(cache_path)
         message = await self._call(messages, schema, json_schema)
         text = _text_of(message)
         usage = getattr(message, "usage_metadata", None) or {}
@@ -284,6 +287,21 @@ class ModelClient:
             cache_key=key,
             cache_path=cache_path,
         )
+
+    def use_limit_memory(self, cache_path: str) -> None:
+        """Start from the request limit the last run against this endpoint and model
+        learned, and keep what this one learns (``limits.json`` beside the response cache):
+        a provider that said no at 64 is not sent 64 again by every new process."""
+        self._limit_memory = cache_path
+        if not self.is_api or self.injected or not self.endpoint or not self.limit.adaptive:
+            return
+        from dialeval.models.limit_memory import endpoint_key, learned_limit, memory_path, remember_limit
+
+        path, key = memory_path(cache_path), endpoint_key(self.endpoint, self.name)
+        learned = learned_limit(path, key)
+        if learned is not None:
+            self.limit.start_from(learned)
+        self.limit.on_change = lambda value: remember_limit(path, key, value)
 
     async def _call(self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
         """One request within the model's limit and the run's slots, told to the circuit breaker."""

@@ -2,10 +2,12 @@
 
 An API's rate limit is not known in advance, and a fixed limit is either too timid
 (slow) or too bold (a storm of 429s, each retried after a back-off). :class:`AdaptiveLimit`
-does what TCP does: it grows fast until the server first says "too many" (slow start),
-then halves the limit whenever it does (HTTP 429, or a ``Retry-After``) and raises it by
-one after a full window of successes (additive increase, multiplicative decrease). A burst of 429s from requests that were all sent
-under the old limit halves it once, not once per response.
+starts where the provider has not yet said no (the configured maximum, or what the last
+run against the endpoint learned: :meth:`AdaptiveLimit.start_from`), so the first burst
+goes out at full width; it halves the limit whenever the server says "too many" (HTTP
+429, or a ``Retry-After``) and raises it by one after a full window of successes
+(additive increase, multiplicative decrease). A burst of 429s from requests that were all
+sent under the old limit halves it once, not once per response.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 # the limit's epoch when the current request was admitted: a 429 to a request sent
@@ -37,6 +40,19 @@ class AdaptiveLimit:
         self._condition: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.throttled_count = 0
+        # told each new limit once the server has said no: what the next run should start at
+        self.on_change: Callable[[int], None] | None = None
+
+    def start_from(self, learned: int) -> bool:
+        """Start at what an earlier run learned (within bounds) unless this limit has
+        already learned something itself; below the maximum it grows one per window, as
+        after a 429. Returns whether the learned value was taken."""
+        if not self.adaptive or self._epoch or self._in_flight:
+            return False
+        self._limit = float(min(self.maximum, max(self.minimum, learned)))
+        if self._limit < self.maximum:
+            self._epoch = 1  # the provider said no above this: no doubling back into it
+        return True
 
     @property
     def current(self) -> int:
@@ -72,12 +88,28 @@ class AdaptiveLimit:
             self._in_flight -= 1
             cond.notify_all()
 
+    async def readmit(self) -> None:
+        """A refused request gives up its place and waits for one under the new limit
+        before its retry (the SDK retries inside one admission): otherwise a first burst
+        refused at full width would keep that width through all its retries."""
+        if not self.adaptive or _admitted_epoch.get() is None:
+            return
+        cond = self._cond()
+        async with cond:
+            self._in_flight -= 1
+            cond.notify_all()
+            try:
+                await cond.wait_for(lambda: self._in_flight < self.current and time.monotonic() >= self._cooldown_until)
+            finally:
+                self._in_flight += 1  # on cancellation too: __aexit__ gives it back
+        _admitted_epoch.set(self._epoch)
+
     def succeeded(self) -> None:
         """One answer came back: after ``current`` of them in a row, allow one more.
 
-        Until the server first says "too many", each answer allows one more (the limit
-        doubles per window, TCP's slow start): a run asked for 40 at once should not
-        wait three rounds at the starting limit for a server that never objects."""
+        A limit made below its maximum grows by one per answer until the server first
+        says "too many" (it doubles per window, TCP's slow start); a learned start
+        (:meth:`start_from`) counts as said, and grows by one per window."""
         if not self.adaptive:
             return
         if self._epoch == 0 and self._limit < self.maximum:
@@ -89,6 +121,7 @@ class AdaptiveLimit:
             self._limit = min(self.maximum, self._limit + 1)
             self._successes = 0
             self._wake()
+            self._changed()
 
     def throttled(self, retry_after: float | None = None) -> None:
         """The server said "too many": halve the limit, once per window of requests."""
@@ -101,12 +134,17 @@ class AdaptiveLimit:
         self._epoch += 1
         self._successes = 0
         self._limit = max(self.minimum, self._limit / 2)
+        self._changed()
         if retry_after and retry_after > 0:
             self._cooldown_until = max(self._cooldown_until, time.monotonic() + min(retry_after, 60.0))
             try:
                 asyncio.get_running_loop().call_later(min(retry_after, 60.0), self._wake)
             except RuntimeError:  # no loop: the next release wakes the waiters
                 pass
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self.current)
 
     def _wake(self) -> None:
         cond = self._condition

@@ -3,7 +3,8 @@
 It answers ``POST /v1/chat/completions`` from a Python function, can wait a fixed
 latency, can fail the first requests with chosen HTTP statuses (429, 500) to
 exercise retries, can rate-limit (more than ``max_in_flight`` requests at once get 429, each request at
-most ``patience`` times),
+most ``patience`` times), counts the most requests it held at once (``peak_in_flight``) and can
+hold its answers until that many have arrived (``hold_until``),
 and can emulate the APIs' prompt caching (``prompt_cache=True``: usage reports cached
 tokens). Every request body is kept, in arrival order. For fault tests it can
 also never answer (``hang``), demand a key and answer 401 otherwise (``api_key``), and
@@ -94,6 +95,7 @@ class OpenAIStub:
         hang_models: bool = False,
         api_key: str | None = None,
         echo_auth: bool = False,
+        hold_until: int | None = None,
     ):
         self.respond = respond or (lambda body: '{"ok": true}')
         self.hang = hang  # chat requests are accepted and never answered
@@ -107,6 +109,11 @@ class OpenAIStub:
         # a rate limit: requests beyond this many at once get 429 with a short Retry-After
         self.max_in_flight = max_in_flight
         self._in_flight = 0
+        self.peak_in_flight = 0  # the most answered requests held at once
+        # answers wait until this many requests are in flight (at most 30 s), so a test can
+        # count a client's burst without depending on how fast a busy machine sends it
+        self.hold_until = hold_until
+        self._gathered = threading.Event()
         # a request (same body) refused this many times is served anyway: how often a client
         # retries is then bounded by a count, never by how fast a busy machine runs it
         self.patience = patience
@@ -215,6 +222,9 @@ class OpenAIStub:
                     stub.statuses.append(status)
                     if status == 200:
                         stub._in_flight += 1
+                        stub.peak_in_flight = max(stub.peak_in_flight, stub._in_flight)
+                        if stub.hold_until is not None and stub._in_flight >= stub.hold_until:
+                            stub._gathered.set()
                 try:
                     self._answer(status, body)
                 finally:
@@ -240,6 +250,8 @@ class OpenAIStub:
                 if not (path.endswith("/chat/completions") or path.endswith("/messages")):
                     self._send(404, {"error": {"message": "only chat completions and messages"}})
                     return
+                if stub.hold_until is not None:
+                    stub._gathered.wait(timeout=30)
                 if stub.latency:
                     time.sleep(stub.latency)
                 reply = stub.respond(body)

@@ -159,8 +159,9 @@ class ApiBackend(Backend):
     def new_limit(self) -> AdaptiveLimit:
         s = self.settings
         most = s.max_concurrency or API_MAX_CONCURRENCY
-        start = min(16, most) if s.adaptive_concurrency else most  # a fixed limit is the limit
-        return AdaptiveLimit(start, minimum=s.min_concurrency, maximum=most, adaptive=s.adaptive_concurrency)
+        # the first burst goes out at full width; a 429 halves it (ModelClient may start it
+        # lower, at what the last run against this endpoint learned)
+        return AdaptiveLimit(most, minimum=s.min_concurrency, maximum=most, adaptive=s.adaptive_concurrency)
 
     def price(self) -> Price | None:
         from dialeval.models.usage import price_of

@@ -71,13 +71,15 @@ def sync_http(timeout: float) -> Any:
 
 def limit_hooks(limit: AdaptiveLimit | None) -> dict[str, list[Any]]:
     """httpx hooks that tell ``limit`` about every response, retries included (the SDKs
-    retry 429s themselves, so the limit would otherwise never hear of them)."""
+    retry 429s themselves, so the limit would otherwise never hear of them); a refused
+    request's retry waits for a place under the halved limit."""
     if limit is None:
         return {}
 
     async def on_response(response: Any) -> None:
         if response.status_code in (429, 529):  # 529: Anthropic's "overloaded"
             limit.throttled(retry_after_seconds(response.headers))
+            await limit.readmit()
         elif response.status_code < 400:
             limit.succeeded()
 
