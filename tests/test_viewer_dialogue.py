@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import threading
 from pathlib import Path
 
@@ -15,8 +14,8 @@ from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import between, fake_embed, write_jsonl
 from tests.helpers import http_config
+from tests.test_viewer import browser  # noqa: F401  (Debian's chromium through playwright, or a skip)
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOSTILE = "Sure! <script>document.title='pwned'</script> Take the 9:40 train."
 RUBRIC = """criteria:
   - name: relevance
@@ -137,20 +136,6 @@ def test_other_benchmarks_keep_their_item_pages(site):
     from dialeval.benchmarks import get_benchmark
 
     assert get_benchmark("answers").conversation_view is None
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.skip("no chromium on this machine (make setup installs it as root through apt)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        try:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        except Exception as err:  # pragma: no cover - a chromium that cannot start here
-            pytest.skip(f"chromium does not start: {err}")
-        yield browser
-        browser.close()
 
 
 def test_the_conversation_reads_turn_by_turn_in_a_browser(browser, site, tmp_path):

@@ -90,6 +90,8 @@ class Benchmark:
     # record -> the conversation turn by turn with each verdict beside its turn, for the
     # viewer's item page (conversation benchmarks); None: the page shows no such section
     conversation_view: Callable[[dict[str, Any]], Any] | None = None
+    # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
+    human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
 
 
 # name -> module that registers it (imported lazily)

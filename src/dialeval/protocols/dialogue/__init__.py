@@ -81,6 +81,14 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     return metrics
 
 
+def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """A human-labels file as ``item_scores`` gives the judge's scores, so ``compare --human`` pairs them."""
+    out: dict[str, dict[str, float]] = {}
+    for (unit, criterion), score in load_labels(path, load_rubric(options_of(options).rubric)).items():
+        out.setdefault(criterion, {})[unit] = score
+    return out
+
+
 register_benchmark(
     Benchmark(
         name="dialogue",
@@ -96,5 +104,6 @@ register_benchmark(
         **ROLES.benchmark_fields(),
         item_scores=item_scores,
         conversation_view=conversation_view,
+        human_scores=human_scores,
     )
 )
