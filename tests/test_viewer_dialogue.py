@@ -14,7 +14,6 @@ from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import between, fake_embed, write_jsonl
 from tests.helpers import http_config
-from tests.test_viewer import browser  # noqa: F401  (Debian's chromium through playwright, or a skip)
 
 HOSTILE = "Sure! <script>document.title='pwned'</script> Take the 9:40 train."
 RUBRIC = """criteria:
@@ -114,13 +113,13 @@ def test_each_criterion_sits_beside_its_turn_with_score_rationale_and_status(sit
     section = _section(site)
     second, fourth = _turn(section, 2), _turn(section, 4)
     assert re.search(r'data-criterion="relevance">.*?<span class="score">5</span>.*?>ok<.*?turn 2 answers the question',
-                     second, re.S)
-    assert re.search(r'data-criterion="faithfulness">.*?<span class="score">yes</span>.*?the timetable lists it', second, re.S)
-    assert re.search(r'data-criterion="like_reference">.*?not applicable.*?no reference', second, re.S)
+                     second, re.DOTALL)
+    assert re.search(r'data-criterion="faithfulness">.*?<span class="score">yes</span>.*?the timetable lists it', second, re.DOTALL)
+    assert re.search(r'data-criterion="like_reference">.*?not applicable.*?no reference', second, re.DOTALL)
     # turn 4's answer was off the scale: unparsed, no score, the raw answer kept
-    assert re.search(r'data-criterion="relevance">.*?>unparsed<', fourth, re.S)
+    assert re.search(r'data-criterion="relevance">.*?>unparsed<', fourth, re.DOTALL)
     assert '<span class="score">' not in fourth.split('data-criterion="faithfulness"')[0]
-    assert re.search(r"fact precision.*?0.0%.*?unsupported:.*?<li>The 10:40 arrives at 13:30.</li>", fourth, re.S)
+    assert re.search(r"fact precision.*?0.0%.*?unsupported:.*?<li>The 10:40 arrives at 13:30.</li>", fourth, re.DOTALL)
     assert "&#34;verdict&#34;: 11" in fourth or "&quot;verdict&quot;: 11" in fourth
     whole = section[section.index('id="whole"'):]
     assert "resolved" in whole and "the user has a train to take" in whole and '<span class="score">yes</span>' in whole
