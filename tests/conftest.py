@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,21 @@ def _unchecked_models() -> None:
     from dialeval.run import preflight
 
     preflight._preflight_passed.clear()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless browser for the viewer tests: Debian's chromium through playwright, or a skip."""
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (make setup installs it as root through apt)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        except Exception as err:  # pragma: no cover - a chromium that cannot start here
+            pytest.skip(f"chromium does not start: {err}")
+        yield browser
+        browser.close()

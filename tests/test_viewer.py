@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import threading
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from dialeval.testing.scripted import ScriptedChatModel, prompt_text
 from dialeval.cli import main
 from dialeval.report.viewer import make_server, write_site
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 INJECTION = '<img src=x onerror="document.title=\'pwned\'">'
 
 
@@ -117,20 +115,6 @@ def test_a_run_with_a_bad_line_is_skipped_by_name_and_the_others_are_shown(tmp_p
 def test_view_of_a_missing_folder_exits_2(tmp_path, capsys):
     assert main(["view", str(tmp_path / "nowhere"), "--no-serve"]) == 2
     assert "not a folder of runs" in capsys.readouterr().err
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.skip("no chromium on this machine (make setup installs it as root through apt)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        try:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        except Exception as err:  # pragma: no cover - a chromium that cannot start here
-            pytest.skip(f"chromium does not start: {err}")
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

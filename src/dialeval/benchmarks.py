@@ -61,6 +61,7 @@ class Benchmark:
     - ``glossary`` maps the codes its tables use to what they stand for, and
       ``describe(facts)`` says in one line whose outputs a run evaluated and who judged
       them; both open the report.
+    - ``conversation_view(record)`` gives the rows the viewer shows turn by turn.
     """
 
     name: str
@@ -92,6 +93,11 @@ class Benchmark:
     system_output: str = "answers"
     glossary: dict[str, str] = field(default_factory=dict)
     describe: Callable[[RunFacts], str] | None = None
+    # record -> the conversation turn by turn with each verdict beside its turn, for the
+    # viewer's item page (conversation benchmarks); None: the page shows no such section
+    conversation_view: Callable[[dict[str, Any]], Any] | None = None
+    # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
+    human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
 
 
 # name -> module that registers it (imported lazily)

@@ -60,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders")
     c.add_argument("--out", help="output folder (default: runs/compare-<benchmark>-<hash> beside the first run)")
     c.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    c.add_argument("--human", metavar="FILE", help="human labels in the benchmark's format (dialogue: human_scores), compared as one more run")
 
     v = sub.add_parser("view", help="browse runs, items and every agent call as web pages")
     v.add_argument("runs_dir", nargs="?", default="runs", help="folder holding run folders (default: runs)")
@@ -221,7 +222,7 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "compare":
             from dialeval.report.compare import compare_runs
 
-            result = compare_runs(args.runs, args.out, plots=not args.no_plots)
+            result = compare_runs(args.runs, args.out, plots=not args.no_plots, human=args.human)
             for warning in result["warnings"]:
                 print(f"dialeval: warning: {warning}", file=sys.stderr)
             print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")

@@ -26,6 +26,7 @@ from dialeval.report.results import RunData, read_run
 from dialeval.report.tables import cell, code, markdown_table, num, pct
 
 TOP_DISAGREEMENTS = 10
+HUMAN = "human"  # the label of the human-labels column (compare --human)
 
 
 class CompareError(ConfigError):
@@ -96,13 +97,18 @@ def run_summary(run: Run) -> dict[str, Any]:
     }
 
 
-def compare_runs(paths: list[str | Path], out_dir: str | Path | None = None, *, plots: bool = True) -> dict[str, Any]:
-    """Compare runs and write the report folder; returns what ``compare.json`` holds."""
+def compare_runs(
+    paths: list[str | Path], out_dir: str | Path | None = None, *, plots: bool = True, human: str | Path | None = None
+) -> dict[str, Any]:
+    """Compare runs and write the report folder; returns what ``compare.json`` holds.
+
+    ``human``: a file of human labels in the benchmark's format, compared with every run
+    as one more column labelled ``human`` (one run is then enough)."""
     from dialeval.benchmarks import get_benchmark
     from dialeval.metrics.agreement import agreement
 
-    if len(paths) < 2:
-        raise CompareError("compare needs at least two run folders")
+    if len(paths) < (1 if human else 2):
+        raise CompareError("compare needs at least two run folders (or one and --human FILE)")
     runs = [load_run(p) for p in paths]
     _unique_labels(runs)
     benchmarks = {r.benchmark for r in runs}
@@ -116,15 +122,21 @@ def compare_runs(paths: list[str | Path], out_dir: str | Path | None = None, *, 
     if dry:
         raise CompareError(f"{', '.join(dry)}: a dry run's scores are placeholders, not a judge's; compare runs that called a model")
     scores = [r.data.scores() for r in runs]
+    labels = [r.label for r in runs]
+    if human is not None:
+        scores.append(_human_scores(bench, runs[0], human))
+        labels.append(HUMAN)
     dimensions = list(dict.fromkeys(d for s in scores for d in s))
 
     comparisons = []
     for dim in dimensions:
-        for i, j in itertools.combinations(range(len(runs)), 2):
+        for i, j in itertools.combinations(range(len(scores)), 2):
+            if human is not None and j == len(runs) and dim not in scores[j]:
+                continue  # a dimension nobody labelled: no row against the humans
             a, b = scores[i].get(dim, {}), scores[j].get(dim, {})
             units = sorted(set(a) & set(b))
             entry: dict[str, Any] = {
-                "dimension": dim, "a": runs[i].label, "b": runs[j].label,
+                "dimension": dim, "a": labels[i], "b": labels[j],
                 "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
             }
             if units:
@@ -148,6 +160,7 @@ def compare_runs(paths: list[str | Path], out_dir: str | Path | None = None, *, 
         "title": bench.title,
         "warnings": coverage_warnings(runs, scores),
         "runs": [run_summary(r) for r in runs],
+        **({"human": str(Path(human).resolve())} if human is not None else {}),
         "dimensions": dimensions,
         "comparisons": comparisons,
         "plots": _plots(out, comparisons) if plots else {},
@@ -172,6 +185,13 @@ def coverage_warnings(runs: list[Run], scores: list[dict[str, dict[str, float]]]
     return out
 
 
+def _human_scores(bench: Any, run: Run, path: str | Path) -> dict[str, dict[str, float]]:
+    """Human labels as scores per dimension and unit, read by the benchmark with the first run's options."""
+    if bench.human_scores is None:
+        raise CompareError(f"benchmark {bench.name!r} does not read human labels (Benchmark.human_scores)")
+    return bench.human_scores(Path(path), run.data.config.get("options") or {})
+
+
 def _unique_labels(runs: list[Run]) -> None:
     if len({r.label for r in runs}) < len(runs):
         for r in runs:
@@ -186,6 +206,8 @@ def _default_name(runs: list[Run]) -> str:
 def render_markdown(result: dict[str, Any]) -> str:
     lines = [f"# Comparison: {result['title']}", "", f"benchmark: `{result['benchmark']}`", ""]
     lines += [f"**Warning: {cell(w)}.**" for w in result.get("warnings", [])] + ([""] if result.get("warnings") else [])
+    if result.get("human"):
+        lines += [f"Human labels ({HUMAN}): {code(result['human'])}", ""]
     lines += ["## Runs", ""]
     lines += markdown_table(
         ["run", "models", "items", "finished", "failed", "calls", "unparsed", "truncated", "errors", "cost (USD)"],

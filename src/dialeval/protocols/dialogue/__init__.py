@@ -14,11 +14,12 @@ from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.errors import ConfigError
 from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise  # noqa: F401  (registers the agents)
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
-from dialeval.protocols.dialogue.data import Conversation, load_conversations, with_versus
+from dialeval.protocols.dialogue.data import Conversation, Turn, load_conversations, with_versus
 from dialeval.protocols.dialogue.human import agreement, load_labels
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
 from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.protocols.dialogue.view import conversation_view, image_label
 from dialeval.config import parse_options
 
 
@@ -51,10 +52,17 @@ def to_input(item: Conversation, options: dict[str, Any]) -> dict[str, Any]:
     return item.model_dump()
 
 
+def _images(turn: Turn) -> dict[str, list[str]]:
+    """A turn's pictures by name only, for the viewer (absent when it has none)."""
+    return {"images": [image_label(i.source) for i in turn.images]} if turn.images else {}
+
+
 def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": item.id,
-        "turns": [{"turn": t.number, "role": t.role, "text": t.text} for t in item.turns],
+        "system_prompt": item.system,
+        "summary": item.summary,
+        "turns": [{"turn": t.number, "role": t.role, "text": t.text, **_images(t)} for t in item.turns],
         "turn_units": state.get("turn_units", []),
         "conversation_units": state.get("conversation_units", []),
         "note_updates": state.get("note_updates", []),
@@ -73,6 +81,14 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     return metrics
 
 
+def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """A human-labels file as ``item_scores`` gives the judge's scores, so ``compare --human`` pairs them."""
+    out: dict[str, dict[str, float]] = {}
+    for (unit, criterion), score in load_labels(path, load_rubric(options_of(options).rubric)).items():
+        out.setdefault(criterion, {})[unit] = score
+    return out
+
+
 register_benchmark(
     Benchmark(
         name="dialogue",
@@ -87,5 +103,7 @@ register_benchmark(
         tables=tables,
         **ROLES.benchmark_fields(),
         item_scores=item_scores,
+        conversation_view=conversation_view,
+        human_scores=human_scores,
     )
 )

@@ -108,6 +108,7 @@ def _write_run(run: RunData) -> Path:
     out = run_dir / VIEW
     prompts = load_prompts(run_dir)
     overview = run_overview(run)
+    view_of = _conversation_view(overview["benchmark"])
     items = []
     for index, row in enumerate(rows, start=1):
         calls = row.calls
@@ -118,6 +119,7 @@ def _write_run(run: RunData) -> Path:
             "item.html", out / page,
             run=overview, row=row, calls=calls, prompts=prompts, counts=_counts(calls), statuses=STATUSES,
             scores={k: v for k, v in row.detail.items() if k != "calls"},
+            conversation=view_of(row.detail) if view_of and row.detail else None,
             previous=f"{index - 1:05d}.html" if index > 1 else None,
             next=f"{index + 1:05d}.html" if index < len(rows) else None,
         )
@@ -128,6 +130,17 @@ def _write_run(run: RunData) -> Path:
         run=overview, items=items, plots=plots, statuses=STATUSES,
         report=report.read_text(encoding="utf-8") if report.exists() else "_No report.md yet._",
     )
+
+
+def _conversation_view(name: str) -> Callable[[dict[str, Any]], Any] | None:
+    """The benchmark's turn-by-turn view of a record, if it has one (through the registry,
+    so the viewer never imports a benchmark package itself)."""
+    from dialeval.benchmarks import get_benchmark
+
+    try:
+        return get_benchmark(name).conversation_view
+    except (KeyError, ImportError):  # a plugin benchmark not installed here: its pages show the raw record
+        return None
 
 
 def write_comparison(folder: str | Path) -> Path:
