@@ -102,3 +102,40 @@ def test_a_tripped_breaker_cancels_the_calls_still_waiting(tmp_path):
     assert answered_by_then == 0  # the run ended before any hanging call was answered
     assert result.failed == 3 and result.not_evaluated == 5
     assert result.summary.startswith("run stopped, 5 of 8 items not evaluated: stopped after 3 consecutive authentication errors")
+
+
+BUSY_AGENT = '''
+import asyncio, pathlib, time
+
+def busy_judge():
+    """A judge stuck in a worker thread, as a local model is mid-generation."""
+    async def judge(state, context):
+        pathlib.Path(__file__).with_name("started").touch()
+        await asyncio.to_thread(time.sleep, 120)
+        return {}
+    return judge
+'''
+
+
+def test_ctrl_c_does_not_wait_for_a_model_busy_in_a_thread(tmp_path):
+    """Local models generate in threads that cannot be cancelled: Ctrl-C still ends the run
+    at once, with the line saying how to resume (it used to wait over a minute)."""
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "busy_agent.py").write_text(BUSY_AGENT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(plugin), os.environ.get("PYTHONPATH", "")])}
+    config = tmp_path / "run.yaml"
+    config.write_text("agents: {judge: 'busy_agent:busy_judge'}\n")
+    command = [sys.executable, "-m", "dialeval.cli", "run", "answers", "--data", str(ANSWERS), "--config", str(config),
+               "--model", "dry-run", "--output-dir", str(tmp_path / "runs"), "--no-progress", "--no-cache", "--limit", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        _wait_for(lambda: (plugin / "started").exists())
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=PATIENCE)  # the thread sleeps 120 s: waiting for it would time out
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    [line] = err.strip().splitlines()
+    assert line.startswith("dialeval: interrupted: 0 of 1 items done") and line.endswith("re-run the same command to resume")

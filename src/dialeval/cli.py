@@ -88,6 +88,17 @@ def _options(pairs: list[str]) -> dict[str, object]:
     return out
 
 
+def _leave_now(line: str) -> None:
+    """Ctrl-C: say how to resume and exit at once. A local model mid-generation cannot be
+    cancelled, and waiting for it took over a minute; every finished item is already on
+    disk (one write per line), and the run folder's lock is released with the process."""
+    import os
+
+    print(line, file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(130)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from dialeval.config import ConfigError, load_config
     from dialeval.run.runner import RunInterrupted, run
@@ -113,7 +124,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if config.data is None:
         raise ConfigError("dialeval run: no data given (use --data or `data:` in the config)")
     try:
-        result = run(args.benchmark, config.data, config, progress=not args.no_progress)
+        result = run(args.benchmark, config.data, config, progress=not args.no_progress, on_interrupt=_leave_now)
     except RunInterrupted as stop:  # Ctrl-C: one line, the folder and finished items kept
         print(str(stop), file=sys.stderr)
         return 130

@@ -404,12 +404,22 @@ async def run_async(
     )
 
 
-def run(benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True) -> RunResult:
+def run(
+    benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
+    on_interrupt: Callable[[str], None] | None = None,
+) -> RunResult:
     """Synchronous wrapper of :func:`run_async`; Ctrl-C raises :class:`RunInterrupted`,
-    whose message says how to resume."""
+    whose message says how to resume (``on_interrupt`` gets it first, as soon as the
+    run is cancelled)."""
     notes: list[str] = []
+
+    def interrupted(line: str) -> None:
+        notes.append(line)
+        if on_interrupt is not None:
+            on_interrupt(line)
+
     try:
-        return asyncio.run(run_async(benchmark, data, config, progress=progress, on_interrupt=notes.append))
+        return asyncio.run(run_async(benchmark, data, config, progress=progress, on_interrupt=interrupted))
     except KeyboardInterrupt:
         if notes:
             raise RunInterrupted(notes[-1]) from None
