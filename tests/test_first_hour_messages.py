@@ -67,3 +67,20 @@ def test_a_validators_own_sentence_loses_pydantics_prefix(tmp_path):
     with pytest.raises(DataError) as failure:
         validate_record(Paragraph, {"index": 99}, "bg.json", 0)
     assert str(failure.value) == "bg.json, record 0, field 'index': paragraph 99 is not in the background"
+
+
+def test_a_data_path_named_by_the_config_file_is_reported_as_the_config_s(tmp_path, capsys):
+    from dialeval.cli import main
+
+    config = tmp_path / "judges.yaml"
+    config.write_text("data: ../nowhere/KGDS.json\n")
+    assert main(["run", "kgds", "--config", str(config), "--model", "dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert f"{config}: field 'data': ../nowhere/KGDS.json: not found" in err
+
+
+def test_an_option_without_a_value_is_a_usage_error(capsys):
+    from dialeval.cli import main
+
+    assert main(["run", "answers", "--data", str(FIXTURES / "answers_demo.jsonl"), "--model", "dry-run", "--option", "foo"]) == 2
+    assert "dialeval: error: --option 'foo': expected KEY=VALUE" in capsys.readouterr().err

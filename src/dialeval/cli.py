@@ -80,7 +80,9 @@ def _options(pairs: list[str]) -> dict[str, object]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
-            raise SystemExit(f"--option {pair!r}: expected KEY=VALUE")
+            from dialeval.errors import ConfigError
+
+            raise ConfigError(f"--option {pair!r}: expected KEY=VALUE (a JSON value, e.g. --option {pair}=2)")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -123,6 +125,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"cache_path": None})
     if config.data is None:
         raise ConfigError("dialeval run: no data given (use --data or `data:` in the config)")
+    if args.data is None and not Path(config.data).exists():  # named by the config file, not the command
+        raise ConfigError(f"{config.source}: field 'data': {config.data}: not found (give --data, or fix the path)")
     try:
         result = run(args.benchmark, config.data, config, progress=not args.no_progress, on_interrupt=_leave_now)
     except RunInterrupted as stop:  # Ctrl-C: one line, the folder and finished items kept
