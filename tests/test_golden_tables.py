@@ -36,7 +36,7 @@ def check_golden(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8"), f"{name} layout changed; if intended, regenerate (see module docstring)"
 
 
-@pytest.mark.parametrize("benchmark", ["answers", "kgds", "vdact", "mmrc", "mmdu", "mdseval"])
+@pytest.mark.parametrize("benchmark", ["answers", "kgds", "vdact", "mmrc", "mmdu", "mdseval", "dialogue"])
 def test_benchmark_tables_keep_their_layout(benchmark):
     metrics = json.loads((GOLDEN / f"{benchmark}.metrics.json").read_text(encoding="utf-8"))
     check_golden(benchmark, get_benchmark(benchmark).tables(metrics) + "\n")

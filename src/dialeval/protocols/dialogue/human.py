@@ -21,6 +21,7 @@ from dialeval.data.io import DataError, read_records, validate_all
 from dialeval.metrics.agreement import krippendorff_alpha
 from dialeval.protocols.dialogue.data import Conversation
 from dialeval.protocols.dialogue.rubric import Rubric
+from dialeval.report.tables import cell, markdown_table, num
 
 SEED = 0
 RESAMPLES = 999
@@ -123,19 +124,16 @@ def agreement(scores: dict[str, dict[str, float]], labels: dict[tuple[str, str],
     return out
 
 
-def _cell(stat: dict[str, float | None]) -> str:
-    if stat["value"] is None:
-        return "n/a"
-    return f"{stat['value']:.2f} [{stat['ci_low']:.2f}, {stat['ci_high']:.2f}]" if stat["ci_low"] is not None else f"{stat['value']:.2f}"
+def _with_ci(stat: dict[str, float | None]) -> str:
+    if stat["value"] is None or stat["ci_low"] is None:
+        return num(stat["value"])
+    return f"{num(stat['value'])} [{num(stat['ci_low'])}, {num(stat['ci_high'])}]"
 
 
 def agreement_table(rows: dict[str, dict[str, Any]]) -> str:
-    lines = [
-        "Agreement of the judge with the human labels (95% bootstrap CI):",
-        "",
-        "| criterion | paired units | labels | Spearman | Kendall tau-b | Krippendorff's alpha (ordinal) |",
-        "|---|---:|---:|---|---|---|",
+    headers = ["criterion", "paired units", "labels", "Spearman", "Kendall tau-b", "Krippendorff's alpha (ordinal)"]
+    body = [
+        [cell(name), row["n"], row["labels"], _with_ci(row["spearman"]), _with_ci(row["kendall_tau_b"]), _with_ci(row["krippendorff_alpha"])]
+        for name, row in rows.items()
     ]
-    for name, row in rows.items():
-        lines.append(f"| {name} | {row['n']} | {row['labels']} | {_cell(row['spearman'])} | {_cell(row['kendall_tau_b'])} | {_cell(row['krippendorff_alpha'])} |")
-    return "\n".join(lines)
+    return "\n".join(["Agreement of the judge with the human labels (95% bootstrap CI):", "", *markdown_table(headers, body, "lrrlll")])

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from dialeval.protocols.dialogue.human import agreement_table
 from dialeval.protocols.dialogue.pairwise_metrics import pairwise, pairwise_table
+from dialeval.report.tables import cell, markdown_table, num
 
 FAILURES = ("unparsed", "truncated", "over_budget", "error")
 
@@ -119,8 +120,9 @@ def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
     return {name: list(scores.values()) for name, scores in item_scores(records).items()}
 
 
-def _fmt(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+def _counts(counts: dict[str, int]) -> str:
+    """``label: n, ...`` (labels are the rubric's words, made inert), or ``-``."""
+    return ", ".join(f"{cell(k)}: {v}" for k, v in counts.items()) or "-"
 
 
 def tables(metrics: dict[str, Any]) -> str:
@@ -135,21 +137,20 @@ def tables(metrics: dict[str, Any]) -> str:
             f"prompts over budget (not sent): {prompts.get('over_budget')}."
         ),
         "",
-        "| level | criterion | n | mean | verdicts | failures | not applicable |",
-        "|---|---|---:|---:|---|---|---:|",
     ]
-    for level, key in (("turn", "turn_criteria"), ("conversation", "conversation_criteria")):
-        for name, row in metrics.get(key, {}).items():
-            verdicts = ", ".join(f"{k}: {v}" for k, v in row["verdicts"].items()) or "-"
-            failures = ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"
-            lines.append(f"| {level} | {name} | {row['n']} | {_fmt(row['mean'])} | {verdicts} | {failures} | {row['not_applicable']} |")
+    criteria = [
+        [level, cell(name), row["n"], num(row["mean"]), _counts(row["verdicts"]), _counts(row["failures"]), row["not_applicable"]]
+        for level, key in (("turn", "turn_criteria"), ("conversation", "conversation_criteria"))
+        for name, row in metrics.get(key, {}).items()
+    ]
+    lines += markdown_table(["level", "criterion", "n", "mean", "verdicts", "failures", "not applicable"], criteria, "llrrllr")
     if metrics.get("grounding"):
-        lines += ["", "| grounding | units | checked | mean factual precision | facts | unsupported | no facts | failures |",
-                  "|---|---:|---:|---:|---:|---:|---:|---|"]
-        for kind, row in metrics["grounding"].items():
-            failures = ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"
-            lines.append(f"| {kind} | {row['units']} | {row['n']} | {_fmt(row['mean_precision'])} | {row['facts']} | "
-                         f"{row['unsupported']} | {row['no_facts']} | {failures} |")
+        grounding = [
+            [kind, row["units"], row["n"], num(row["mean_precision"]), row["facts"], row["unsupported"], row["no_facts"], _counts(row["failures"])]
+            for kind, row in metrics["grounding"].items()
+        ]
+        headers = ["grounding", "units", "checked", "mean factual precision", "facts", "unsupported", "no facts", "failures"]
+        lines += ["", *markdown_table(headers, grounding, "lrrrrrrl")]
     if metrics.get("human_agreement"):
         lines += ["", agreement_table(metrics["human_agreement"])]
     if metrics.get("pairwise"):

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.report.tables import cell, markdown_table, num
+
 SEED = 0
 POINTS = {"a": 1.0, "tie": 0.5, "b": 0.0}
 
@@ -67,21 +69,12 @@ def pairwise(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _f(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
 def pairwise_table(summary: dict[str, dict[str, Any]]) -> str:
-    lines = [
-        "System A (data file) against B (versus file), both orders asked:",
-        "",
-        "| level/criterion | n | A wins | B wins | ties | win rate A [95% CI] | position-inconsistent | first-position rate | failures |",
-        "|---|---:|---:|---:|---:|---|---:|---:|---|",
+    headers = ["level/criterion", "n", "A wins", "B wins", "ties", "win rate A [95% CI]", "position-inconsistent", "first-position rate", "failures"]
+    rows = [
+        [cell(key), row["n"], row["a_wins"], row["b_wins"], row["ties"],
+         f"{num(row['win_rate_a'])} [{num(row['ci_low'])}, {num(row['ci_high'])}]", row["position_inconsistent"],
+         num(row["first_position_rate"]), ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"]
+        for key, row in summary.items()
     ]
-    for key, row in summary.items():
-        failures = ", ".join(f"{k}: {v}" for k, v in row["failures"].items()) or "-"
-        lines.append(
-            f"| {key} | {row['n']} | {row['a_wins']} | {row['b_wins']} | {row['ties']} | {_f(row['win_rate_a'])} "
-            f"[{_f(row['ci_low'])}, {_f(row['ci_high'])}] | {row['position_inconsistent']} | {_f(row['first_position_rate'])} | {failures} |"
-        )
-    return "\n".join(lines)
+    return "\n".join(["System A (data file) against B (versus file), both orders asked:", "", *markdown_table(headers, rows, "lrrrrlrrl")])
