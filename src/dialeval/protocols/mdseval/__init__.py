@@ -17,7 +17,7 @@ from typing import Any
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import parse_options
 from dialeval.report.tables import markdown_table, num, row, rule
-from dialeval.protocols.mdseval.data import ASPECTS, FAITH_LABELS, SCALES, SHORT, MdsDialogue, load_mdseval
+from dialeval.protocols.mdseval.data import ASPECTS, SCALES, SHORT, MdsDialogue, load_mdseval
 from dialeval.protocols.mdseval import metrics as mm
 from dialeval.protocols.mdseval.common import ROLES
 from dialeval.protocols.mdseval.human import human_mean, majority_label, summary_faithfulness

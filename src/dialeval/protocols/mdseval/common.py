@@ -11,7 +11,6 @@ from __future__ import annotations
 from dialeval.agents.templates import prompt_file
 
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage

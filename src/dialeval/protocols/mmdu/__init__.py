@@ -177,8 +177,8 @@ def tables(m: dict[str, Any]) -> str:
 def _judge_label(run_dir: Path) -> str:
     config = json.loads((run_dir / "config.json").read_text())
     ctx = config.get("context", {})
-    judge = ctx.get("models", {}).get("judge") or ctx.get("default_model") or {}
-    return f"{judge.get('spec', '?')} ({run_dir.name})"
+    model = ctx.get("models", {}).get("judge") or ctx.get("default_model") or {}
+    return f"{model.get('spec', '?')} ({run_dir.name})"
 
 
 def compare_judges(paths: list[Path], options: dict[str, Any]) -> str:

@@ -9,27 +9,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import ConfigError
-from dialeval.config import parse_options as config_options
 from dialeval.protocols.vdact.data import Dialogue, load_dialogues, load_human_scores, load_predictions
 from dialeval.metrics.correlation import kendall_tau_b
 from dialeval.metrics.paired import system_tests
 from dialeval.protocols.vdact.tables import scaled, tables
 from dialeval.report.tables import cell, num, row, rule
-from dialeval.metrics.text import SPICE_ENV, classic_metrics, load_wordnet, per_answer_scores, resolve_spice_jar
+from dialeval.metrics.text import classic_metrics, load_wordnet, per_answer_scores, resolve_spice_jar
 from dialeval.protocols.vdact.options import (
     NO_ANSWER_STATUS,
-    TAKES_SUMMARY,
     DIMENSIONS,
     UNREADABLE_RULES,
     EXAMPLE_JUDGES,
     LABELS,
-    JudgeKind,
     VdactOptions,
     parse_options,
 )

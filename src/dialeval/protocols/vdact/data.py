@@ -378,7 +378,6 @@ def load_example(path: str | Path, dial_id: str | None, summaries: SummarySource
 def builtin_example(with_summary: bool) -> JudgeExample:
     """dialeval's hand-written example dialogue (used when the user points to none)."""
     import json
-    from importlib import resources
 
     raw = json.loads(prompt_file(f"vdact/{BUILTIN_EXAMPLE}").read_text(encoding="utf-8"))
     example = JudgeExample.model_validate({**raw, "source": "built-in"})

@@ -11,7 +11,6 @@ from dialeval.agents.templates import prompt_file
 
 import json
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from langchain_core.messages import BaseMessage

@@ -5,7 +5,7 @@ The paper's LLM-Acc is `vdact.video_chatgpt` (one call gives LLM-Acc and LLM-Rel
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, field_validator
 

@@ -5,7 +5,6 @@ The paper's LLM-Rel is `vdact.video_chatgpt` (one call gives LLM-Acc and LLM-Rel
 
 from __future__ import annotations
 
-from typing import Any
 
 from pydantic import BaseModel, Field
 

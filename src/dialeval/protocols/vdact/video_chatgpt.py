@@ -8,7 +8,7 @@ scoring reads it, as an integer (``int()``, so 4.8 counts 4).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
