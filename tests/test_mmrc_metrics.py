@@ -155,3 +155,24 @@ def test_cut_off_answers_count_in_the_figures_and_are_shown_beside_them():
     s = aggregate([{"questions": rows}])["conditions"]["on"]
     assert s["abilities"]["IE"] == {"mean": 2, "n": 1, "cut_off": 1, "empty": 0, "judge_failed": 1, "errored": 0}
     assert (s["EP"]["value"], s["EP"]["n"], s["EP"]["cut_off"]) == (0.75, 2, 1)
+
+
+def test_note_taking_on_and_off_are_tested_question_by_question():
+    records = [
+        {"id": f"conv-{c}", "questions": [
+            _q("off", "IE", 2, index=0), _q("on", "IE", 4, index=0),
+            _q("off", "MR", 3, index=1), _q("on", "MR", 3, index=1),
+            _q("off", "CR", None, index=2), _q("on", "CR", 5, index=2),  # the judge failed once: left out
+        ]}
+        for c in range(6)
+    ]
+    (test,) = aggregate(records)["condition_tests"]
+    assert (test["a"], test["b"], test["dimension"]) == ("off", "on", "score (0-5)")
+    assert (test["n"], test["only_b"]) == (12, 6)  # six conversations x two questions both scored
+    assert test["mean_diff"] == pytest.approx(1.0) and test["p_permutation"] < 0.05
+    assert "condition_tests" not in aggregate([{"id": "x", "questions": [_q("off", "IE", 2, index=0)]}])
+    from dialeval.benchmarks import get_benchmark
+
+    m = aggregate(records)
+    m["conditions"] = {}  # the tables under test here are the paired ones only
+    assert "NOTE-TAKING off (A) and on (B) compared question by question" in get_benchmark("mmrc").tables(m)

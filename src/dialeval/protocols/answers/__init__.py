@@ -10,8 +10,10 @@ from pydantic import BaseModel, ConfigDict
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import parse_options
 from dialeval.protocols.answers.data import AnswerItem, load_answers
+from dialeval.metrics.paired import system_tests
 from dialeval.metrics.scores import mean_or_none, scale_to_unit
 from dialeval.protocols.answers.common import ROLES
+from dialeval.report.paired import system_test_lines
 from dialeval.report.tables import cell, markdown_table, num
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
 
@@ -41,7 +43,7 @@ def to_input(item: AnswerItem, options: dict[str, Any]) -> dict[str, Any]:
 def to_record(item: AnswerItem, state: dict[str, Any]) -> dict[str, Any]:
     grade = state["grade"]
     score = grade["value"]["score"] if grade["status"] == "ok" else None
-    return {"id": item.id, "system": item.system, "score": score, "calls": [grade]}
+    return {"id": item.id, "system": item.system, "pair": item.pair_key, "score": score, "calls": [grade]}
 
 
 def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
@@ -61,7 +63,8 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
             "mean_score": mean,
             "mean_scaled": None if mean is None else scale_to_unit(mean, 1, 5),
         }
-    return {"systems": table}
+    by_system = {name: {"score (1-5)": {r.get("pair", r["id"]): r["score"] for r in rows}} for name, rows in systems.items()}
+    return {"systems": table, "system_tests": system_tests(by_system)}
 
 
 def _status(record: dict[str, Any]) -> str:
@@ -87,7 +90,7 @@ def tables(metrics: dict[str, Any]) -> str:
             for name, row in metrics["systems"].items()
         ],
         "lrrrrrr",
-    ))
+    ) + system_test_lines(metrics.get("system_tests") or [], unit="question"))
 
 
 def describe(run: RunFacts) -> str:

@@ -21,6 +21,17 @@ class AnswerItem(BaseModel):
     reference: str = Field(min_length=1)
     answer: str
     system: str = "system"
+    question_id: str | None = None  # pairs several systems' answers to one question; default: same context, question, reference
+
+    @property
+    def pair_key(self) -> str:
+        """What two systems' answers to the same question share, for the paired test."""
+        if self.question_id:
+            return self.question_id
+        import hashlib
+
+        text = "\x00".join((self.context.strip(), self.question.strip(), self.reference.strip()))
+        return "q-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def answer_item(record: dict[str, Any]) -> AnswerItem:

@@ -17,6 +17,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import parse_options
+from dialeval.report.paired import system_test_lines
 from dialeval.report.tables import num, pct, row, rule
 from dialeval.protocols.mmrc.data import ABILITIES, ABILITY_NAMES, Conversation, load_conversations
 from dialeval.protocols.mmrc import metrics as metrics
@@ -204,6 +205,7 @@ def tables(m: dict[str, Any]) -> str:
     nt = m.get("note_taking", {})
     if nt.get("updates"):
         lines += ["", f"Note-taker: {nt['updates']} updates, {nt['ok']} usable, {nt['unusable']} unusable (note kept unchanged)."]
+    lines += system_test_lines(m.get("condition_tests") or [], unit="question", scores="judge scores", compared="NOTE-TAKING off (A) and on (B)")
     if conds:
         lines += ["", "Radar chart of the six abilities: `radar.png` in the run folder."]
     return "\n".join(lines)

@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 from dialeval.protocols.mmrc.data import ABILITIES
 from dialeval.protocols.mmrc.text_rules import image_numbers
+from dialeval.metrics.paired import system_tests
 from dialeval.metrics.scores import mean_or_none
 
 OBJECTIVE = ("EP", "IMP", "RP")
@@ -175,7 +176,20 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if "off" in summary and "on" in summary:
         out["deltas"] = deltas(summary["off"], summary["on"])
+        out["condition_tests"] = condition_tests(records)
     return out
+
+
+def condition_tests(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """NOTE-TAKING on against off, question by question (judge scores 0-5): the paired
+    test says whether the overall delta is more than the questions' own spread."""
+    scores: dict[str, dict[str, dict[str, float | None]]] = {"off": {"score (0-5)": {}}, "on": {"score (0-5)": {}}}
+    for n, record in enumerate(records):
+        for q in record["questions"]:
+            if q["condition"] in scores:  # a question is its conversation and its place in it
+                unit = f"{record.get('id', n)}/{q.get('index', q['ability'])}"
+                scores[q["condition"]]["score (0-5)"][unit] = q["score"]
+    return system_tests(scores)
 
 
 def radar_values(summary: dict[str, Any]) -> list[float | None]:

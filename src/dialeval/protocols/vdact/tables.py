@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dialeval.report.paired import system_test_lines
 from dialeval.report.tables import cell, num, pct, row, rule
 
 
@@ -49,7 +50,7 @@ def tables(metrics: dict[str, Any]) -> str:
                 cell(name), s["dialogues"], *(d[k] for k in ("turns", "judged", "no_answer", "unparsed", "truncated", "error", "n")),
                 num(d["mean"]), scaled(d["mean_scaled"]), d["valid_n"], num(d["valid_mean"]), scaled(d["valid_mean_scaled"]),
             ]))
-    lines += system_test_lines(metrics.get("system_tests") or [])
+    lines += system_test_lines(metrics.get("system_tests") or [], unit="turn", scores="headline scores")
     lines += [
         "",
         "Cost per dialogue and for the whole prediction file (extrapolated from the judged dialogues when a run is limited):",
@@ -102,28 +103,6 @@ def tables(metrics: dict[str, Any]) -> str:
         for m, reason in missing.items():
             lines.append(f"{m} unavailable: {reason}.")
     return "\n".join(lines)
-
-
-def system_test_lines(tests: list[dict[str, Any]]) -> list[str]:
-    """The paired tests between the run's systems (headline scores on the turns both were scored on)."""
-    if not tests:
-        return []
-    lines = [
-        "",
-        "Systems compared turn by turn (paired over the turns both systems were scored on, headline scores): B - A with "
-        "a paired bootstrap 95% CI, a two-sided paired permutation test and the Wilcoxon signed-rank test. "
-        "`few` marks fewer than 10 shared turns: read such a p-value with care.",
-        "",
-        row(["dimension", "A", "B", "n", "only A", "only B", "mean A", "mean B", "B - A [95% CI]", "permutation p", "Wilcoxon p"]),
-        rule("lllrrrrrlrr"),
-    ]
-    for t in tests:
-        ci = f"{num(t['mean_diff'], 3, signed=True)} [{num(t['ci_low'], 3)}, {num(t['ci_high'], 3)}]"
-        lines.append(row([
-            t["dimension"], cell(t["a"]), cell(t["b"]), f"{t['n']}" + (" (few)" if t["few_units"] else ""), t["only_a"], t["only_b"],
-            num(t["mean_a"], 3), num(t["mean_b"], 3), ci, num(t["p_permutation"], 4), num(t["p_wilcoxon"], 4),
-        ]))
-    return lines
 
 
 def _failures(summary: dict[str, Any]) -> str:
