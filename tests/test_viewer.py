@@ -64,9 +64,17 @@ def test_pages_are_written_beside_the_runs(site):
     assert (site / "compare-judges" / "view" / "index.html").exists()
 
 
+def table_rows(run_dir: Path) -> list[dict]:
+    """The item table's rows, as the run page's scripts load them (``view/rows/*.js``)."""
+    rows = []
+    for part in sorted((run_dir / "view" / "rows").glob("*.js")):
+        text = part.read_text(encoding="utf-8")
+        rows += json.loads(text[text.index("push(...") + len("push(..."):text.rindex(");")])
+    return rows
+
+
 def _item_page(site: Path, run_name: str, item_id: str) -> str:
-    index = (site / run_name / "view" / "index.html").read_text()
-    href = re.search(rf'<a href="(items/\d+\.html)">{item_id}</a>', index).group(1)
+    href = next(r["href"] for r in table_rows(site / run_name) if r["id"] == item_id)
     return (site / run_name / "view" / href).read_text()
 
 

@@ -106,7 +106,10 @@ def test_the_turns_are_shown_in_order_under_the_system_prompt(site):
              "Sure! &lt;script&gt;", "And the one after that?", "The 10:40 arrives at 13:30."]
     positions = [section.index(t) for t in texts]
     assert positions == sorted(positions)
-    assert "[image: <code>ticket.png</code>]" in _turn(section, 1)  # by name: the viewer shows no pixels
+    # the image is a thumbnail file beside the pages, never base64 text in the page
+    thumb = re.search(r'<img src="\.\./(thumbs/[0-9a-f]+\.png)" alt="ticket.png"', _turn(section, 1)).group(1)
+    assert (site / "trains" / "view" / thumb).stat().st_size < 2_000
+    assert "base64" not in section
 
 
 def test_each_criterion_sits_beside_its_turn_with_score_rationale_and_status(site):

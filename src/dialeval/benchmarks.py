@@ -93,9 +93,10 @@ class Benchmark:
     system_output: str = "answers"
     glossary: dict[str, str] = field(default_factory=dict)
     describe: Callable[[RunFacts], str] | None = None
-    # record -> the conversation turn by turn with each verdict beside its turn, for the
-    # viewer's item page (conversation benchmarks); None: the page shows no such section
-    conversation_view: Callable[[dict[str, Any]], Any] | None = None
+    # (record, data item or None) -> the conversation turn by turn with each verdict beside
+    # its turn, for the viewer's item page (conversation benchmarks: the data item holds the
+    # questions and images a record leaves out); None: the page shows no such section
+    conversation_view: Callable[[dict[str, Any], Any], Any] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
 
