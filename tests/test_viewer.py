@@ -207,3 +207,19 @@ def test_inline_image_bytes_are_left_out_of_stored_prompts(tmp_path):
     (stored,) = load_prompts(tmp_path)[ref]
     assert stored["content"][0] == {"type": "text", "text": "Which room?"}
     assert stored["content"][1]["image_url"]["url"] == f"data:image/png;base64,<{len(url)} characters left out>"
+
+
+def test_each_disagreement_links_to_both_runs_side_by_side(browser, server, tmp_path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/compare-judges/view/index.html")
+    row = page.locator("table.disagreements tr", has_text="good-4")
+    assert row.locator("td").nth(1).inner_text() == "2" and row.locator("td").nth(2).inner_text() == "1"
+    row.locator("a.pair-link").click()
+    sides = page.locator(".side")
+    assert sides.nth(0).locator("h2").inner_text() == "lenient-judge" and sides.nth(1).locator("h2").inner_text() == "strict-judge"
+    assert sides.nth(0).locator(".pair-score").inner_text().endswith(": 2")
+    assert sides.nth(1).locator(".pair-score").inner_text().endswith(": 1")
+    assert '"rationale": "scripted"' in sides.nth(1).locator("pre.rationale").first.inner_text()  # the judge's own words
+    sides.nth(1).locator("a.item-link").click()  # and on to the item's page in its run
+    assert page.locator("h1").inner_text().startswith("item good-4")
+    page.screenshot(path=str(tmp_path / "pair.png"))

@@ -29,6 +29,7 @@ def env() -> Any:
     environment.filters["money"] = lambda v: "n/a" if v is None else f"{float(v or 0):.4f}"
     environment.filters["pct"] = pct
     environment.filters["image_name"] = image_label
+    environment.filters["score"] = lambda v: "n/a" if v is None else f"{float(v):.4g}"
     environment.filters["num"] = lambda v, d=3: num(v, d)
     return environment
 
@@ -63,6 +64,7 @@ class Clipper:
         self.page = page
         self.crumbs = crumbs  # labels and links the full-text pages show in their header
         self.count = 0
+        self.written: dict[int, str] = {}  # one page per distinct text (a prompt repeated by 20 calls)
 
     def __call__(self, text: Any, limit: int = CLIP) -> Any:
         from markupsafe import Markup, escape
@@ -75,7 +77,10 @@ class Clipper:
 
     def page_of(self, text: str) -> str:
         """Write ``text`` whole on a page of its own; its address relative to the clipped page."""
+        if hash(text) in self.written:
+            return self.written[hash(text)]
         self.count += 1
         name = f"{self.page.stem}-full/{self.count}.html"
         render("fulltext.html", self.page.parent / name, text=text, back=f"../{self.page.name}", crumbs=self.crumbs)
+        self.written[hash(text)] = name
         return name

@@ -91,35 +91,40 @@ def histogram(values: list[float]) -> dict[str, Any]:
             "bars": [{"label": lab, "count": c, "height": round(100 * c / peak, 1)} for lab, c in zip(labels, tally)]}
 
 
-def agent_table(run: RunData, latencies: dict[str, list[float]], retries: dict[str, int]) -> list[dict[str, Any]]:
-    """Per agent: calls, tokens, cost (n/a when a model has no price), outcomes, latency when calls record it."""
-    out = []
-    for agent, u in sorted(run.usage.get("per_agent", {}).items()):
-        seen = sorted(latencies.get(agent, []))
-        out.append({
-            "agent": agent, "models": ", ".join(u.get("models") or []), "calls": u.get("calls", 0), "cached": u.get("cached", 0),
-            "input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
-            "cost": None if u.get("unpriced_calls") else u.get("cost_usd", 0.0),
-            "unparsed": u.get("unparsed", 0), "truncated": u.get("truncated", 0), "error": u.get("error", 0),
-            "latency_mean": sum(seen) / len(seen) if seen else None,
-            "latency_p95": seen[min(len(seen) - 1, int(0.95 * len(seen)))] if seen else None,
-            "retries": retries.get(agent),
-        })
-    return out
-
-
-def call_timing(rows: list[dict[str, Any]]) -> tuple[dict[str, list[float]], dict[str, int]]:
-    """Latency and retries per agent from the call records of ``results.jsonl`` (absent: none)."""
+def agent_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per agent, from the call records of ``results.jsonl`` (so a running run has it too): calls,
+    cache hits, tokens, cost (None when a model has no known price), outcomes, and latency
+    and retries where the records carry ``latency_s`` / ``retries`` (None otherwise)."""
+    table: dict[str, dict[str, Any]] = {}
     latencies: dict[str, list[float]] = {}
-    retries: dict[str, int] = {}
     for row in rows:
         for call in row.get("usage") or []:
+            if not isinstance(call, dict):
+                continue
             agent = str(call.get("agent"))
+            line = table.setdefault(agent, {"agent": agent, "models": set(), "calls": 0, "cached": 0, "input_tokens": 0,
+                                            "output_tokens": 0, "cost": 0.0, "ok": 0, "unparsed": 0, "truncated": 0,
+                                            "error": 0, "retries": None})
+            line["models"].add(str(call.get("model")))
+            line["calls"] += 1
+            line["cached"] += int(bool(call.get("cached")))
+            line["input_tokens"] += int(call.get("input_tokens") or 0)
+            line["output_tokens"] += int(call.get("output_tokens") or 0)
+            if line["cost"] is not None:
+                line["cost"] = None if call.get("priced") is False else line["cost"] + float(call.get("cost") or 0.0)
+            status = str(call.get("status"))
+            line[status if status in ("ok", "unparsed", "truncated", "error") else "error"] += 1
             if isinstance(call.get("latency_s"), (int, float)) and not call.get("cached"):
                 latencies.setdefault(agent, []).append(float(call["latency_s"]))
             if isinstance(call.get("retries"), int):
-                retries[agent] = retries.get(agent, 0) + call["retries"]
-    return latencies, retries
+                line["retries"] = (line["retries"] or 0) + call["retries"]
+    out = []
+    for agent, line in sorted(table.items()):
+        seen = sorted(latencies.get(agent, []))
+        out.append({**line, "models": ", ".join(sorted(line["models"])),
+                    "latency_mean": sum(seen) / len(seen) if seen else None,
+                    "latency_p95": seen[min(len(seen) - 1, int(0.95 * len(seen)))] if seen else None})
+    return out
 
 
 def plot_files(run_dir: Path) -> list[str]:
@@ -136,7 +141,7 @@ def write_run_page(run: RunData, overview: dict[str, Any], raw_rows: list[dict[s
     return render(
         "run.html", out / "index.html",
         run=overview, row_files=write_rows(out, rows), dimensions=dimensions, histograms=histograms,
-        agents=agent_table(run, *call_timing(raw_rows)), plots=plot_files(run.path), per_page=ROWS_PER_PAGE,
+        agents=agent_table(raw_rows), plots=plot_files(run.path), per_page=ROWS_PER_PAGE,
         all_agents=sorted({a for r in rows for a in r["agents"]}),
         report=report.read_text(encoding="utf-8").replace("](plots/", "](../plots/") if report.exists() else "_No report.md yet._",
     )
