@@ -124,7 +124,7 @@ def test_agents_histograms_and_latency_are_on_the_run_page(big):
     assert "n = 308" in histogram
     bars = [int(h.split("<")[0]) for h in histogram.split('<span class="count">')[1:]]
     ticks = [h.split("<")[0] for h in histogram.split('<span class="tick">')[1:]]
-    assert bars == [77, 77, 77, 77] and ticks == ["2", "3", "4", "5"]
+    assert bars == [0, 77, 77, 77, 77] and ticks == ["1", "2", "3", "4", "5"]  # the whole 1-5 scale, 1 unused
     agents = page[page.index('id="agents"'):page.index("</table>", page.index('id="agents"'))]
     assert "answer_judge" in agents and "strict_judge" in agents and " s</td>" in agents  # latency from the call records
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +72,14 @@ def write_rows(out: Path, rows: list[dict[str, Any]]) -> list[str]:
     return names
 
 
-def histogram(values: list[float]) -> dict[str, Any]:
+def histogram(values: list[float], dimension: str = "") -> dict[str, Any]:
     """Bars of one dimension: one per integer score when the scores are a small integer scale
-    (empty values of the range shown as empty bars), else ten equal bins."""
+    (the whole scale when the dimension's name gives it, as in ``score (1-5)``, so an unused
+    value shows as an empty bar), else ten equal bins."""
     low, high = min(values), max(values)
+    scale = re.search(r"\((\d+)\s*-\s*(\d+)\)", dimension)
+    if scale and all(float(v).is_integer() for v in values):
+        low, high = min(low, float(scale.group(1))), max(high, float(scale.group(2)))
     if all(float(v).is_integer() for v in values) and high - low <= 20:
         labels = [str(int(v)) for v in range(int(low), int(high) + 1)]
         tally = [sum(1 for v in values if int(v) == int(low) + i) for i in range(len(labels))]
@@ -136,7 +141,7 @@ def write_run_page(run: RunData, overview: dict[str, Any], raw_rows: list[dict[s
     out = run.path / "view"
     rows = [table_row(n, item) for n, item in enumerate(run.items, start=1)]
     dimensions = list(dict.fromkeys(dim for r in rows for dim in r["scores"]))
-    histograms = {dim: histogram(list(units.values())) for dim, units in run.scores().items() if units}
+    histograms = {dim: histogram(list(units.values()), dim) for dim, units in run.scores().items() if units}
     report = run.path / "report.md"
     return render(
         "run.html", out / "index.html",

@@ -81,11 +81,21 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
         "unparsed": sum(a.get("unparsed", 0) for a in per_agent.values()),
         "truncated": sum(a.get("truncated", 0) for a in per_agent.values()),
         "errors": sum(a.get("error", 0) for a in per_agent.values()),
-        "cost": None if total.get("unpriced_calls") and not total.get("cost_usd") else total.get("cost_usd", 0.0),
+        "cost": _cost(run),
         "dry_run": bool(info.get("dry_run")) or run.config.get("model", {}).get("spec") == "dry-run",
         "running": running,
         "href": f"{run.path.name}/{VIEW}/index.html",
     }
+
+
+def _cost(run: RunData) -> float | None:
+    """The run's cost: usage.json's total once the run wrote it, else the sum over its items
+    so far; None when a model has no known price."""
+    total = run.usage.get("total")
+    if total:
+        return None if total.get("unpriced_calls") and not total.get("cost_usd") else float(total.get("cost_usd") or 0.0)
+    costs = [item.cost_usd for item in run.items]
+    return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
 @lru_cache(maxsize=8)
