@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
+
+from tests.viewer_helpers import serving
 
 from dialeval.report.compare import compare_runs
 from dialeval.config import ModelSettings, RunConfig
@@ -15,7 +16,7 @@ from dialeval.models.client import register_client
 from dialeval.run.runner import run
 from dialeval.testing.scripted import ScriptedChatModel, prompt_text
 from dialeval.cli import main
-from dialeval.report.viewer import make_server, write_site
+from dialeval.report.viewer import write_site
 
 INJECTION = '<img src=x onerror="document.title=\'pwned\'">'
 
@@ -127,11 +128,8 @@ def test_view_of_a_missing_folder_exits_2(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def server(site):
-    httpd = make_server(site, port=0)  # what `dialeval view` serves
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serving(site) as base:  # what `dialeval view` serves
+        yield base
 
 
 def test_the_index_lists_the_runs(browser, server, tmp_path):

@@ -5,13 +5,14 @@ read in headless Chromium where a page needs its script."""
 from __future__ import annotations
 
 import json
-import threading
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from dialeval.report.viewer import make_server, write_site
+from tests.viewer_helpers import serving
+
+from dialeval.report.viewer import write_site
 from dialeval.run.folder import RunLock
 
 LONG = "the judge thinks about this at length. " * 400  # 15,600 characters
@@ -59,10 +60,8 @@ def big(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(big):
-    httpd = make_server(big, port=0)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serving(big) as base:
+        yield base
 
 
 def test_no_page_grows_with_the_run_or_with_long_texts(big):

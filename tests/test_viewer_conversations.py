@@ -5,14 +5,14 @@ and, for MMDU, in headless Chromium."""
 from __future__ import annotations
 
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.report.viewer import make_server, write_site
+from dialeval.report.viewer import write_site
 from dialeval.run.runner import run
+from tests.viewer_helpers import serving
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 RUNS = {
@@ -80,11 +80,9 @@ def test_mdseval_shows_the_dialogue_with_its_image_and_each_summary_with_its_sco
 
 
 def test_the_mmdu_dialogue_reads_in_a_browser(browser, site, tmp_path):
-    httpd = make_server(site, port=0)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
+    with serving(site) as base:
         page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/mmdu/view/items/00001.html")
+        page.goto(f"{base}/mmdu/view/items/00001.html")
         images = page.locator("#turn-1 .images img")
         assert images.count() == 2
         widths = [images.nth(k).evaluate("img => img.naturalWidth") for k in range(2)]
@@ -92,5 +90,3 @@ def test_the_mmdu_dialogue_reads_in_a_browser(browser, site, tmp_path):
         assert page.evaluate("document.documentElement.scrollWidth") <= 1200  # no page stretched by an image
         assert page.locator("#turn-1-answer .verdict[data-criterion='Overall Score'] .score").inner_text() != ""
         page.screenshot(path=str(tmp_path / "mmdu.png"))
-    finally:
-        httpd.shutdown()

@@ -61,7 +61,8 @@ class Benchmark:
     - ``glossary`` maps the codes its tables use to what they stand for, and
       ``describe(facts)`` says in one line whose outputs a run evaluated and who judged
       them; both open the report.
-    - ``conversation_view(record)`` gives the rows the viewer shows turn by turn.
+    - ``conversation_view(record, item)`` gives the rows the viewer shows turn by turn (``item``:
+      the record's data item, or None when the data file is gone).
     """
 
     name: str

@@ -33,8 +33,9 @@ def _facts(unit: dict[str, Any]) -> Facts:
 
 
 def conversation_view(record: dict[str, Any], item: Any = None) -> ConversationView | None:
-    """The rows of one ``results.jsonl`` record of the dialogue benchmark (None without turns);
-    the record holds every turn, so the data item is not needed."""
+    """The rows of one ``results.jsonl`` record of the dialogue benchmark (None without turns).
+    The record names a turn's images by file name only; the data item, when given, has
+    their paths, so the viewer can show them."""
     turns = record.get("turns")
     if not isinstance(turns, list) or not turns:
         return None
@@ -43,9 +44,10 @@ def conversation_view(record: dict[str, Any], item: Any = None) -> ConversationV
         by_turn.setdefault(int(unit.get("turn", 0)), []).append(_verdict(unit, "turn"))
     facts = {int(u["turn"]): _facts(u) for u in record.get("grounding_units") or [] if u.get("turn") is not None}
     summary_facts = next((_facts(u) for u in record.get("grounding_units") or [] if u.get("level") == "summary"), None)
+    sources = {t.number: [i.source for i in t.images] for t in getattr(item, "turns", None) or []}
     rows = [
         TurnRow(number=int(t.get("turn", i)), role=str(t.get("role", "?")), text=str(t.get("text", "")),
-                images=list(t.get("images") or []), verdicts=by_turn.get(int(t.get("turn", i)), []),
+                images=sources.get(int(t.get("turn", i))) or list(t.get("images") or []), verdicts=by_turn.get(int(t.get("turn", i)), []),
                 facts=facts.get(int(t.get("turn", i))))
         for i, t in enumerate(turns, start=1)
     ]
