@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dialeval.report.results import RunData
-from dialeval.report.viewer.item_page import write_item
+from dialeval.report.viewer.item_page import counts, write_item
 from dialeval.report.viewer.run_page import write_run_page
 from dialeval.report.viewer.thumbs import Thumbnails, image_roots
 
@@ -69,8 +69,7 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
     from dialeval.report.compare import run_models
 
     info = run.metrics.get("run", {})
-    per_agent = run.usage.get("per_agent", {})
-    total = run.usage.get("total", {})
+    outcomes = counts([call for item in run.items for call in item.calls])  # so far, for a running run too
     return {
         "name": run.path.name,
         "benchmark": run.benchmark,
@@ -78,9 +77,9 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
         "item_count": info.get("items", len(run.items)),
         "finished": info.get("finished", len(run.items) - run.failed),
         "failed": info.get("failed", run.failed),
-        "unparsed": sum(a.get("unparsed", 0) for a in per_agent.values()),
-        "truncated": sum(a.get("truncated", 0) for a in per_agent.values()),
-        "errors": sum(a.get("error", 0) for a in per_agent.values()),
+        "unparsed": outcomes["unparsed"],
+        "truncated": outcomes["truncated"],
+        "errors": outcomes["error"],
         "cost": _cost(run),
         "dry_run": bool(info.get("dry_run")) or run.config.get("model", {}).get("spec") == "dry-run",
         "running": running,
