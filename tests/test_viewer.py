@@ -218,6 +218,7 @@ def test_each_disagreement_links_to_both_runs_side_by_side(browser, server, tmp_
     assert sides.nth(0).locator(".pair-score").inner_text().endswith(": 2")
     assert sides.nth(1).locator(".pair-score").inner_text().endswith(": 1")
     assert '"rationale": "scripted"' in sides.nth(1).locator("pre.rationale").first.inner_text()  # the judge's own words
+    assert '"question": "What is q4?"' in sides.nth(0).locator("pre.record").inner_text()  # and what it judged
     sides.nth(1).locator("a.item-link").click()  # and on to the item's page in its run
     assert page.locator("h1").inner_text().startswith("item good-4")
     page.screenshot(path=str(tmp_path / "pair.png"))

@@ -51,8 +51,9 @@ def prompt_view(messages: list[dict[str, Any]], clip: Clipper) -> dict[str, Any]
 
 
 def write_item(out: Path, number: int, total: int, row: ItemResult, run: dict[str, Any], prompts: dict[str, Any],
-               conversation: Any, thumb: Callable[[str], str | None]) -> Path:
-    """``items/<number>.html`` (and ``<number>-calls-<k>.html`` for calls past the first twenty)."""
+               conversation: Any, thumb: Callable[[str], str | None], data: Any = None) -> Path:
+    """``items/<number>.html`` (and ``<number>-calls-<k>.html`` for calls past the first twenty);
+    ``data`` is the item as the data file gives it, shown where no conversation view is."""
     calls = row.calls
     pages = max(1, -(-len(calls) // CALLS_PER_PAGE))
     stem = f"{number:05d}"
@@ -66,7 +67,7 @@ def write_item(out: Path, number: int, total: int, row: ItemResult, run: dict[st
         render(
             "item.html", page,
             run=run, row=row, calls=shown, call_count=len(calls), counts=counts(calls), statuses=STATUSES, clip=clip,
-            thumb=thumb, scores=row.scores, conversation=conversation if k == 1 else None, first_page=k == 1,
+            thumb=thumb, scores=row.scores, conversation=conversation if k == 1 else None, first_page=k == 1, data=data,
             call_pages=[(j, f"{stem}.html" if j == 1 else f"{stem}-calls-{j}.html") for j in range(1, pages + 1)] if pages > 1 else [],
             calls_page=k,
             previous=f"{number - 1:05d}.html" if number > 1 else None,

@@ -9,7 +9,7 @@ from typing import Any
 
 from dialeval.report.results import ItemResult, RunData
 from dialeval.report.viewer.render import Clipper, render
-from dialeval.report.viewer.site import VIEW, conversation_view, data_items, read_scored
+from dialeval.report.viewer.site import VIEW, conversation_view, data_items, item_data, read_scored
 from dialeval.report.viewer.thumbs import Thumbnails, image_roots
 
 RATIONALE = 600  # characters of each call's parsed answer shown on a side-by-side page
@@ -34,7 +34,7 @@ class Side:
         self.run = run
         self.units = unit_index(run)
         self.view_of = conversation_view(run.benchmark)
-        self.items = data_items(run.config) if self.view_of else {}
+        self.items = data_items(run.config)
         self.thumbs = Thumbnails(image_roots(run.config), run.path / VIEW / "thumbs")
         self.thumb_dir = os.path.relpath((run.path / VIEW / "thumbs").resolve(), pages.resolve())
         self.item_dir = os.path.relpath((run.path / VIEW / "items").resolve(), pages.resolve())
@@ -54,7 +54,7 @@ class Side:
         bare = unit.split("/", 1)[1] if item.system and unit.startswith(f"{item.system}/") else unit
         return {"label": label, "missing": False, "item": item, "href": f"{self.item_dir}/{number:05d}.html",
                 "score": item.scores.get(dimension, {}).get(bare), "scores": item.scores, "calls": calls,
-                "conversation": view, "thumb": self.thumb}
+                "conversation": view, "thumb": self.thumb, "data": None if view else item_data(self.items.get(item.id))}
 
 
 def write_pairs(folder: Path, result: dict[str, Any]) -> dict[tuple[int, int], str]:

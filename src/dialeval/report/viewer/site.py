@@ -142,6 +142,19 @@ def read_scored(folder: Path) -> RunData:
     return run.model_copy(update={"items": items})
 
 
+def item_data(item: Any) -> Any:
+    """A data item as JSON-like values, for pages of benchmarks without a turn-by-turn view."""
+    import dataclasses
+
+    if item is None:
+        return None
+    if hasattr(item, "model_dump"):
+        return item.model_dump(mode="json")
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return json.loads(json.dumps(dataclasses.asdict(item), default=str))
+    return str(item)
+
+
 def write_run(run_dir: str | Path) -> Path:
     """The pages of one run: its page with the item table, and one page per item."""
     folder = Path(run_dir)
@@ -158,7 +171,7 @@ def write_pages(run: RunData, current: str) -> Path:
     out = run.path / VIEW
     overview = run_overview(run, running="|running|" in f"|{current}|")
     view_of = conversation_view(run.benchmark)
-    items = data_items(run.config) if view_of else {}
+    items = data_items(run.config)
     thumbs = Thumbnails(image_roots(run.config), out / "thumbs")
 
     def thumb(source: str) -> str | None:
@@ -168,7 +181,8 @@ def write_pages(run: RunData, current: str) -> Path:
     prompts = load_prompts(run.path)
     for number, item in enumerate(run.items, start=1):
         view = view_of(item.detail, items.get(item.id)) if view_of and item.detail else None
-        write_item(out, number, len(run.items), item, overview, prompts, view, thumb)
+        data = None if view else item_data(items.get(item.id))
+        write_item(out, number, len(run.items), item, overview, prompts, view, thumb, data)
     page = write_run_page(run, overview, read_results(run.path))
     (out / "overview.json").write_text(json.dumps(overview), encoding="utf-8")
     return page
