@@ -5,6 +5,7 @@ read in headless Chromium where a page needs its script."""
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -52,8 +53,13 @@ def _answers_run(runs: Path, name: str, count: int, *, big_item: bool = False) -
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory) -> Path:
+    from PIL import Image
+
     runs = tmp_path_factory.mktemp("browser") / "runs"
-    _answers_run(runs, "big-run", 450, big_item=True)
+    run_dir = _answers_run(runs, "big-run", 450, big_item=True)
+    (run_dir / "plots").mkdir()
+    Image.new("RGB", (40, 30), "navy").save(run_dir / "plots" / "score-histogram.png")  # as the report writes its figures
+    (run_dir / "report.md").write_text("# Report\n\n![Scores](plots/score-histogram.png)\n")
     write_site(runs)
     return runs
 
@@ -147,3 +153,12 @@ def test_a_new_run_appears_and_a_locked_one_is_marked_running_without_a_rebuild(
         f.write(json.dumps({"id": "q9999", "status": "failed", "error": "boom"}) + "\n")
     with urllib.request.urlopen(f"{server}/late-run/view/items/00004.html") as answer:
         assert "q9999" in answer.read().decode()
+
+
+def test_the_runs_figures_are_shown_and_served_but_not_its_results(big, server):
+    page = (big / "big-run" / "view" / "index.html").read_text()
+    assert page.count('src="../plots/score-histogram.png"') == 2  # in the figures and in the report
+    with urllib.request.urlopen(f"{server}/big-run/plots/score-histogram.png") as answer:
+        assert answer.read()[:4] == b"\x89PNG"
+    with pytest.raises(urllib.error.HTTPError, match="404"):
+        urllib.request.urlopen(f"{server}/big-run/results.jsonl")
