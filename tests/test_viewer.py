@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
+
+from tests.viewer_helpers import serving
 
 from dialeval.report.compare import compare_runs
 from dialeval.config import ModelSettings, RunConfig
@@ -15,7 +16,7 @@ from dialeval.models.client import register_client
 from dialeval.run.runner import run
 from dialeval.testing.scripted import ScriptedChatModel, prompt_text
 from dialeval.cli import main
-from dialeval.report.viewer import make_server, write_site
+from dialeval.report.viewer import write_site
 
 INJECTION = '<img src=x onerror="document.title=\'pwned\'">'
 
@@ -64,9 +65,17 @@ def test_pages_are_written_beside_the_runs(site):
     assert (site / "compare-judges" / "view" / "index.html").exists()
 
 
+def table_rows(run_dir: Path) -> list[dict]:
+    """The item table's rows, as the run page's scripts load them (``view/rows/*.js``)."""
+    rows = []
+    for part in sorted((run_dir / "view" / "rows").glob("*.js")):
+        text = part.read_text(encoding="utf-8")
+        rows += json.loads(text[text.index("push(...") + len("push(..."):text.rindex(");")])
+    return rows
+
+
 def _item_page(site: Path, run_name: str, item_id: str) -> str:
-    index = (site / run_name / "view" / "index.html").read_text()
-    href = re.search(rf'<a href="(items/\d+\.html)">{item_id}</a>', index).group(1)
+    href = next(r["href"] for r in table_rows(site / run_name) if r["id"] == item_id)
     return (site / run_name / "view" / href).read_text()
 
 
@@ -119,11 +128,8 @@ def test_view_of_a_missing_folder_exits_2(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def server(site):
-    httpd = make_server(site, port=0)  # what `dialeval view` serves
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serving(site) as base:  # what `dialeval view` serves
+        yield base
 
 
 def test_the_index_lists_the_runs(browser, server, tmp_path):
@@ -199,3 +205,20 @@ def test_inline_image_bytes_are_left_out_of_stored_prompts(tmp_path):
     (stored,) = load_prompts(tmp_path)[ref]
     assert stored["content"][0] == {"type": "text", "text": "Which room?"}
     assert stored["content"][1]["image_url"]["url"] == f"data:image/png;base64,<{len(url)} characters left out>"
+
+
+def test_each_disagreement_links_to_both_runs_side_by_side(browser, server, tmp_path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/compare-judges/view/index.html")
+    row = page.locator("table.disagreements tr", has_text="good-4")
+    assert row.locator("td").nth(1).inner_text() == "2" and row.locator("td").nth(2).inner_text() == "1"
+    row.locator("a.pair-link").click()
+    sides = page.locator(".side")
+    assert sides.nth(0).locator("h2").inner_text() == "lenient-judge" and sides.nth(1).locator("h2").inner_text() == "strict-judge"
+    assert sides.nth(0).locator(".pair-score").inner_text().endswith(": 2")
+    assert sides.nth(1).locator(".pair-score").inner_text().endswith(": 1")
+    assert '"rationale": "scripted"' in sides.nth(1).locator("pre.rationale").first.inner_text()  # the judge's own words
+    assert '"question": "What is q4?"' in sides.nth(0).locator("pre.record").inner_text()  # and what it judged
+    sides.nth(1).locator("a.item-link").click()  # and on to the item's page in its run
+    assert page.locator("h1").inner_text().startswith("item good-4")
+    page.screenshot(path=str(tmp_path / "pair.png"))

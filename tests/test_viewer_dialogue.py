@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
-from dialeval.report.viewer import make_server, write_site
+from dialeval.report.viewer import write_site
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import between, fake_embed, write_jsonl
 from tests.helpers import http_config
+from tests.viewer_helpers import serving
 
 HOSTILE = "Sure! <script>document.title='pwned'</script> Take the 9:40 train."
 RUBRIC = """criteria:
@@ -61,13 +61,14 @@ def site(tmp_path_factory) -> Path:
     from PIL import Image
 
     root = tmp_path_factory.mktemp("dialogue-view")
-    Image.new("RGB", (2, 2), "green").save(root / "ticket.png")
+    (root / "pictures").mkdir()
+    Image.new("RGB", (2, 2), "green").save(root / "pictures" / "ticket.png")  # the record keeps "ticket.png" only
     data = write_jsonl(root / "chats.jsonl", [{
         "id": "train",
         "messages": [
             {"role": "system", "content": "You help travellers with trains."},
             {"role": "user", "content": [{"type": "text", "text": "Which train gets me to Porto by noon?"},
-                                         {"type": "image_url", "image_url": {"url": "ticket.png"}}]},
+                                         {"type": "image_url", "image_url": {"url": "pictures/ticket.png"}}]},
             {"role": "assistant", "content": HOSTILE},
             {"role": "user", "content": "And the one after that?"},
             {"role": "assistant", "content": "The 10:40 arrives at 13:30."},
@@ -106,7 +107,10 @@ def test_the_turns_are_shown_in_order_under_the_system_prompt(site):
              "Sure! &lt;script&gt;", "And the one after that?", "The 10:40 arrives at 13:30."]
     positions = [section.index(t) for t in texts]
     assert positions == sorted(positions)
-    assert "[image: <code>ticket.png</code>]" in _turn(section, 1)  # by name: the viewer shows no pixels
+    # the image is a thumbnail file beside the pages, never base64 text in the page
+    thumb = re.search(r'<img src="\.\./(thumbs/[0-9a-f]+\.png)" alt="ticket.png"', _turn(section, 1)).group(1)
+    assert (site / "trains" / "view" / thumb).stat().st_size < 2_000
+    assert "base64" not in section
 
 
 def test_each_criterion_sits_beside_its_turn_with_score_rationale_and_status(site):
@@ -138,15 +142,11 @@ def test_other_benchmarks_keep_their_item_pages(site):
 
 
 def test_the_conversation_reads_turn_by_turn_in_a_browser(browser, site, tmp_path):
-    httpd = make_server(site, port=0)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
+    with serving(site) as base:
         page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/trains/view/items/00001.html")
+        page.goto(f"{base}/trains/view/items/00001.html")
         assert page.title() != "pwned"
         assert page.locator("#turn-2 .bubble .text").inner_text() == HOSTILE  # the script is text
         assert page.locator("#turn-2 .verdict[data-criterion=relevance] .score").inner_text() == "5"
         assert page.locator("#turn-4 .verdict[data-criterion=relevance] .badge").inner_text().lower() == "unparsed"
         page.locator("#conversation").screenshot(path=str(tmp_path / "dialogue-view.png"))
-    finally:
-        httpd.shutdown()

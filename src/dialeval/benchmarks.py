@@ -61,7 +61,8 @@ class Benchmark:
     - ``glossary`` maps the codes its tables use to what they stand for, and
       ``describe(facts)`` says in one line whose outputs a run evaluated and who judged
       them; both open the report.
-    - ``conversation_view(record)`` gives the rows the viewer shows turn by turn.
+    - ``conversation_view(record, item)`` gives the rows the viewer shows turn by turn (``item``:
+      the record's data item, or None when the data file is gone).
     """
 
     name: str
@@ -93,9 +94,10 @@ class Benchmark:
     system_output: str = "answers"
     glossary: dict[str, str] = field(default_factory=dict)
     describe: Callable[[RunFacts], str] | None = None
-    # record -> the conversation turn by turn with each verdict beside its turn, for the
-    # viewer's item page (conversation benchmarks); None: the page shows no such section
-    conversation_view: Callable[[dict[str, Any]], Any] | None = None
+    # (record, data item or None) -> the conversation turn by turn with each verdict beside
+    # its turn, for the viewer's item page (conversation benchmarks: the data item holds the
+    # questions and images a record leaves out); None: the page shows no such section
+    conversation_view: Callable[[dict[str, Any], Any], Any] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
 

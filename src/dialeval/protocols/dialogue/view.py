@@ -6,68 +6,11 @@ The viewer knows nothing about dialogue records; it asks the benchmark's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-STATUS_LABELS = {"not_applicable": "not applicable", "over_budget": "over budget"}
+from dialeval.protocols.view_rows import ConversationView, Facts, TurnRow, Verdict, image_label
 
-
-@dataclass(frozen=True)
-class Verdict:
-    """One criterion's verdict on one unit, with why (rationale, or the reason it has none)."""
-
-    criterion: str
-    level: str
-    status: str
-    verdict: int | str | None
-    rationale: str | None
-    reason: str | None  # not applicable: what is missing; unparsed: why the answer was unreadable
-    raw: str | None  # the judge's raw answer when it could not be read
-
-    @property
-    def status_label(self) -> str:
-        return STATUS_LABELS.get(self.status, self.status)
-
-
-@dataclass(frozen=True)
-class Facts:
-    """The atomic-fact check of one reply (or the summary): precision and the unsupported claims."""
-
-    status: str
-    precision: float | None
-    facts: int
-    unsupported: list[str]
-
-
-@dataclass(frozen=True)
-class TurnRow:
-    """One message in order; an assistant turn carries its verdicts and fact check."""
-
-    number: int
-    role: str
-    text: str
-    images: list[str] = field(default_factory=list)
-    verdicts: list[Verdict] = field(default_factory=list)
-    facts: Facts | None = None
-
-
-@dataclass(frozen=True)
-class ConversationView:
-    """The whole page section: system prompt, turns, then conversation- and summary-level verdicts."""
-
-    system: str
-    turns: list[TurnRow]
-    whole: list[Verdict]
-    summary: str | None
-    summary_facts: Facts | None
-
-
-def image_label(source: str) -> str:
-    """How the page names an image: its file name or URL (inline bytes are never kept in results)."""
-    if source.startswith("data:"):
-        return "inline image"
-    return source if source.startswith(("http://", "https://")) else Path(source).name
+__all__ = ["conversation_view", "image_label"]
 
 
 def _verdict(unit: dict[str, Any], level: str) -> Verdict:
@@ -89,8 +32,10 @@ def _facts(unit: dict[str, Any]) -> Facts:
                  facts=len(unit.get("facts") or []), unsupported=list(unit.get("unsupported") or []))
 
 
-def conversation_view(record: dict[str, Any]) -> ConversationView | None:
-    """The rows of one ``results.jsonl`` record of the dialogue benchmark (None without turns)."""
+def conversation_view(record: dict[str, Any], item: Any = None) -> ConversationView | None:
+    """The rows of one ``results.jsonl`` record of the dialogue benchmark (None without turns).
+    The record names a turn's images by file name only; the data item, when given, has
+    their paths, so the viewer can show them."""
     turns = record.get("turns")
     if not isinstance(turns, list) or not turns:
         return None
@@ -99,9 +44,10 @@ def conversation_view(record: dict[str, Any]) -> ConversationView | None:
         by_turn.setdefault(int(unit.get("turn", 0)), []).append(_verdict(unit, "turn"))
     facts = {int(u["turn"]): _facts(u) for u in record.get("grounding_units") or [] if u.get("turn") is not None}
     summary_facts = next((_facts(u) for u in record.get("grounding_units") or [] if u.get("level") == "summary"), None)
+    sources = {t.number: [i.source for i in t.images] for t in getattr(item, "turns", None) or []}
     rows = [
         TurnRow(number=int(t.get("turn", i)), role=str(t.get("role", "?")), text=str(t.get("text", "")),
-                images=list(t.get("images") or []), verdicts=by_turn.get(int(t.get("turn", i)), []),
+                images=sources.get(int(t.get("turn", i))) or list(t.get("images") or []), verdicts=by_turn.get(int(t.get("turn", i)), []),
                 facts=facts.get(int(t.get("turn", i))))
         for i, t in enumerate(turns, start=1)
     ]

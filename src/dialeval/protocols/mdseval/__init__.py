@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
+from dialeval.protocols.mdseval.view import conversation_view
 from dialeval.config import parse_options
 from dialeval.report.tables import markdown_table, num, row, rule
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, SHORT, MdsDialogue, load_mdseval
@@ -441,6 +442,7 @@ register_benchmark(
         after_run=after_run,
         metrics_only=metrics_only,
         item_scores=item_scores,
+        conversation_view=conversation_view,
         glossary=GLOSSARY,
         describe=describe,
     )

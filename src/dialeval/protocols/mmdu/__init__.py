@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
+from dialeval.protocols.mmdu.view import conversation_view
 from dialeval.config import parse_options
 from dialeval.report.tables import markdown_table, num
 from dialeval.protocols.mmdu.data import MmduItem, load_dialogues, load_human_scores, load_predictions
@@ -219,6 +220,7 @@ register_benchmark(
         **ROLES.benchmark_fields(),
         metrics_only=compare_judges,
         item_scores=item_scores,
+        conversation_view=conversation_view,
         glossary=GLOSSARY,
         describe=describe,
     )

@@ -16,6 +16,7 @@ from typing import Any
 
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
+from dialeval.protocols.mmrc.view import conversation_view
 from dialeval.config import parse_options
 from dialeval.report.paired import system_test_lines
 from dialeval.report.tables import num, pct, row, rule
@@ -272,6 +273,7 @@ register_benchmark(
         score_dimensions=score_dimensions,
         tables=tables,
         item_scores=item_scores,
+        conversation_view=conversation_view,
         **ROLES.benchmark_fields(),
         after_run=after_run,
         glossary=GLOSSARY,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
+from dialeval.protocols.vdact.view import conversation_view
 from dialeval.config import ConfigError
 from dialeval.protocols.vdact.data import Dialogue, load_dialogues, load_human_scores, load_predictions
 from dialeval.metrics.correlation import kendall_tau_b
@@ -359,6 +360,7 @@ register_benchmark(
         **ROLES.benchmark_fields(),
         metrics_only=metrics_only,
         item_scores=item_scores,
+        conversation_view=conversation_view,
         sample_key=lambda item: item.dial_id,  # --limit: the same dialogues in every system's file
         describe=describe,
     )
