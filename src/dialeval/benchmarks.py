@@ -65,7 +65,7 @@ class Benchmark:
       ``describe(facts)`` says in one line whose outputs a run evaluated and who judged
       them; both open the report.
     - ``conversation_view(record)`` gives the rows the viewer shows turn by turn.
-    - ``figures(records, metrics)`` declares the report's figures beyond the score
+    - ``figures(records, metrics, options)`` declares the report's figures beyond the score
       histograms (:mod:`dialeval.figures`); ``scales`` gives the score range per dimension.
     """
 
@@ -103,9 +103,9 @@ class Benchmark:
     conversation_view: Callable[[dict[str, Any]], Any] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
-    # (records, metrics) -> the benchmark's own report figures (dialeval.figures records);
+    # (records, metrics, run options) -> the benchmark's own report figures (dialeval.figures records);
     # every run also gets a score histogram per dimension and system (report/plots.py)
-    figures: Callable[[list[dict[str, Any]], dict[str, Any]], list[Figure]] | None = None
+    figures: Callable[[list[dict[str, Any]], dict[str, Any], dict[str, Any]], list[Figure]] | None = None
     # dimension (or its last word, e.g. an aspect) -> (lowest, highest) score, for axes
     # that span the scale; dimensions named like ``score (1-5)`` need no entry
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)

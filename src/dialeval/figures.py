@@ -72,3 +72,16 @@ def scale_of(dimension: str, scales: dict[str, Scale], values: list[float]) -> S
 def slug(text: str) -> str:
     """A file-name part naming ``text``: lower case, runs of other characters as one ``-``."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "figure"
+
+
+def judge_vs_human(judge: dict[str, dict[str, float]], human: dict[str, dict[str, float]], label: str = "judge") -> list[Figure]:
+    """One scatter per dimension scored by both, over the units both scored (``item_scores`` shape)."""
+    out: list[Figure] = []
+    for dimension, scores in judge.items():
+        shared = sorted(set(scores) & set(human.get(dimension, {})))
+        if shared:
+            out.append(Scatter(
+                name=f"judge-vs-human-{slug(dimension)}", title=f"{dimension}: judge against human per unit",
+                xlabel="human", ylabel=label, points={label: [(human[dimension][u], scores[u]) for u in shared]},
+            ))
+    return out

@@ -132,36 +132,55 @@ def _histogram(ax: Any, figure: Histogram) -> None:
 
 
 def _bars(ax: Any, figure: Bars) -> None:
+    """Bars rise from the bottom of the scale (a mean of 1 on 1-3 is no bar, so every bar
+    carries its value); intervals are drawn as error bars."""
     positions = range(len(figure.categories))
+    bottom = figure.ylim[0] if figure.ylim else 0.0
+    labelled = len(figure.categories) * len(figure.series) <= 24
     for (label, values), (offset, width) in zip(figure.series.items(), _offsets(len(figure.series))):
-        xs = [p + offset for p, v in zip(positions, values) if v is not None]
-        ys = [v for v in values if v is not None]
-        intervals = figure.intervals.get(label)
+        kept = [(p + offset, v, ci) for p, v, ci in zip(positions, values, figure.intervals.get(label) or [None] * len(values))
+                if v is not None]
+        xs, ys = [k[0] for k in kept], [k[1] - bottom for k in kept]
         errors = None
-        if intervals:
-            kept = [(v, ci) for v, ci in zip(values, intervals) if v is not None]
-            errors = [[v - ci[0] if ci else 0.0 for v, ci in kept], [ci[1] - v if ci else 0.0 for v, ci in kept]]
-        ax.bar(xs, ys, width=width, label=label, yerr=errors, capsize=3 if errors else 0)
+        if figure.intervals.get(label):
+            errors = [[v - ci[0] if ci else 0.0 for _, v, ci in kept], [ci[1] - v if ci else 0.0 for _, v, ci in kept]]
+        bars = ax.bar(xs, ys, width=width, bottom=bottom, label=label, yerr=errors, capsize=3 if errors else 0)
+        if labelled:
+            ax.bar_label(bars, labels=[f"{v:.2g}" if abs(v) < 10 else f"{v:.0f}" for _, v, _ in kept], fontsize=6,
+                         padding=1, label_type="edge")
     ax.set_xticks(list(positions), figure.categories, rotation=30 if len(figure.categories) > 4 else 0,
                   ha="right" if len(figure.categories) > 4 else "center", fontsize=8)
     if figure.ylim is not None:
-        ax.set_ylim(*figure.ylim)
+        low, high = figure.ylim
+        ax.set_ylim(low, high + (high - low) * 0.08)  # room for the value on a full bar
     ax.set_ylabel(figure.ylabel)
     if len(figure.series) > 1 or figure.intervals:
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.tight_layout()
 
 
 def _scatter(ax: Any, figure: Scatter) -> None:
+    """Points that fall on one spot (integer scales) are one marker sized by their count;
+    the series are shifted apart a little so none hides another."""
+    from collections import Counter
+
     every = [c for pts in figure.points.values() for p in pts for c in p]
     low, high = figure.scale or (min(every), max(every))
-    pad = (high - low) * 0.05 or 0.5
-    for label, pts in figure.points.items():
-        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=16, alpha=0.6, label=f"{label} (n={len(pts)})")
+    low, high = min(low, min(every)), max(high, max(every))
+    span = (high - low) or 1.0
+    pad = span * 0.06
+    for (label, pts), (offset, _) in zip(figure.points.items(), _offsets(len(figure.points), width=span * 0.04)):
+        counts = Counter(pts)
+        ax.scatter([x + offset for x, _ in counts], [y + offset for _, y in counts], s=[14 * n for n in counts.values()],
+                   alpha=0.6, label=f"{label} (n={len(pts)})")
     ax.plot([low, high], [low, high], color="grey", linewidth=0.8, linestyle="--")
     ax.set_xlim(low - pad, high + pad)
     ax.set_ylim(low - pad, high + pad)
+    if float(low).is_integer() and float(high).is_integer() and high - low <= MAX_BINS:
+        ticks = list(range(int(low), int(high) + 1))  # whole scale points on an integer scale
+        ax.set_xticks(ticks)
+        ax.set_yticks(ticks)
     ax.set_xlabel(figure.xlabel)
-    ax.set_ylabel(figure.ylabel)
-    ax.legend(fontsize=7)
+    ax.set_ylabel(figure.ylabel + " (marker area: count)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.tight_layout()

@@ -101,7 +101,7 @@ def finish_run(
         "system_outputs": system_outputs(bench, resolved, rows),
     }
     run_info.update(_provenance_and_cautions(bench, metrics, usage, calls, resolved, run_info))
-    run_info["figures"] = _figures(run_dir, bench, records, metrics) if records and not dry_run else {}
+    run_info["figures"] = _figures(run_dir, bench, records, metrics, options) if records and not dry_run else {}
     metrics = {**metrics, "run": run_info}
     from dialeval.secrets import scrub  # a key echoed in an error message stays out
 
@@ -139,14 +139,16 @@ def _provenance_and_cautions(
     }
 
 
-def _figures(run_dir: Path, bench: Benchmark, records: list[dict[str, Any]], metrics: dict[str, Any]) -> dict[str, str]:
+def _figures(
+    run_dir: Path, bench: Benchmark, records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]
+) -> dict[str, str]:
     """Draw the score histograms and the benchmark's own figures; title -> ``plots/<name>.png``."""
     from dialeval.figures import Figure
     from dialeval.report.plots import draw, score_histograms
 
     figures: list[Figure] = [*score_histograms(records, bench.score_dimensions, bench.scales)]
     if bench.figures is not None:
-        figures += bench.figures(records, metrics)
+        figures += bench.figures(records, metrics, options)
     return draw(figures, run_dir)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
+from dialeval.protocols.mdseval.figures import figures
 from dialeval.config import parse_options
 from dialeval.report.tables import markdown_table, num, row, rule
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, SHORT, MdsDialogue, load_mdseval
@@ -443,5 +444,7 @@ register_benchmark(
         item_scores=item_scores,
         glossary=GLOSSARY,
         describe=describe,
+        figures=figures,
+        scales={a: (float(lo), float(hi)) for a, (lo, hi) in SCALES.items()},
     )
 )

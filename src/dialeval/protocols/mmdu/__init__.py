@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
+from dialeval.protocols.mmdu.figures import figures
 from dialeval.config import parse_options
 from dialeval.report.tables import markdown_table, num
 from dialeval.protocols.mmdu.data import MmduItem, load_dialogues, load_human_scores, load_predictions
@@ -221,5 +222,7 @@ register_benchmark(
         item_scores=item_scores,
         glossary=GLOSSARY,
         describe=describe,
+        figures=figures,
+        scales={d: (1.0, 10.0) for d in DIMENSIONS},
     )
 )
