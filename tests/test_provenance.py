@@ -115,6 +115,16 @@ def test_statistics_on_few_units_are_listed_means_are_not():
     metrics = {
         "judge_vs_human": {"pearson": 1.0, "spearman": 1.0, "n": 2},
         "systems": {"bot": {"interval": {"value": 0.5, "low": 0.2, "high": 0.8, "n": FEW_UNITS}, "mean": 2.0, "n": 1}},
+        "per_dialogue": {"spearman": {"value": 0.4, "low": -0.2, "high": 0.9, "dialogues": 3}},
         "run": {"ignored": {"pearson": 0.1, "n": 1}},
     }
-    assert few_units(metrics) == ["judge_vs_human: n=2"]
+    assert few_units(metrics) == ["judge_vs_human: n=2", "per_dialogue.spearman: n=3"]
+
+
+def test_a_report_rewritten_for_a_run_without_provenance_claims_none(tmp_path):
+    from dialeval.report.header import provenance_lines
+
+    assert provenance_lines({"templates": {}, "models": {}, "price_notes": []}) == []
+    lines = provenance_lines({"dialeval": "9.9", "git_commit": None, "first_started": "2026-01-01T00:00:00Z",
+                              "started": "2026-01-02T00:00:00Z", "finished": "2026-01-02T00:01:00Z"})
+    assert lines == ["- run: dialeval 9.9, 2026-01-01T00:00:00Z to 2026-01-02T00:01:00Z (resumed 2026-01-02T00:00:00Z) UTC"]

@@ -60,7 +60,7 @@ def few_units(metrics: dict[str, Any]) -> list[str]:
 def _statistics(node: Any, path: str) -> Iterator[tuple[str, int]]:
     if not isinstance(node, dict):
         return
-    n = node.get("n")
+    n = node.get("n", node.get("dialogues"))  # MDSEval averages per dialogue: its units are dialogues
     if isinstance(n, int) and not isinstance(n, bool) and _STATISTICS & set(node) and any(
         node.get(k) is not None for k in _STATISTICS & set(node)
     ):

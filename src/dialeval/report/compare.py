@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.config import ConfigError
+from dialeval.report.cautions import FEW_UNITS
 from dialeval.report.results import RunData, read_run
 from dialeval.report.tables import cell, code, markdown_table, num, pct
 
@@ -249,7 +250,8 @@ def _agreement_row(c: dict[str, Any]) -> list[Any]:
     if not c["n"]:
         return [*head, 0, *[None] * 10]
     ci = f"{num(c['mean_diff'], 3)} [{num(c['ci_low'], 3)}, {num(c['ci_high'], 3)}]"
-    return [*head, c["n"], *(num(c[k], 3) for k in ("pearson", "spearman", "kendall_tau_b")),
+    n = f"{c['n']} (too few to read)" if c["n"] < FEW_UNITS else c["n"]  # see report/cautions.py
+    return [*head, n, *(num(c[k], 3) for k in ("pearson", "spearman", "kendall_tau_b")),
             pct(c["exact_agreement"]), pct(c["adjacent_agreement"]),
             *(num(c[k], 3) for k in ("krippendorff_alpha", "mean_a", "mean_b")), ci, num(c["p_value"], 4)]
 

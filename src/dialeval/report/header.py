@@ -117,13 +117,13 @@ def provenance_lines(provenance: dict[str, Any]) -> list[str]:
 
     Why: a local server answering under ``openai:gpt-4o-mini`` must not read as OpenAI;
     the endpoints and the model names shown are those of the recorded calls."""
-    if not provenance:
-        return []
-    commit = provenance.get("git_commit")
-    when = f"{provenance.get('first_started') or provenance.get('started')} to {provenance.get('finished') or 'unfinished'}"
-    if provenance.get("first_started") and provenance.get("first_started") != provenance.get("started"):
-        when += f" (resumed {provenance['started']})"
-    lines = [f"- run: dialeval {provenance.get('dialeval')}" + (f" (git {commit[:12]})" if commit else "") + f", {when} UTC"]
+    lines = []
+    if provenance.get("dialeval"):  # runs written before provenance was recorded have none
+        commit = provenance.get("git_commit")
+        when = f"{provenance.get('first_started') or provenance.get('started')} to {provenance.get('finished') or 'unfinished'}"
+        if provenance.get("first_started") and provenance.get("first_started") != provenance.get("started"):
+            when += f" (resumed {provenance['started']})"
+        lines.append(f"- run: dialeval {provenance['dialeval']}" + (f" (git {commit[:12]})" if commit else "") + f", {when} UTC")
     for model, seen in (provenance.get("models") or {}).items():
         if not (seen.get("endpoints") or seen.get("server_models")):
             continue
