@@ -146,3 +146,18 @@ def test_every_benchmark_declares_figures_it_can_build_from_its_golden_metrics(b
     metrics = json.loads((GOLDEN / f"{benchmark}.metrics.json").read_text())
     figures = bench.figures([], metrics, {}) if bench.figures else []
     assert all(isinstance(f, (Bars, Scatter, Histogram)) and f.name for f in figures)
+
+
+def test_dialogue_sets_the_judge_against_the_human_labels_it_was_given(tmp_path):
+    labels = tmp_path / "human.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "trip", "turn": 2, "criterion": "relevance", "score": 5},
+        {"id": "lamp", "turn": 2, "criterion": "relevance", "score": 3},
+    ]))
+    records = [{"id": "trip", "turn_units": [{"criterion": "relevance", "turn": 2, "score": 4},
+                                             {"criterion": "relevance", "turn": 4, "score": 2}]},
+               {"id": "lamp", "turn_units": [{"criterion": "relevance", "turn": 2, "score": None}]}]
+    bench = get_benchmark("dialogue")
+    assert bench.figures(records, {}, {}) == []  # no human labels, no scatter
+    [scatter] = bench.figures(records, {}, {"human_scores": str(labels)})
+    assert scatter.name == "judge-vs-human-relevance" and scatter.points == {"judge": [(5, 4)]}  # units both scored
