@@ -128,3 +128,22 @@ def test_a_report_rewritten_for_a_run_without_provenance_claims_none(tmp_path):
     lines = provenance_lines({"dialeval": "9.9", "git_commit": None, "first_started": "2026-01-01T00:00:00Z",
                               "started": "2026-01-02T00:00:00Z", "finished": "2026-01-02T00:01:00Z"})
     assert lines == ["- run: dialeval 9.9, 2026-01-01T00:00:00Z to 2026-01-02T00:01:00Z (resumed 2026-01-02T00:00:00Z) UTC"]
+
+
+def test_a_call_whose_last_attempt_was_refused_too_counts_only_the_refusals_it_retried():
+    import contextvars
+
+    from dialeval.models.usage import CallRecord, count_response, record, start_meter
+
+    def failed_call() -> CallRecord:
+        start_meter("http://user:secret@127.0.0.1:8000/v1?key=x")
+        for status in (429, 500, 503, 200, 500):  # a 200 (a corrective retry answered) is no refusal
+            count_response(status)
+        entry = CallRecord(agent="judge", model="openai-compatible:m", status="error", error="InternalServerError")
+        record(entry)
+        return entry
+
+    entry = contextvars.copy_context().run(failed_call)
+    assert (entry.retries, entry.rate_limited) == (3, 1)  # four refusals, the last one not retried
+    assert entry.endpoint == "http://127.0.0.1:8000/v1"  # no user, password or query
+    assert entry.latency_s is not None and entry.server_model is None

@@ -9,6 +9,7 @@ shows an empty bar at 1.
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -17,6 +18,7 @@ from dialeval.figures import Bars, Figure, Histogram, Scale, Scatter, scale_of, 
 
 PLOTS_DIR = "plots"
 WIDTH_IN, HEIGHT_IN, DPI = 5.6, 3.6, 100  # 560 x 360 px: readable in a report, small on disk
+TITLE_WIDTH = 64  # characters on a title line before it wraps (a longer one leaves the figure)
 MAX_BINS = 12  # scales with more integer values than this are drawn in ten equal bins
 PNG_METADATA = {"Software": None}  # no version string, no date: deterministic bytes
 
@@ -79,7 +81,7 @@ class _Canvas:
 
         self.plt = plt
         self.fig, self.ax = plt.subplots(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
-        self.ax.set_title(title, fontsize=10)
+        self.ax.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize=10)
 
     def __enter__(self) -> Any:
         return self.ax

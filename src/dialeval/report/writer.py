@@ -197,7 +197,9 @@ def render_report(
         lines += [f"Too few units to read (correlations, p-values and intervals on fewer than {FEW_UNITS}): "
                   + "; ".join(code(f) for f in shown) + (f"; and {more} more in metrics.json" if more else "") + ".", ""]
     if run.get("figures"):
-        lines += ["## Figures", "", *(f"![{cell(title)}]({path})" for title, path in run["figures"].items()), ""]
+        lines += ["## Figures", ""]
+        for title, path in run["figures"].items():  # a paragraph each: renderers put adjacent images on one line
+            lines += [f"![{cell(title)}]({path})", ""]
     lines += ["## Cost", ""]
     t = usage["total"]
     uncached = cost_text({**t, "cost_usd": t.get("cost_without_prompt_cache_usd", t["cost_usd"])})

@@ -45,7 +45,7 @@ def _question_types(records: list[dict[str, Any]], metrics: dict[str, Any], dim:
     low, high = SCALES.get(dim, (0, 1))
     return Bars(
         name=f"question-types-{dim.lower()}",
-        title=f"{dim} by question type (mean, 95% bootstrap interval)",
+        title=f"{dim} by question type (mean of readable scores, 95% bootstrap interval)",
         ylabel=f"mean {dim} ({low}-{high})",
         categories=types,
         series=series,
