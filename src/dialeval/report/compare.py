@@ -260,14 +260,10 @@ def _plots(out: Path, comparisons: list[dict[str, Any]], scales: dict[str, tuple
     """One figure per dimension and pair, ``agreement-<dimension>.png`` (``-<a>-vs-<b>`` when
     more than two runs): a count heat map on integer scales, else a scatter; both axes span
     the dimension's scale (:func:`dialeval.figures.scale_of`), not only the values seen."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     from dialeval.figures import scale_of, slug
-    from dialeval.report.plots import PNG_METADATA
+    from dialeval.report.plots import PNG_METADATA, new_figure
 
     pairs = {(c["a"], c["b"]) for c in comparisons}
     written: dict[str, str] = {}
@@ -279,7 +275,7 @@ def _plots(out: Path, comparisons: list[dict[str, Any]], scales: dict[str, tuple
         seen = sorted(set(x) | set(y))
         low, high = scale_of(c["dimension"], scales, seen) or (seen[0], seen[-1])
         low, high = min(low, seen[0]), max(high, seen[-1])
-        fig, ax = plt.subplots(figsize=(4.2, 3.8), dpi=100)
+        fig, ax = new_figure(4.2, 3.8)
         if c["scale"] == "integer" and high - low <= 11 and low == int(low) and high == int(high):
             values = [float(v) for v in range(int(low), int(high) + 1)]  # the whole scale, gaps included
             grid = np.zeros((len(values), len(values)), dtype=int)
@@ -313,7 +309,6 @@ def _plots(out: Path, comparisons: list[dict[str, Any]], scales: dict[str, tuple
                 break
             name = f"{stem}-{k}.png"
         fig.savefig(out / name, metadata=PNG_METADATA)
-        plt.close(fig)
         written[f"{c['dimension']}: {c['a']} vs {c['b']}"] = name
     return written
 

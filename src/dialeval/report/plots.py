@@ -1,8 +1,8 @@
 """PNG figures of a run: score histograms for every benchmark, and what a benchmark declares.
 
 Why: ``1: 192, 2: 213, 3: 199`` is read faster as bars. Drawing is pure (figure records
-in, files out), matplotlib's Agg backend is imported only here and only when a figure
-is drawn, and the files carry no timestamp, so the same run draws the same bytes.
+in, files out), matplotlib (its object API on the Agg canvas, no pyplot) is imported
+only here and only when a figure is drawn, and the files carry no timestamp, so the same run draws the same bytes.
 Axes span the whole scale, never only the values seen: a judge that never gave a 1
 shows an empty bar at 1.
 """
@@ -70,24 +70,27 @@ def draw(figures: list[Figure], run_dir: Path) -> dict[str, str]:
     return written
 
 
+def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tuple[Any, Any]:
+    """A figure and its axes from matplotlib's object API (Agg canvas): no pyplot state, so
+    nothing to close and nothing shared between threads."""
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(width_in, height_in), dpi=DPI)
+    return fig, fig.subplots()
+
+
 class _Canvas:
-    """One figure at a time, always closed (pyplot keeps every open figure alive)."""
+    """One titled figure; ``with _Canvas(title) as ax:`` draws on its axes."""
 
     def __init__(self, title: str):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        self.plt = plt
-        self.fig, self.ax = plt.subplots(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
+        self.fig, self.ax = new_figure()
         self.ax.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize=10)
 
     def __enter__(self) -> Any:
         return self.ax
 
     def __exit__(self, *exc: object) -> None:
-        self.plt.close(self.fig)
+        self.fig.clear()
 
 
 def _integer_scale(scale: Scale | None, values: list[float]) -> list[float] | None:
