@@ -65,7 +65,7 @@ def test_two_judges_are_aligned_item_by_item(tmp_path):
     assert runs["judge-a"]["models"]["default"].startswith("openai:scripted-")
 
     files = {p.name for p in (tmp_path / "cmp").iterdir()}
-    assert {"compare.md", "compare.json", "plot-1.png"} <= files
+    assert {"compare.md", "compare.json", "agreement-score-1-5.png"} <= files  # named after the dimension
     saved = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert saved["comparisons"][0]["n"] == 8 and saved["comparisons"][0]["disagreements"][0] == {"unit": "item-8", "a": 4, "b": 1}
 

@@ -59,7 +59,7 @@ def test_compare_pairs_the_judge_with_human_labels(judged, capsys):
     assert row["spearman"] == pytest.approx(1.0) and row["exact_agreement"] == pytest.approx(1 / 3)
     assert sorted(row["pairs"]) == [["lamp/2", 4.0, 3.0], ["trip/2", 5.0, 5.0], ["trip/4", 2.0, 1.0]]
     assert result["human"] == str(labels.resolve())
-    assert "| relevance | judge | human | 3 |" in printed and "Human labels (human)" in printed
+    assert "| relevance | judge | human | 3 (too few to read) |" in printed and "Human labels (human)" in printed
 
 
 def test_a_label_off_the_scale_stops_with_file_record_and_field(judged, capsys):

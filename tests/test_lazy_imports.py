@@ -1,6 +1,7 @@
 """Heavy libraries load only in the runs that use them: `dialeval run answers` with an API
-judge, in a process of its own, ends without torch, transformers, chromadb, matplotlib,
-nltk, scipy or scikit-learn in ``sys.modules``."""
+judge, in a process of its own, ends without torch, transformers, chromadb, nltk, scipy
+or scikit-learn in ``sys.modules``. matplotlib loads only once the report draws its
+figures (after the last item), and a dry run, which draws none, never loads it."""
 
 from __future__ import annotations
 
@@ -45,4 +46,12 @@ def test_an_answers_run_with_an_api_judge_imports_no_heavy_library(tmp_path):
     assert result["code"] == 0 and graded == 3  # the run really evaluated the three answers
     loaded = set(result["loaded"])
     assert {"langgraph", "langchain_openai"} <= loaded  # the probe sees what the run imported
-    assert sorted(loaded & set(HEAVY)) == []
+    assert sorted(loaded & set(HEAVY)) == ["matplotlib"]  # the report's score histogram, drawn at the end
+
+
+def test_a_dry_run_loads_no_heavy_library_not_even_for_figures(tmp_path):
+    argv = ["run", "answers", "--data", str(DATA), "--model", "dry-run", "--output-dir", str(tmp_path / "runs"),
+            "--no-cache", "--no-progress"]  # fmt: skip
+    result = run_in_own_process(argv, tmp_path)
+    assert result["code"] == 0
+    assert sorted(set(result["loaded"]) & set(HEAVY)) == []

@@ -10,7 +10,10 @@ import importlib
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:
+    from dialeval.figures import Figure
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class Benchmark:
       them; both open the report.
     - ``conversation_view(record, item)`` gives the rows the viewer shows turn by turn (``item``:
       the record's data item, or None when the data file is gone).
+    - ``figures(records, metrics, options)`` declares the report's figures beyond the score
+      histograms (:mod:`dialeval.figures`); ``scales`` gives the score range per dimension.
     """
 
     name: str
@@ -100,6 +105,12 @@ class Benchmark:
     conversation_view: Callable[[dict[str, Any], Any], Any] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
+    # (records, metrics, run options) -> the benchmark's own report figures (dialeval.figures records);
+    # every run also gets a score histogram per dimension and system (report/plots.py)
+    figures: Callable[[list[dict[str, Any]], dict[str, Any], dict[str, Any]], list[Figure]] | None = None
+    # dimension (or its last word, e.g. an aspect) -> (lowest, highest) score, for axes
+    # that span the scale; dimensions named like ``score (1-5)`` need no entry
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 # name -> module that registers it (imported lazily)

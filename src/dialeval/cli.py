@@ -154,6 +154,8 @@ def _warnings(metrics: dict[str, object]) -> list[str]:
     system = run.get("system_outputs") if isinstance(run, dict) else None
     if isinstance(system, dict) and system.get("warning"):
         out.append(str(system["warning"]))
+    judges = run.get("warnings") if isinstance(run, dict) else None  # judges past the unreadable share
+    out.extend(str(w) for w in judges or [])
     return out
 
 

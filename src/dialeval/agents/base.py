@@ -20,7 +20,7 @@ from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer
 from dialeval.secrets import scrub
 from dialeval.models.progress import tick
 from dialeval.agents.templates import Template, load_template
-from dialeval.models.usage import CallRecord, record
+from dialeval.models.usage import CallRecord, record, start_meter
 
 T = TypeVar("T", bound=BaseModel)
 Status = Literal["ok", "unparsed", "truncated", "error"]
@@ -215,6 +215,7 @@ async def ask(
     keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
     system under test gets no second chance its paper did not give it.
     """
+    start_meter(None if ctx.client.injected else ctx.client.endpoint)  # retries, 429s, the server's model name
     conversation = list(messages)
     totals: dict[str, Any] = {
         "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0,
@@ -329,6 +330,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
     ``{"text": ...}`` when ok.
     """
     reason: str | None
+    start_meter(None if ctx.client.injected else ctx.client.endpoint)
     try:
         gen = await ctx.client.generate(
             messages, placeholder=placeholder, cache_path=ctx.cache_path, read_cache=ctx.read_cache

@@ -30,7 +30,7 @@ from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.pricing import Price
 from dialeval.models.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec
-from dialeval.models.usage import count_tokens, price_of
+from dialeval.models.usage import count_tokens, note_server_model, price_of
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -268,6 +268,7 @@ class ModelClient:
         if cache_path and cache_path != self._limit_memory:
             self.use_limit_memory(cache_path)
         message = await self._call(messages, schema, json_schema)
+        note_server_model(message)
         text = _text_of(message)
         usage = getattr(message, "usage_metadata", None) or {}
         n_in = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)

@@ -8,6 +8,7 @@ were made, how many were cached, unparsed or truncated, and what they cost.
 from __future__ import annotations
 
 import contextvars
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -66,7 +67,11 @@ class CallRecord:
     estimated: bool = False  # dry-run: tokens counted, nothing sent
     priced: bool = True  # False: the model has no known price, so ``cost`` is not a cost
     error: str | None = None  # status error: "<exception type>: <message>", keys scrubbed
-    endpoint: str | None = None  # status error: the URL the call went to (API backends)
+    endpoint: str | None = None  # the URL the call went to (API backends; user info removed)
+    retries: int = 0  # requests sent again after the server refused or failed one (HTTP 408/409/429/5xx)
+    rate_limited: int = 0  # of the server's answers, how many were HTTP 429 (or Anthropic's 529)
+    latency_s: float | None = None  # start to end of the call, queueing and corrective retries included
+    server_model: str | None = None  # the model name the server said answered (may differ from the spec)
 
 
 @dataclass
@@ -95,7 +100,8 @@ def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
     for c in calls:
         d = c if isinstance(c, dict) else c.__dict__
         total["calls"] += 1
-        for key in ("input_tokens", "output_tokens", "requests", "cached", "cached_input_tokens", "cache_write_tokens"):
+        for key in ("input_tokens", "output_tokens", "requests", "cached", "cached_input_tokens", "cache_write_tokens",
+                    "retries", "rate_limited"):
             total[key] += d.get(key, 0)
         cost += d.get("cost", 0.0)
         uncached = d.get("uncached_cost")
@@ -104,7 +110,8 @@ def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
         if not d.get("priced", True) and sent:
             total["unpriced_calls"] += 1
             unpriced.add(d.get("model", "?"))
-    keys = ("calls", "requests", "cached", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+    keys = ("calls", "requests", "cached", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens",
+            "retries", "rate_limited")
     out: dict[str, Any] = {k: total[k] for k in keys}
     out["cost_usd"] = round(cost, 6)
     out["cost_without_prompt_cache_usd"] = round(cost_uncached, 6)
@@ -123,7 +130,82 @@ def cost_text(totals: dict[str, Any]) -> str:
 current_ledger: contextvars.ContextVar[Ledger | None] = contextvars.ContextVar("dialeval_ledger", default=None)
 
 
+def public_url(url: str | None) -> str | None:
+    """``url`` without user name, password, query or fragment: what a report may show of an endpoint."""
+    if not url:
+        return None
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+RETRIED_STATUSES = frozenset({408, 409, 429, 529})  # besides 5xx: what the SDKs send again
+
+
+@dataclass
+class CallMeter:
+    """What the HTTP layer saw during one agent call: refusals, retries, the server's model name.
+
+    Why: the SDKs retry 429s and 5xx themselves, so without this a run with 91 retries
+    reports ``errors=0`` and nothing else; one meter per call (a context variable set by
+    :func:`start_meter`) keeps concurrent calls apart."""
+
+    endpoint: str | None = None
+    started: float = field(default_factory=time.perf_counter)
+    refused: int = 0  # answers with a status the SDK retries
+    rate_limited: int = 0
+    server_model: str | None = None
+
+    def fill(self, entry: CallRecord) -> None:
+        """Copy what was seen onto the call's ledger entry (a cache hit or dry run sent nothing)."""
+        if not (entry.requests or entry.status == "error") or entry.estimated:
+            return
+        entry.endpoint = self.endpoint or public_url(entry.endpoint)
+        # the last refusal of a call that ended in error was not retried
+        entry.retries = max(0, self.refused - (1 if entry.status == "error" and self.refused else 0))
+        entry.rate_limited = self.rate_limited
+        entry.latency_s = round(time.perf_counter() - self.started, 3)
+        entry.server_model = self.server_model
+
+
+current_meter: contextvars.ContextVar[CallMeter | None] = contextvars.ContextVar("dialeval_meter", default=None)
+
+
+def start_meter(endpoint: str | None) -> CallMeter:
+    """Begin metering one agent call in the current task (see :class:`CallMeter`)."""
+    meter = CallMeter(endpoint=public_url(endpoint))
+    current_meter.set(meter)
+    return meter
+
+
+def count_response(status: int) -> None:
+    """Called by the HTTP hooks for every answer the server gave, retried ones included."""
+    meter = current_meter.get()
+    if meter is None:
+        return
+    if status in RETRIED_STATUSES or status >= 500:
+        meter.refused += 1
+    if status in (429, 529):
+        meter.rate_limited += 1
+
+
+def note_server_model(message: Any) -> None:
+    """Keep the model name a server put in its answer (LangChain's ``response_metadata``)."""
+    meter = current_meter.get()
+    meta = getattr(message, "response_metadata", None) or {}
+    name = meta.get("model_name") or meta.get("model")
+    if meter is not None and isinstance(name, str) and name:
+        meter.server_model = name
+
+
 def record(entry: CallRecord) -> None:
+    meter = current_meter.get()
+    if meter is not None:
+        meter.fill(entry)
     ledger = current_ledger.get()
     if ledger is not None:
         ledger.add(entry)

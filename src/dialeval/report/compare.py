@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.config import ConfigError
+from dialeval.report.cautions import FEW_UNITS
 from dialeval.report.results import RunData, read_run
 from dialeval.report.tables import cell, code, markdown_table, num, pct
 
@@ -163,7 +164,7 @@ def compare_runs(
         **({"human": str(Path(human).resolve())} if human is not None else {}),
         "dimensions": dimensions,
         "comparisons": comparisons,
-        "plots": _plots(out, comparisons) if plots else {},
+        "plots": _plots(out, comparisons, bench.scales) if plots else {},
     }
     (out / "compare.json").write_text(json.dumps(result, indent=2))
     (out / "compare.md").write_text(render_markdown(result))
@@ -249,34 +250,40 @@ def _agreement_row(c: dict[str, Any]) -> list[Any]:
     if not c["n"]:
         return [*head, 0, *[None] * 10]
     ci = f"{num(c['mean_diff'], 3)} [{num(c['ci_low'], 3)}, {num(c['ci_high'], 3)}]"
-    return [*head, c["n"], *(num(c[k], 3) for k in ("pearson", "spearman", "kendall_tau_b")),
+    n = f"{c['n']} (too few to read)" if c["n"] < FEW_UNITS else c["n"]  # see report/cautions.py
+    return [*head, n, *(num(c[k], 3) for k in ("pearson", "spearman", "kendall_tau_b")),
             pct(c["exact_agreement"]), pct(c["adjacent_agreement"]),
             *(num(c[k], 3) for k in ("krippendorff_alpha", "mean_a", "mean_b")), ci, num(c["p_value"], 4)]
 
 
-def _plots(out: Path, comparisons: list[dict[str, Any]]) -> dict[str, str]:
-    """One figure per dimension and pair: a confusion heatmap on integer scales, else a scatter."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def _plots(out: Path, comparisons: list[dict[str, Any]], scales: dict[str, tuple[float, float]]) -> dict[str, str]:
+    """One figure per dimension and pair, ``agreement-<dimension>.png`` (``-<a>-vs-<b>`` when
+    more than two runs): a count heat map on integer scales, else a scatter; both axes span
+    the dimension's scale (:func:`dialeval.figures.scale_of`), not only the values seen."""
     import numpy as np
 
-    written = {}
-    for index, c in enumerate(comparisons):
+    from dialeval.figures import scale_of, slug
+    from dialeval.report.plots import PNG_METADATA, new_figure
+
+    pairs = {(c["a"], c["b"]) for c in comparisons}
+    written: dict[str, str] = {}
+    for c in comparisons:
         if not c["n"]:
             continue
         x = np.array([p[1] for p in c["pairs"]], dtype=float)
         y = np.array([p[2] for p in c["pairs"]], dtype=float)
-        fig, ax = plt.subplots(figsize=(4.2, 3.8), dpi=100)
-        values = sorted(set(x) | set(y))
-        if c["scale"] == "integer" and values[-1] - values[0] <= 11:
-            values = [float(v) for v in range(int(values[0]), int(values[-1]) + 1)]  # the scale, gaps included
+        seen = sorted(set(x) | set(y))
+        low, high = scale_of(c["dimension"], scales, seen) or (seen[0], seen[-1])
+        low, high = min(low, seen[0]), max(high, seen[-1])
+        fig, ax = new_figure(4.2, 3.8)
+        if c["scale"] == "integer" and high - low <= 11 and low == int(low) and high == int(high):
+            values = [float(v) for v in range(int(low), int(high) + 1)]  # the whole scale, gaps included
             grid = np.zeros((len(values), len(values)), dtype=int)
             pos = {v: k for k, v in enumerate(values)}
             for u, v in zip(x, y):
                 grid[pos[v], pos[u]] += 1
-            ax.imshow(grid, cmap="Blues", origin="lower")
+            # counts from 0: one value seen everywhere is a dark cell, not a blank figure
+            ax.imshow(grid, cmap="Blues", origin="lower", vmin=0, vmax=max(int(grid.max()), 1))
             labels = [f"{v:g}" for v in values]
             ax.set_xticks(range(len(values)), labels)
             ax.set_yticks(range(len(values)), labels)
@@ -286,16 +293,22 @@ def _plots(out: Path, comparisons: list[dict[str, Any]]) -> dict[str, str]:
                         ax.text(k, r, str(grid[r, k]), ha="center", va="center",
                                 color="white" if grid[r, k] > grid.max() / 2 else "black", fontsize=8)
         else:
+            pad = (high - low) * 0.05 or 0.5
             ax.scatter(x, y, s=14, alpha=0.6)
-            low, high = min(values), max(values)
             ax.plot([low, high], [low, high], color="grey", linewidth=0.8, linestyle="--")
+            ax.set_xlim(low - pad, high + pad)
+            ax.set_ylim(low - pad, high + pad)
         ax.set_xlabel(_short(c["a"]))
         ax.set_ylabel(_short(c["b"]))
         ax.set_title(f"{c['dimension']} (n={c['n']})", fontsize=10)
         fig.tight_layout()
-        name = f"plot-{index + 1}.png"
-        fig.savefig(out / name)
-        plt.close(fig)
+        stem = f"agreement-{slug(c['dimension'])}" + (f"-{slug(c['a'])}-vs-{slug(c['b'])}" if len(pairs) > 1 else "")
+        name = f"{stem}.png"
+        for k in range(2, len(comparisons) + 2):  # two dimensions may share a slug
+            if name not in written.values():
+                break
+            name = f"{stem}-{k}.png"
+        fig.savefig(out / name, metadata=PNG_METADATA)
         written[f"{c['dimension']}: {c['a']} vs {c['b']}"] = name
     return written
 

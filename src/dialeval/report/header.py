@@ -110,3 +110,29 @@ def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) ->
     if terms:
         lines += ["Abbreviations: " + "; ".join(f"{code} = {name}" for code, name in terms.items()) + ".", ""]
     return lines
+
+
+def provenance_lines(provenance: dict[str, Any]) -> list[str]:
+    """Which code ran, when, which endpoints answered under which model names, which templates.
+
+    Why: a local server answering under ``openai:gpt-4o-mini`` must not read as OpenAI;
+    the endpoints and the model names shown are those of the recorded calls."""
+    lines = []
+    if provenance.get("dialeval"):  # runs written before provenance was recorded have none
+        commit = provenance.get("git_commit")
+        when = f"{provenance.get('first_started') or provenance.get('started')} to {provenance.get('finished') or 'unfinished'}"
+        if provenance.get("first_started") and provenance.get("first_started") != provenance.get("started"):
+            when += f" (resumed {provenance['started']})"
+        lines.append(f"- run: dialeval {provenance['dialeval']}" + (f" (git {commit[:12]})" if commit else "") + f", {when} UTC")
+    for model, seen in (provenance.get("models") or {}).items():
+        if not (seen.get("endpoints") or seen.get("server_models")):
+            continue
+        where = ", ".join(code(u) for u in seen.get("endpoints", [])) or "a local backend"
+        answered = ", ".join(code(m) for m in seen.get("server_models", []))
+        lines.append(f"- {code(model)} called at {where}" + (f"; the server answered as {answered}" if answered else ""))
+    templates = provenance.get("templates") or {}
+    if templates:
+        lines.append("- templates: " + "; ".join(f"{key} {code(t.get('sha256', '')[:12])}" for key, t in templates.items())
+                     + " (the others are those packaged with this version)")
+    lines += [f"- note: {note}" for note in provenance.get("price_notes", [])]
+    return lines

@@ -14,11 +14,13 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
-from dialeval.report.header import citation, header, system_outputs
+from dialeval.report.cautions import FEW_UNITS, few_units, judge_warnings, retries_text
+from dialeval.report.header import citation, header, provenance_lines, system_outputs
 from dialeval.report.tables import cell, code, markdown_table, pct
 from dialeval.models.usage import cost_text, summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
+MAX_FEW = 8  # statistics on too few units named in the report (all are in metrics.json)
 
 
 def agent_reliability(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -42,8 +44,13 @@ def agent_reliability(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "truncated_share": statuses["truncated"] / n,
             "error_share": statuses["error"] / n,
             "models": sorted({c["model"] for c in calls}),
+            "latency_mean_s": _mean([c["latency_s"] for c in calls if c.get("latency_s") is not None]),
         }
     return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
 
 
 def score_reliability(bench: Benchmark, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -93,6 +100,8 @@ def finish_run(
         "scores": score_reliability(bench, records),
         "system_outputs": system_outputs(bench, resolved, rows),
     }
+    run_info.update(_provenance_and_cautions(bench, metrics, usage, calls, resolved, run_info))
+    run_info["figures"] = _figures(run_dir, bench, records, metrics, options) if records and not dry_run else {}
     metrics = {**metrics, "run": run_info}
     from dialeval.secrets import scrub  # a key echoed in an error message stays out
 
@@ -102,6 +111,45 @@ def finish_run(
     if bench.after_run is not None and records:
         bench.after_run(run_dir, records, metrics)
     return metrics
+
+
+def _provenance_and_cautions(
+    bench: Benchmark, metrics: dict[str, Any], usage: dict[str, Any], calls: list[dict[str, Any]],
+    resolved: dict[str, Any], run_info: dict[str, Any],
+) -> dict[str, Any]:
+    """``provenance`` (code, times, endpoints and server model names, templates), ``warnings``
+    (judges past the unreadable threshold) and ``few_units`` (statistics on too few units)."""
+    from dialeval.run.provenance import foreign_price_notes, served_models
+
+    served = served_models(calls)
+    cost_by_model: defaultdict[str, float] = defaultdict(float)
+    for c in calls:
+        cost_by_model[str(c.get("model"))] += float(c.get("cost") or 0.0)
+    provenance = {
+        **(resolved.get("provenance") or {}),
+        "templates": (resolved.get("identity") or {}).get("templates") or {},
+        "models": served,
+        "price_notes": foreign_price_notes(served, cost_by_model),
+    }
+    system_agents = set((run_info.get("system_outputs") or {}).get("agents", []))
+    return {
+        "provenance": provenance,
+        "warnings": judge_warnings(usage["per_agent"], system_agents),
+        "few_units": few_units(metrics),
+    }
+
+
+def _figures(
+    run_dir: Path, bench: Benchmark, records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]
+) -> dict[str, str]:
+    """Draw the score histograms and the benchmark's own figures; title -> ``plots/<name>.png``."""
+    from dialeval.figures import Figure
+    from dialeval.report.plots import draw, score_histograms
+
+    figures: list[Figure] = [*score_histograms(records, bench.score_dimensions, bench.scales)]
+    if bench.figures is not None:
+        figures += bench.figures(records, metrics, options)
+    return draw(figures, run_dir)
 
 
 def render_report(
@@ -127,6 +175,8 @@ def render_report(
             "> and costs are estimates of what a real run would send.",
             "",
         ]
+    for warning in run.get("warnings") or []:
+        lines += [f"> **Unreadable judge answers.** {warning[0].upper()}{warning[1:]}.", ""]
     lines += [
         f"- benchmark: `{bench.name}`{citation(bench)}",
         f"- data: `{resolved.get('data')}`",
@@ -134,14 +184,23 @@ def render_report(
         + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),
         f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed"
         + (f", {run['not_evaluated']} not evaluated (run stopped)" if run.get("not_evaluated") else ""),
+        *provenance_lines(run.get("provenance") or {}),
         *header(bench, resolved, usage),
         "## Results",
         "",
         bench.tables(metrics) if run["finished"] else "_No item finished._",
         "",
-        "## Cost",
-        "",
     ]
+    if run.get("few_units"):
+        shown = run["few_units"][:MAX_FEW]
+        more = len(run["few_units"]) - len(shown)
+        lines += [f"Too few units to read (correlations, p-values and intervals on fewer than {FEW_UNITS}): "
+                  + "; ".join(code(f) for f in shown) + (f"; and {more} more in metrics.json" if more else "") + ".", ""]
+    if run.get("figures"):
+        lines += ["## Figures", ""]
+        for title, path in run["figures"].items():  # a paragraph each: renderers put adjacent images on one line
+            lines += [f"![{cell(title)}]({path})", ""]
+    lines += ["## Cost", ""]
     t = usage["total"]
     uncached = cost_text({**t, "cost_usd": t.get("cost_without_prompt_cache_usd", t["cost_usd"])})
     lines += markdown_table(
@@ -161,6 +220,10 @@ def render_report(
             f"({t['unpriced_calls']} calls); set `price` or `price_as` for that model. "
             f"Priced calls alone cost {t['cost_usd']:.4f} USD.",
         ]
+    retried = retries_text(t)
+    if retried:
+        lines += ["", f"Requests sent again after the server refused or failed them: {retried}."]
+    lines += _agent_costs(usage["per_agent"])
     lines += ["", "## Judge reliability", ""]
     system_agents = set((run.get("system_outputs") or {}).get("agents", []))
     lines += markdown_table(
@@ -213,6 +276,21 @@ def render_report(
         if len(failures) > 20:
             lines.append(f"- ... {len(failures) - 20} more in results.jsonl")
     return "\n".join(lines) + "\n"
+
+
+def _agent_costs(per_agent: dict[str, dict[str, Any]]) -> list[str]:
+    """The per-agent cost table (``usage.json``'s ``per_agent``): who spent the tokens and the time."""
+    if not per_agent:
+        return []
+    return ["", "Per agent:", ""] + markdown_table(
+        ["agent", "calls", "requests sent", "input tokens", "output tokens", "cost (USD)", "retries (HTTP 429)",
+         "mean latency (s)"],
+        [[cell(agent), a["calls"], a["requests"], a["input_tokens"], a["output_tokens"], cost_text(a),
+          f"{a.get('retries', 0)} ({a.get('rate_limited', 0)})",
+          "-" if a.get("latency_mean_s") is None else f"{a['latency_mean_s']:.2f}"]
+         for agent, a in per_agent.items()],
+        "lrrrrrrr",
+    )
 
 
 def write_report(run_dir: str | Path) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old impor
     failure_summary,
     results_by_id,
 )
+from dialeval.run import provenance
 from dialeval.run.identity import check_same_setup, data_digest, identity, referenced_files, resolved_config, run_id
 from dialeval.run.preflight import (
     await_preflight,
@@ -301,6 +302,7 @@ async def run_async(
         await await_preflight(checks, config)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(run_dir):
+        resolved["provenance"] = provenance.start(None if config.fresh else provenance.earlier(run_dir / CONFIG))
         _prepare_folder(run_dir, resolved, config.fresh)
         done = results_by_id(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
@@ -385,6 +387,7 @@ async def run_async(
         rows = [done[item.id] for item in items if item.id in done]
         not_evaluated = len(items) - len(rows)
         stopped = breaker.message if len(rows) < len(items) else None
+        resolved["provenance"] = provenance.stamp(run_dir / CONFIG, provenance.finish(resolved["provenance"]))
         metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped)
     records = [r["result"] for r in rows if r["status"] == "ok"]
     failed = sum(1 for r in rows if r["status"] != "ok")

@@ -96,8 +96,10 @@ class OpenAIStub:
         api_key: str | None = None,
         echo_auth: bool = False,
         hold_until: int | None = None,
+        served_model: str | None = None,
     ):
         self.respond = respond or (lambda body: '{"ok": true}')
+        self.served_model = served_model  # the model name answers carry (default: the one asked for)
         self.hang = hang  # chat requests are accepted and never answered
         self.hang_models = hang_models  # GET /models too
         self.api_key = api_key  # when set, other keys get 401
@@ -282,7 +284,7 @@ class OpenAIStub:
                             "id": f"msg_{len(stub.requests)}",
                             "type": "message",
                             "role": "assistant",
-                            "model": body.get("model", "stub"),
+                            "model": stub.served_model or body.get("model", "stub"),
                             "content": content,
                             "stop_reason": "max_tokens" if finish == "length" else ("tool_use" if tool_input is not None else "end_turn"),
                             "stop_sequence": None,
@@ -302,7 +304,7 @@ class OpenAIStub:
                         "id": f"chatcmpl-{len(stub.requests)}",
                         "object": "chat.completion",
                         "created": int(time.time()),
-                        "model": body.get("model", "stub"),
+                        "model": stub.served_model or body.get("model", "stub"),
                         "choices": [
                             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
                         ],

@@ -6,6 +6,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from dialeval.models.concurrency import AdaptiveLimit, retry_after_seconds
+from dialeval.models.usage import count_response
 
 if TYPE_CHECKING:
     from dialeval.config import ModelSettings
@@ -70,13 +71,13 @@ def sync_http(timeout: float) -> Any:
 
 
 def limit_hooks(limit: AdaptiveLimit | None) -> dict[str, list[Any]]:
-    """httpx hooks that tell ``limit`` about every response, retries included (the SDKs
-    retry 429s themselves, so the limit would otherwise never hear of them); a refused
+    """httpx hooks that count every response for the call's record and tell ``limit`` about
+    it, retries included (the SDKs retry 429s themselves, so the limit would otherwise never hear of them); a refused
     request's retry waits for a place under the halved limit."""
-    if limit is None:
-        return {}
-
     async def on_response(response: Any) -> None:
+        count_response(response.status_code)  # the call's retries and 429s (models/usage.py)
+        if limit is None:
+            return
         if response.status_code in (429, 529):  # 529: Anthropic's "overloaded"
             limit.throttled(retry_after_seconds(response.headers))
             await limit.readmit()

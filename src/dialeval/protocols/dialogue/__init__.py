@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.benchmarks import Benchmark, register_benchmark
+from dialeval.figures import Figure, judge_vs_human
 from dialeval.errors import ConfigError
 from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise  # noqa: F401  (registers the agents)
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
@@ -89,6 +90,14 @@ def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, flo
     return out
 
 
+def figures(records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]) -> list[Figure]:
+    """The judge against the human labels per criterion, when the run was given some."""
+    parsed = parse_options(DialogueOptions, options, "dialogue")
+    if not parsed.human_scores:
+        return []
+    return judge_vs_human(item_scores(records), human_scores(Path(parsed.human_scores), options))
+
+
 register_benchmark(
     Benchmark(
         name="dialogue",
@@ -105,5 +114,6 @@ register_benchmark(
         item_scores=item_scores,
         conversation_view=conversation_view,
         human_scores=human_scores,
+        figures=figures,
     )
 )

@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from dialeval.protocols.kgds.common import ROLES, SYSTEM_GENERATION, KgdsOptions
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
+from dialeval.protocols.kgds.figures import figures
 from dialeval.config import ConfigError
 from dialeval.report.tables import cell, num, pct, row, rule
 from dialeval.config import parse_options as config_options
@@ -290,5 +291,6 @@ register_benchmark(
         system_output="summaries",
         glossary=GLOSSARY,
         describe=describe,
+        figures=figures,
     )
 )

@@ -16,6 +16,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.protocols.mdseval.view import conversation_view
+from dialeval.protocols.mdseval.figures import figures
 from dialeval.config import parse_options
 from dialeval.report.tables import markdown_table, num, row, rule
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, SHORT, MdsDialogue, load_mdseval
@@ -445,5 +446,7 @@ register_benchmark(
         conversation_view=conversation_view,
         glossary=GLOSSARY,
         describe=describe,
+        figures=figures,
+        scales={a: (float(lo), float(hi)) for a, (lo, hi) in SCALES.items()},
     )
 )

@@ -17,6 +17,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.protocols.mmdu.view import conversation_view
+from dialeval.protocols.mmdu.figures import figures
 from dialeval.config import parse_options
 from dialeval.report.tables import markdown_table, num
 from dialeval.protocols.mmdu.data import MmduItem, load_dialogues, load_human_scores, load_predictions
@@ -223,5 +224,7 @@ register_benchmark(
         conversation_view=conversation_view,
         glossary=GLOSSARY,
         describe=describe,
+        figures=figures,
+        scales={d: (1.0, 10.0) for d in DIMENSIONS},
     )
 )

@@ -13,6 +13,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.protocols.vdact.view import conversation_view
+from dialeval.protocols.vdact.figures import figures
 from dialeval.config import ConfigError
 from dialeval.protocols.vdact.data import Dialogue, load_dialogues, load_human_scores, load_predictions
 from dialeval.metrics.correlation import kendall_tau_b
@@ -363,5 +364,7 @@ register_benchmark(
         conversation_view=conversation_view,
         sample_key=lambda item: item.dial_id,  # --limit: the same dialogues in every system's file
         describe=describe,
+        figures=figures,
+        scales=dict(SCALES),
     )
 )

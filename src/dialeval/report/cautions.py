@@ -1,0 +1,70 @@
+"""What a reader must be warned about before trusting a report's numbers.
+
+Why: a judge whose answers mostly could not be read, a server that refused requests
+dozens of times, or a correlation over two units all produce tables that look as solid
+as any other; these checks put the caveat next to them (and on the CLI).
+
+Thresholds (documented in the README and ``docs/reading-reports.md``):
+
+- :data:`UNUSABLE_WARN_SHARE`: a judge agent with this share or more of its answers
+  ``unparsed`` or ``truncated`` gets a banner at the top of the report and a warning
+  line on the CLI.
+- :data:`FEW_UNITS`: a correlation, p-value or confidence interval computed on fewer
+  units is listed as too few to read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+UNUSABLE_WARN_SHARE = 0.10
+FEW_UNITS = 10
+# keys that mark a dict of metrics as a statistic whose meaning needs enough units
+_STATISTICS = frozenset({"pearson", "spearman", "kendall", "kendall_tau_b", "tau", "rho", "p_value", "low", "high",
+                         "ci_low", "ci_high", "krippendorff_alpha"})
+MAX_LISTED = 12
+
+
+def judge_warnings(per_agent: dict[str, dict[str, Any]], system_agents: set[str]) -> list[str]:
+    """One sentence per judge agent at or above :data:`UNUSABLE_WARN_SHARE` unreadable answers
+    (the system under test's own failures are reported apart, in ``system_outputs``)."""
+    out = []
+    for agent, a in per_agent.items():
+        if agent in system_agents or not a.get("calls"):
+            continue
+        bad = a.get("unparsed", 0) + a.get("truncated", 0)
+        share = bad / a["calls"]
+        if share >= UNUSABLE_WARN_SHARE:
+            out.append(
+                f"judge {agent} ({', '.join(a.get('models', []))}): {bad} of {a['calls']} answers ({share:.0%}) could not be "
+                f"read ({a.get('unparsed', 0)} unparsed, {a.get('truncated', 0)} cut off); its scores rest on the rest "
+                f"(warning at {UNUSABLE_WARN_SHARE:.0%})"
+            )
+    return out
+
+
+def retries_text(totals: dict[str, Any]) -> str | None:
+    """``91 retries (80 HTTP 429)``, or ``None`` when no request was sent again."""
+    retries = int(totals.get("retries", 0) or 0)
+    if not retries:
+        return None
+    limited = int(totals.get("rate_limited", 0) or 0)
+    return f"{retries} {'retry' if retries == 1 else 'retries'}" + (f" ({limited} HTTP 429)" if limited else "")
+
+
+def few_units(metrics: dict[str, Any]) -> list[str]:
+    """``path: n=2`` for each statistic in ``metrics`` computed on fewer than :data:`FEW_UNITS` units."""
+    return [f"{path}: n={n}" for path, n in _statistics(metrics, "") if n < FEW_UNITS]
+
+
+def _statistics(node: Any, path: str) -> Iterator[tuple[str, int]]:
+    if not isinstance(node, dict):
+        return
+    n = node.get("n", node.get("dialogues"))  # MDSEval averages per dialogue: its units are dialogues
+    if isinstance(n, int) and not isinstance(n, bool) and _STATISTICS & set(node) and any(
+        node.get(k) is not None for k in _STATISTICS & set(node)
+    ):
+        yield path or "(top)", n
+    for key, value in node.items():
+        if key != "run":
+            yield from _statistics(value, f"{path}.{key}" if path else str(key))
