@@ -164,6 +164,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("dialeval: interrupted before the first item was sent", file=sys.stderr)
         return 130
+    if result.complete and not result.evaluated_now:
+        items = (result.metrics.get("run") or {}).get("items", len(result.records))
+        print(f"dialeval: nothing to do: all {items} items done in {result.run_dir} (--fresh evaluates them again)", file=sys.stderr)
     print(_summary(result.run_dir))
     for warning in _warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)

@@ -65,6 +65,7 @@ class RunResult:
     not_evaluated: int = 0
     stopped: str | None = None
     summary: str = ""
+    evaluated_now: int = 0  # items sent to the graph by this call (0: a finished run re-run)
 
     @property
     def report_path(self) -> Path:
@@ -294,8 +295,8 @@ async def run_async(
     checks = []
     if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
         checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
-    graph = bench.graph()
     created = not run_dir.exists()
+    graph = bench.graph() if created or checks else None  # a finished run re-run needs none
     if created:  # a run that never starts (no key, server down) leaves no folder behind
         warm_clients(bench, context)
         await await_preflight(checks, config)
@@ -305,6 +306,8 @@ async def run_async(
         done = results_by_id(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
         context = context.model_copy(update={"run_dir": str(run_dir)})
+        if todo and graph is None:
+            graph = bench.graph()
         if todo and not created:
             if config.preflight and not checks:
                 checks = start_preflight(bench, context)
@@ -401,6 +404,7 @@ async def run_async(
         not_evaluated=not_evaluated,
         stopped=breaker.message if not_evaluated else None,
         summary=summary,
+        evaluated_now=len(todo),
     )
 
 
