@@ -80,3 +80,18 @@ def test_a_misspelt_model_role_gets_a_suggestion(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "field 'models.jugde'" in err and "(did you mean 'judge'?)" in err
+
+
+@pytest.mark.parametrize("run_id, bad", [("a b", "' '"), ("judge#2", "'#'"), ("50%", "'%'")])
+def test_a_run_id_a_link_would_have_to_encode_is_refused_before_anything_is_written(tmp_path, capsys, run_id, bad):
+    code = main(["run", "answers", "--data", str(FIXTURES / "answers_demo.jsonl"), "--model", "dry-run",
+                 "--output-dir", str(tmp_path), "--run-id", run_id, "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--run-id {run_id!r}" in err and f"(not {bad})" in err and "e.g. --run-id " in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_run_id_in_letters_of_any_script_is_accepted(tmp_path):
+    config = RunConfig(model={"spec": "dry-run"}, output_dir=str(tmp_path), cache_path=None, run_id="juge-été_2.1")
+    assert run("answers", FIXTURES / "answers_demo.jsonl", config, progress=False).run_dir.name == "juge-été_2.1"
