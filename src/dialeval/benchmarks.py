@@ -98,6 +98,9 @@ class Benchmark:
     conversation_view: Callable[[dict[str, Any]], Any] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
+    # (item, run options) -> the model calls evaluating it takes, for protocols whose depth
+    # is fixed (the progress bar's total); None or an item's None: not known in advance
+    calls_per_item: Callable[[Any, dict[str, Any]], int | None] | None = None
 
 
 # name -> module that registers it (imported lazily)
