@@ -116,3 +116,15 @@ def test_text_benchmarks_take_a_record_of_their_file(name, file):
     assert state, f"{name}: the graph returned nothing"
     calls = json.dumps(state)
     assert '"status": "ok"' in calls and '"status": "error"' not in calls
+
+
+# the exception types LangGraph's server reports with their message (langgraph_api.serde);
+# any other reaches an API client as "An internal error occurred"
+SHOWN = (ValueError, TypeError, KeyError)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_a_record_missing_its_fields_fails_with_an_error_the_server_shows(name):
+    with pytest.raises(Exception) as err:
+        _invoke(name, {"id": "x"})
+    assert isinstance(err.value, SHOWN), f"{name}: {type(err.value).__name__}: {err.value}"
