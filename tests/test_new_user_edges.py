@@ -97,14 +97,11 @@ def test_a_run_id_in_letters_of_any_script_is_accepted(tmp_path):
     assert run("answers", FIXTURES / "answers_demo.jsonl", config, progress=False).run_dir.name == "juge-été_2.1"
 
 
-def test_records_count_from_1_like_the_lines_of_a_jsonl_file(tmp_path):
+def test_records_of_a_json_array_count_from_1_too(tmp_path):
+    """JSONL lines and records: test_first_hour_messages; here an array, which has no lines."""
     from dialeval.errors import DataError
     from dialeval.protocols.answers.data import load_answers
 
-    first_bad = tmp_path / "answers.jsonl"
-    first_bad.write_text('{"id": "a", "question": "q", "reference": "r"}\n')
-    with pytest.raises(DataError, match=r"answers\.jsonl, record 1 \(line 1, id='a'\), field 'answer'"):
-        load_answers(first_bad)
     array = tmp_path / "answers.json"
     array.write_text(json.dumps([{"id": "a", "question": "q", "reference": "r", "answer": "x"}, {"id": "b", "question": "q"}]))
     with pytest.raises(DataError, match=r"answers\.json, record 2 \(id='b'\), field 'reference'") as err:
