@@ -33,7 +33,7 @@ def test_data_nested_past_what_json_can_read_is_a_data_error(tmp_path: Path, ben
     path.write_text(f'[{{"id": "ok"}}, {deep}]' if suffix == ".json" else f'{{"id": "ok"}}\n{deep}\n')
     with pytest.raises(DataError) as err:
         _load(benchmark, path)
-    assert str(err.value).startswith(f"{path}, record 1 (line ")
+    assert str(err.value).startswith(f"{path}, record 2 (line ")
     assert f"nested more than {MAX_NESTING} levels" in str(err.value)
 
 
@@ -41,7 +41,7 @@ def test_data_nested_past_what_json_can_read_is_a_data_error(tmp_path: Path, ben
 def test_data_nested_deeper_than_any_record_names_the_field(tmp_path: Path, benchmark: str):
     path = tmp_path / "deep.jsonl"
     path.write_text('{"id": "a"}\n' + json.dumps({"id": "b", "context": json.loads("[" * 200 + "]" * 200)}) + "\n")
-    with pytest.raises(DataError, match=r"deep.jsonl, record 1 \(line 2\), field 'context': nested more than"):
+    with pytest.raises(DataError, match=r"deep.jsonl, record 2 \(line 2\), field 'context': nested more than"):
         _load(benchmark, path)
 
 
@@ -77,12 +77,12 @@ def test_a_malformed_mdseval_dialogues_file_names_file_record_and_field(tmp_path
     with pytest.raises(DataError) as err:
         load_mdseval(MDS_DEMO, dialogues=path)
     text = str(err.value)
-    assert text.startswith(f"{path}, record 1 ") and f"field '{field}'" in text and message in text
+    assert text.startswith(f"{path}, record 2 ") and f"field '{field}'" in text and message in text
 
 
 def test_a_dialogue_given_twice_is_refused(tmp_path: Path):
     path = _dialogues(tmp_path, lambda r: r.update(dialogue_id="demo-lake-1"))
-    with pytest.raises(DataError, match="record 1 .*field 'dialogue_id': duplicate dialogue_id 'demo-lake-1'"):
+    with pytest.raises(DataError, match="record 2 .*field 'dialogue_id': duplicate dialogue_id 'demo-lake-1'"):
         load_mdseval(MDS_DEMO, dialogues=path)
 
 
@@ -91,7 +91,7 @@ def test_an_mdseval_record_without_images_stops_at_load(tmp_path: Path):
     del records[2]["images"]
     path = tmp_path / "annotations.json"
     path.write_text(json.dumps(records))
-    with pytest.raises(DataError, match=r"record 2 \(dialogue_id='demo-bike-3'\), field 'images': Field required"):
+    with pytest.raises(DataError, match=r"record 3 \(dialogue_id='demo-bike-3'\), field 'images': Field required"):
         load_mdseval(path)
 
 

@@ -51,7 +51,7 @@ def test_bad_input_exits_2_with_a_message_naming_the_problem(tmp_path, capsys):
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "x", "question": "q"\n')
     assert main(["run", "answers", "--data", str(broken), "--model", "dry-run", "--output-dir", str(tmp_path)]) == 2
-    assert "broken.jsonl, record 0 (line 1): not valid JSON" in capsys.readouterr().err
+    assert "broken.jsonl, record 1 (line 1): not valid JSON" in capsys.readouterr().err
     assert main(["run", "nope", "--data", str(DATA)]) == 2
     assert "unknown benchmark 'nope'" in capsys.readouterr().err
 

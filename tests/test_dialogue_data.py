@@ -94,7 +94,7 @@ def test_bad_records_stop_with_file_record_and_field(tmp_path, record, where):
     path = write_jsonl(tmp_path / "bad.jsonl", [{"id": "fine", "messages": [{"role": "assistant", "content": "ok"}]}, record])
     with pytest.raises(DataError) as err:
         load_conversations(path)
-    assert str(path) in str(err.value) and "record 1 (line 2)" in str(err.value) and where in str(err.value)
+    assert str(path) in str(err.value) and "record 2 (line 2)" in str(err.value) and where in str(err.value)
 
 
 def test_duplicate_ids_are_refused(tmp_path):

@@ -76,5 +76,5 @@ def test_agreement_with_human_labels(tmp_path):
 )
 def test_bad_human_labels_are_named(tmp_path, label, field):
     data = write_jsonl(tmp_path / "d.jsonl", [{"id": "c0", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}])
-    with pytest.raises(DataError, match=rf"h.jsonl, record 0, {field}"):
+    with pytest.raises(DataError, match=rf"h.jsonl, record 1, {field}"):
         load_labels(write_jsonl(tmp_path / "h.jsonl", [label]), load_rubric("dialogue"), load_conversations(data))

@@ -69,7 +69,7 @@ def test_a_versus_file_must_hold_the_same_conversations(tmp_path):
     other = [dict(SYSTEM_B[0]), SYSTEM_B[1]]
     other[0]["messages"] = [*SYSTEM_B[0]["messages"][:3], {"role": "user", "content": "Something else?"}, SYSTEM_B[0]["messages"][4]]
     versus = write_jsonl(tmp_path / "b.jsonl", other)
-    with pytest.raises(DataError, match=r"b.jsonl, record 0 \(line 1\), field 'turn 3'.*user turn 3 differs"):
+    with pytest.raises(DataError, match=r"b.jsonl, record 1 \(line 1\), field 'turn 3'.*user turn 3 differs"):
         load(FIXTURE, {"versus": str(versus)})
     with pytest.raises(DataError, match="conversation 'lamp' of the data file is missing"):
         load(FIXTURE, {"versus": str(write_jsonl(tmp_path / "c.jsonl", SYSTEM_B[:1]))})

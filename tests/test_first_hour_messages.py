@@ -1,6 +1,6 @@
 """Small things a new user meets in the first hour: the answers table tells cut-off verdicts
 from unreadable ones, a data folder given for a file says so, records are numbered the
-same way everywhere ("record 3 (line 4)")."""
+same way everywhere, from 1 as lines are ("record 3 (line 4)")."""
 
 from __future__ import annotations
 
@@ -39,16 +39,16 @@ def test_a_data_folder_given_for_a_file_is_called_a_folder(tmp_path, capsys):
     assert "is a folder, not a JSON or JSONL file" in err and "file not found" not in err
 
 
-def test_records_count_from_0_and_jsonl_lines_from_1(tmp_path):
+def test_records_and_jsonl_lines_both_count_from_1(tmp_path):
     from dialeval.protocols.answers.data import load_answers
 
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": \n')
-    with pytest.raises(DataError, match=r"broken\.jsonl, record 1 \(line 3\): not valid JSON \("):
+    with pytest.raises(DataError, match=r"broken\.jsonl, record 2 \(line 3\): not valid JSON \("):
         load_answers(broken)
     missing = tmp_path / "missing.jsonl"
     missing.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": "q", "reference": "y"}\n')
-    with pytest.raises(DataError, match=r"missing\.jsonl, record 1 \(line 3, id='b'\), field 'answer'"):
+    with pytest.raises(DataError, match=r"missing\.jsonl, record 2 \(line 3, id='b'\), field 'answer'"):
         load_answers(missing)
 
 
@@ -66,7 +66,7 @@ def test_a_validators_own_sentence_loses_pydantics_prefix(tmp_path):
 
     with pytest.raises(DataError) as failure:
         validate_record(Paragraph, {"index": 99}, "bg.json", 0)
-    assert str(failure.value) == "bg.json, record 0, field 'index': paragraph 99 is not in the background"
+    assert str(failure.value) == "bg.json, record 1, field 'index': paragraph 99 is not in the background"
 
 
 def test_a_data_path_named_by_the_config_file_is_reported_as_the_config_s(tmp_path, capsys):

@@ -38,7 +38,7 @@ def test_bad_sample_names_file_record_and_field(tmp_path):
     raw[0]["BSP"][0]["paragraph_index"] = 9
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(raw))
-    with pytest.raises(DataError, match=r"bad\.json, record 0.*paragraph 9"):
+    with pytest.raises(DataError, match=r"bad\.json, record 1.*paragraph 9"):
         load_kgds(bad)
     del raw[0]["KGD"]
     bad.write_text(json.dumps(raw))

@@ -77,7 +77,7 @@ def test_bad_records_name_file_record_and_field(tmp_path, mutate, field, message
     with pytest.raises(DataError) as err:
         load_conversations(_write(tmp_path, [record]))
     assert f"field '{field}'" in str(err.value) and message in str(err.value)
-    assert "convs.json, record 0" in str(err.value)
+    assert "convs.json, record 1" in str(err.value)
 
 
 def test_duplicate_ids_are_rejected(tmp_path):

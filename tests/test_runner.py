@@ -131,5 +131,5 @@ def test_bad_data_names_file_record_and_field(tmp_path):
     settings, _ = scripted(respond=_grade)
     from dialeval.data.io import DataError
 
-    with pytest.raises(DataError, match=r"answers.jsonl, record 1 \(line 2, id='b'\), field 'reference'"):
+    with pytest.raises(DataError, match=r"answers.jsonl, record 2 \(line 2, id='b'\), field 'reference'"):
         run("answers", bad, _config(tmp_path, settings), progress=False)

@@ -94,7 +94,7 @@ def test_an_mdseval_record_cannot_name_the_file_to_send_itself(tmp_path):
     with OpenAIStub() as server:
         settings = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0)
         config = RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, options={"images": "blocks"})
-        with pytest.raises(DataError, match=r"record 0, field 'images.0.local_path': 'local_path' is set by dialeval"):
+        with pytest.raises(DataError, match=r"record 1, field 'images.0.local_path': 'local_path' is set by dialeval"):
             run("mdseval", data, config, progress=False)
     assert server.requests == []
 
@@ -115,7 +115,7 @@ def test_an_image_path_leaving_the_data_folder_stops_the_run_before_any_request(
         with pytest.raises(DataError) as caught:
             run(benchmark, data, config, progress=False)
     message = str(caught.value)
-    assert message.startswith(f"{data}, record 0") and field in message and reason in message
+    assert message.startswith(f"{data}, record 1") and field in message and reason in message
     assert server.requests == [] and server.gets == []  # nothing was sent, not even the preflight
     assert not (tmp_path / "runs").exists()
 

@@ -79,7 +79,7 @@ def test_a_bad_record_names_file_record_and_field(tmp_path):
     data = _write(tmp_path / "sys.json", [_turn("1234501", 2), bad])
     with pytest.raises(DataError) as err:
         load_predictions(data)
-    assert "sys.json" in str(err.value) and "record 1" in str(err.value) and "ref_answer" in str(err.value)
+    assert "sys.json" in str(err.value) and "record 2" in str(err.value) and "ref_answer" in str(err.value)
 
 
 def test_a_missing_or_null_answer_loads_as_no_answer(tmp_path):

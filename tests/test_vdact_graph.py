@@ -48,7 +48,7 @@ async def test_a_wrong_field_name_is_reported_with_record_and_field():
         del r["ref_answer"]
     with pytest.raises(DataError) as err:
         await build_graph().ainvoke({"records": bad}, context=_context(summary="none"))
-    assert "record 0" in str(err.value) and "ref_answer" in str(err.value)
+    assert "record 1" in str(err.value) and "ref_answer" in str(err.value)
     with pytest.raises(DataError, match="'records' must be a non-empty list"):
         await build_graph().ainvoke({"records": []}, context=_context(summary="none"))
 

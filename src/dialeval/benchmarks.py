@@ -111,6 +111,9 @@ class Benchmark:
     # dimension (or its last word, e.g. an aspect) -> (lowest, highest) score, for axes
     # that span the scale; dimensions named like ``score (1-5)`` need no entry
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # (item, run options) -> the model calls evaluating it takes, for protocols whose depth
+    # is fixed (the progress bar's total); None or an item's None: not known in advance
+    calls_per_item: Callable[[Any, dict[str, Any]], int | None] | None = None
 
 
 # name -> module that registers it (imported lazily)

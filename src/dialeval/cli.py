@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Callable, NoReturn
 
 
 def _version() -> str:
@@ -67,12 +68,40 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765; 0 picks a free one)")
     v.add_argument("--no-serve", action="store_true", help="only write the pages (open index.html as a file)")
 
-    m = sub.add_parser("metrics", help="model-free metrics of prediction files (e.g. BLEU, ROUGE-L, METEOR)")
-    m.add_argument("benchmark", help="benchmark, or benchmark-tool (e.g. mdseval-agreement)")
-    m.add_argument("--predictions", nargs="+")
-    m.add_argument("--data", nargs="+", help="data file(s) for benchmark tools such as mdseval-agreement")
+    m = sub.add_parser(
+        "metrics",
+        help="model-free metrics of prediction files (e.g. BLEU, ROUGE-L, METEOR)",
+        description="Model-free metrics: no model is called.",
+        epilog=_metrics_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    m.add_argument("tool", metavar="TOOL", help="one of the tools below (a benchmark, or benchmark-tool such as mdseval-agreement)")
+    m.add_argument("--predictions", nargs="+", help="prediction files, or run folders for mmdu")
+    m.add_argument("--data", nargs="+", help="the benchmark's data file(s)")
     m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
+    m.set_defaults(usage_error=m.error)  # usage mistakes found later print this command's usage line
     return p
+
+
+# `dialeval metrics` tools: (name, arguments, what it prints). Kept here, not read from the
+# registry, so that `--help` answers without importing every benchmark; a test checks
+# that each name is a registered tool.
+METRICS_TOOLS: tuple[tuple[str, str, str], ...] = (
+    ("vdact", "--predictions FILE...", "BLEU, ROUGE-L, METEOR (+ SPICE, BERTScore, BARTScore when available) per system"),
+    ("kgds", "--predictions FILE... --data KGDS.json", "BSP recall, precision and F1 of extractive background summaries"),
+    ("mdseval-agreement", "--data FILE...", "agreement between the human annotators, per aspect"),
+    ("mdseval-meki", "--data FILE", "MEKI (multimodal exclusive key information) per dialogue"),
+    ("mdseval-select", "--data candidates.jsonl", "the most diverse summary-generation setups of a candidate pool"),
+    ("mmdu", "--predictions RUN_DIR RUN_DIR...", "judge-vs-judge agreement of runs that judged the same answers"),
+)
+
+
+def _metrics_epilog() -> str:
+    width = max(len(name) for name, _, _ in METRICS_TOOLS)
+    lines = ["tools:"]
+    for name, arguments, what in METRICS_TOOLS:
+        lines += [f"  {name:<{width}}  {what}", f"  {'':<{width}}  dialeval metrics {name} {arguments}"]
+    return "\n".join(lines)
 
 
 def _options(pairs: list[str]) -> dict[str, object]:
@@ -135,6 +164,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("dialeval: interrupted before the first item was sent", file=sys.stderr)
         return 130
+    if result.complete and not result.evaluated_now:
+        items = (result.metrics.get("run") or {}).get("items", len(result.records))
+        print(f"dialeval: nothing to do: all {items} items done in {result.run_dir} (--fresh evaluates them again)", file=sys.stderr)
     print(_summary(result.run_dir))
     for warning in _warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)
@@ -186,17 +218,30 @@ def _cmd_list() -> int:
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
+    """Usage mistakes (no such tool, no files) end as argparse's do: the usage line, exit 2."""
     from dialeval.benchmarks import KNOWN, get_benchmark
 
-    name, options = args.benchmark, _options(args.option)
-    if name not in KNOWN and "-" in name:  # `mdseval-agreement`: the benchmark's tool `agreement`
+    name, options = args.tool, _options(args.option)
+    names = [tool for tool, _, _ in METRICS_TOOLS]
+    usage: Callable[[str], NoReturn] = args.usage_error
+    if name not in names:
+        family = [tool for tool in names if tool.startswith(f"{name}-")]
+        if family:
+            usage(f"{name}: choose one of its tools: {', '.join(family)} (e.g. dialeval metrics {family[0]} --data FILE)")
+        usage(f"unknown tool {name!r}; choose from {', '.join(names)}")
+    if name not in KNOWN:  # `mdseval-agreement`: the benchmark's tool `agreement`
         name, options["tool"] = name.split("-", 1)
+    arguments = next(a for tool, a, _ in METRICS_TOOLS if tool == args.tool)
     bench = get_benchmark(name)
-    paths = args.predictions or args.data
-    if bench.metrics_only is None:
-        raise SystemExit(f"benchmark {name!r} has no model-free metrics")
+    assert bench.metrics_only is not None, f"{name} is listed as a metrics tool but has none"
+    if "--predictions" in arguments:
+        paths = args.predictions
+        if args.data:  # kgds: the data file the predictions refer to
+            options.setdefault("data", args.data[0] if len(args.data) == 1 else args.data)
+    else:
+        paths = args.data or args.predictions
     if not paths:
-        raise SystemExit("dialeval metrics: give --predictions or --data")
+        usage(f"{args.tool}: give {arguments}")
     print(bench.metrics_only([Path(p) for p in paths], options))
     return 0
 

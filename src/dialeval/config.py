@@ -6,6 +6,7 @@ holds secrets only (API keys are read by name, never stored).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
@@ -222,14 +223,19 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
-def unknown_key(key: str, valid: list[str]) -> str:
-    """``unknown key; valid: a, b, c (did you mean 'b'?)``: a typo shows its fix."""
+def did_you_mean(word: str, valid: Iterable[str]) -> str:
+    """`` (did you mean 'judge'?)`` for the closest valid name, or ``""``: a typo shows its fix."""
     import difflib
 
+    close = difflib.get_close_matches(word, list(valid), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def unknown_key(key: str, valid: list[str]) -> str:
+    """``unknown key; valid: a, b, c (did you mean 'b'?)``."""
     if not valid:
         return "unknown key; none is accepted here"
-    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
-    return f"unknown key; valid: {', '.join(valid)}" + (f" (did you mean '{close[0]}'?)" if close else "")
+    return f"unknown key; valid: {', '.join(valid)}" + did_you_mean(key, valid)
 
 
 def _message(model: type[BaseModel], e: Any) -> str:

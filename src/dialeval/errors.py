@@ -7,6 +7,7 @@ layer that used to define them; the old locations (``dialeval.config.ConfigError
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -17,21 +18,35 @@ class ConfigError(ValueError):
 class DataError(ValueError):
     """A data file that cannot be used; the message says where and why.
 
-    Records count from 0 (the index in a JSON array); a JSONL file's line, counted from 1
-    as editors do, follows in parentheses: ``record 3 (line 4)``."""
+    Code passes ``record`` as the 0-based index it holds (or ``"<index> (id='x')"``); the
+    message counts records from 1, as a JSONL file's lines are counted and as editors
+    count: the first record of a file is ``record 1`` (``record 1 (line 1)`` in JSONL).
+    ``self.record`` keeps what code passed."""
 
     def __init__(
         self, file: str | Path, message: str, record: str | int | None = None, field: str | None = None, line: int | None = None
     ):
         where = str(file)
         if record is not None:
-            where += f", record {record}" + (f" (line {line})" if line else "")
+            where += f", record {counted_from_one(record)}" + (f" (line {line})" if line else "")
         elif line:
             where += f", line {line}"
         if field:
             where += f", field '{field}'"
         super().__init__(f"{where}: {message}")
         self.file, self.record, self.field = str(file), record, field
+
+
+_INDEX = re.compile(r"(\d+)( \(.*\))?", re.DOTALL)
+
+
+def counted_from_one(record: str | int) -> str:
+    """A 0-based record index, alone or before a note in parentheses, counted from 1
+    (``2`` -> ``"3"``, ``"0 (id='a')"`` -> ``"1 (id='a')"``); any other name unchanged."""
+    if isinstance(record, int):
+        return str(record + 1)
+    index = _INDEX.fullmatch(record)
+    return f"{int(index.group(1)) + 1}{index.group(2) or ''}" if index else record
 
 
 class RunError(ConfigError):

@@ -101,3 +101,22 @@ def resolve_image(
         return image
     local = resolve_local_image(image.source, root, file, record, field, what=what)
     return image.model_copy(update={"source": str(local)})
+
+
+GRAPH_INPUT = "graph input"  # the "file" an error names when a record was posted to a graph (Studio, the API)
+
+
+def resolve_graph_image(image: ImageRef, root: str | Path, field: str, what: str = "image file") -> ImageRef:
+    """An image of a record given to a graph directly, checked as the loaders check theirs.
+
+    Why: LangGraph Studio and its API post a record without a data file to resolve paths
+    against. A relative path must lie inside ``root``; an absolute one is what a run's
+    loader wrote after its own checks, so only its file is checked. Errors are
+    :class:`DataError`, a ``ValueError``, which LangGraph's server reports with its message
+    (other errors reach an API client as "An internal error occurred").
+    """
+    if image.is_url:
+        return image
+    path = Path(image.source)
+    local = resolve_local_image(image.source, path.parent if path.is_absolute() else root, GRAPH_INPUT, None, field, what=what)
+    return image.model_copy(update={"source": str(local)})

@@ -360,10 +360,16 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def current_limits() -> dict[str, int]:
-    """Requests allowed in flight now, per API model in use (for the progress bar)."""
+    """Requests allowed in flight now, per API model in use."""
+    return {label: limit.current for label, limit in active_limits().items()}
+
+
+def active_limits() -> dict[str, AdaptiveLimit]:
+    """The request limit of each API model with requests in flight (the progress bar shows
+    each, and why it fell)."""
     with _CLIENTS_LOCK:
         clients = list(_CLIENTS.values())
-    return {c.label: c.limit.current for c in clients if c.is_api and c.limit.in_flight}
+    return {c.label: c.limit for c in clients if c.is_api and c.limit.in_flight}
 
 
 def get_client(settings: ModelSettings) -> ModelClient:

@@ -40,6 +40,7 @@ class AdaptiveLimit:
         self._condition: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.throttled_count = 0
+        self.reason: str | None = None  # why the limit last fell ("HTTP 429, Retry-After 5s"): the progress bar shows it
         # told each new limit once the server has said no: what the next run should start at
         self.on_change: Callable[[int], None] | None = None
 
@@ -52,6 +53,7 @@ class AdaptiveLimit:
         self._limit = float(min(self.maximum, max(self.minimum, learned)))
         if self._limit < self.maximum:
             self._epoch = 1  # the provider said no above this: no doubling back into it
+            self.reason = "learned by an earlier run"
         return True
 
     @property
@@ -123,8 +125,8 @@ class AdaptiveLimit:
             self._wake()
             self._changed()
 
-    def throttled(self, retry_after: float | None = None) -> None:
-        """The server said "too many": halve the limit, once per window of requests."""
+    def throttled(self, retry_after: float | None = None, reason: str = "HTTP 429") -> None:
+        """The server said "too many" (``reason``, e.g. ``HTTP 529``): halve the limit, once per window of requests."""
         self.throttled_count += 1
         if not self.adaptive:
             return
@@ -134,6 +136,7 @@ class AdaptiveLimit:
         self._epoch += 1
         self._successes = 0
         self._limit = max(self.minimum, self._limit / 2)
+        self.reason = reason + (f", Retry-After {retry_after:g}s" if retry_after and retry_after > 0 else "")
         self._changed()
         if retry_after and retry_after > 0:
             self._cooldown_until = max(self._cooldown_until, time.monotonic() + min(retry_after, 60.0))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 _display: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar(
     "dialeval_progress", default=None
@@ -37,16 +37,35 @@ def showing(display: Callable[[int], None]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def call_bar(enabled: bool, desc: str = "model calls") -> Iterator[None]:
-    """A second progress bar, under the runner's item bar, counting finished model calls."""
+def call_bar(enabled: bool, desc: str = "model calls", total: int | None = None) -> Iterator[None]:
+    """A second progress bar, under the runner's item bar, counting finished model calls
+    (it moves with every judged turn while the item bar waits for whole items); ``total``
+    when the protocol knows how many calls its items take, else a bare count."""
     if not enabled:
         yield
         return
     from tqdm.auto import tqdm
 
-    bar = tqdm(desc=desc, unit="call", position=1, leave=False)
+    bar = tqdm(desc=desc, unit="call", position=1, leave=False, total=total)
     try:
         with showing(bar.update):
             yield
     finally:
         bar.close()
+
+
+def known_total(counts: Iterable[int | None]) -> int | None:
+    """The sum of per-item call counts, or None as soon as one item's count is unknown."""
+    total = 0
+    for count in counts:
+        if count is None:
+            return None
+        total += count
+    return total
+
+
+def limit_text(current: int, maximum: int, reason: str | None) -> str:
+    """A request limit for the bar: ``64``, or ``64→32 (HTTP 429)`` once it fell and why."""
+    if current < maximum and reason:
+        return f"{maximum}→{current} ({reason})"
+    return str(current)

@@ -55,7 +55,8 @@ def load_run(path: str | Path) -> Run:
     path = Path(path)
     if not (path / "config.json").exists():
         raise CompareError(f"{path} is not a run folder (no config.json)")
-    return Run(label=path.name, data=read_run(path))
+    data = read_run(path)
+    return Run(label=data.label, data=data)
 
 
 def is_dry_run(run: Run) -> bool:
@@ -73,6 +74,13 @@ def run_models(config: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def called_models(run: Run) -> dict[str, str]:
+    """Agent -> the models its calls went to (``usage.json``): a predictions run's summarizer,
+    configured but never asked, is not among them."""
+    per_agent = run.data.usage.get("per_agent") or {}
+    return {agent: ", ".join(a["models"]) for agent, a in per_agent.items() if isinstance(a, dict) and a.get("models")}
+
+
 def run_summary(run: Run) -> dict[str, Any]:
     """Cost and judge reliability of one run, side by side with the others in the report."""
     total = run.data.usage.get("total", {})
@@ -81,9 +89,11 @@ def run_summary(run: Run) -> dict[str, Any]:
     bad = {k: sum(a.get(k, 0) for a in per_agent.values()) for k in ("unparsed", "truncated", "error")}
     return {
         "label": run.label,
+        "description": run.data.description,
         "path": str(run.path.resolve()),
         "benchmark": run.benchmark,
         "models": run_models(run.data.config),
+        "called": called_models(run),
         "agents": run.data.config.get("agents") or {},
         "items": len(run.data.items),
         "finished": len(run.data.items) - run.data.failed,
@@ -194,6 +204,12 @@ def _human_scores(bench: Any, run: Run, path: str | Path) -> dict[str, dict[str,
 
 
 def _unique_labels(runs: list[Run]) -> None:
+    """Runs that read alike (same benchmark, system, judge and minute) get their folder
+    name added; the same folder name twice (``a/run`` and ``b/run``), their whole path."""
+    if len({r.label for r in runs}) < len(runs):
+        for r in runs:
+            if r.label != r.path.name:
+                r.label = f"{r.label} ({r.path.name})"
     if len({r.label for r in runs}) < len(runs):
         for r in runs:
             r.label = str(r.path)
@@ -213,7 +229,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines += markdown_table(
         ["run", "models", "items", "finished", "failed", "calls", "unparsed", "truncated", "errors", "cost (USD)"],
         [
-            [cell(r["label"]), "; ".join(f"{cell(role)}: {code(spec, table=True)}" for role, spec in r["models"].items()),
+            [cell(r["label"]), "; ".join(f"{cell(who)}: {code(spec, table=True)}" for who, spec in (r.get("called") or r["models"]).items()),
              r["items"], r["finished"], r["failed"], r["calls"],
              *(f"{r[k]} ({pct(r[k + '_share'])})" for k in ("unparsed", "truncated", "error")),
              f"{r['cost_usd']:.4f}" + (" (estimate)" if r["dry_run"] else "")]

@@ -9,6 +9,8 @@ the scores per dimension come from the benchmark's own ``item_scores``.
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dialeval.data.io import DataError
 
 Scores = dict[str, dict[str, float]]  # dimension -> {unit id -> score}
+DERIVED_NAME = re.compile(r"[A-Za-z0-9_.-]+-[0-9a-f]{10}")  # run/identity.py's run_id(): "<benchmark>-<hash>"
 
 
 class ItemResult(BaseModel):
@@ -116,6 +119,17 @@ class RunData(BaseModel):
                 out.setdefault(dimension, {}).update({(f"{item.system}/{u}" if prefix else u): v for u, v in units.items()})
         return out
 
+    @property
+    def description(self) -> str:
+        """Benchmark, system, judge model and start time (see :func:`run_label`)."""
+        return run_label(self.config, self.systems, started_at(self.path, self.config))
+
+    @property
+    def label(self) -> str:
+        """The run's name in ``compare`` and the viewer: the folder name a person chose
+        (``--run-id``), else :attr:`description`, since a derived name (``answers-<10 hex>``) is a hash."""
+        return self.description if DERIVED_NAME.fullmatch(self.path.name) else self.path.name
+
     def __repr__(self) -> str:
         """A line or two (never the items: a run's records can be megabytes)."""
         return (f"RunData(path={str(self.path)!r}, benchmark={self.benchmark!r}, items={len(self.items)}, "
@@ -128,6 +142,53 @@ class RunData(BaseModel):
         from dialeval.report.frame import run_frame
 
         return run_frame(self)
+
+
+def judge_model(config: dict[str, Any]) -> str:
+    """The model that judged: the ``judge`` role's own, else the run's default (a spec
+    such as ``openai:gpt-4o-mini``; ``?`` when the config names none)."""
+    context = config.get("context") or {}
+    for settings in ((context.get("models") or {}).get("judge"), context.get("default_model"), config.get("model")):
+        if isinstance(settings, dict) and settings.get("spec"):
+            return str(settings["spec"])
+    return "?"
+
+
+def started_at(path: Path, config: dict[str, Any]) -> datetime | None:
+    """When the run started: the time its config records, else when ``config.json`` was
+    written (the run's first act); None when neither can be read."""
+    for holder in (config, config.get("provenance") or {}, config.get("identity") or {}):
+        value = holder.get("started") if isinstance(holder, dict) else None
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                pass
+    try:
+        return datetime.fromtimestamp((path / "config.json").stat().st_mtime, tz=timezone.utc)
+    except OSError:
+        return None
+
+
+def run_label(config: dict[str, Any], systems: list[str], when: datetime | None) -> str:
+    """``benchmark · system · judge model · date``, e.g.
+    ``vdact · demo-bot · openai:gpt-4o-mini · 2026-11-24 02:10 UTC``.
+
+    Why: run folders are named by a hash, and two systems' runs or two judges' runs read
+    the same in a table. The system is the one the items name, else the predictions or
+    data file's stem (several: their count)."""
+    options = config.get("options") or {}
+    source = options.get("predictions") or config.get("data")
+    if len(systems) == 1:
+        system = systems[0]
+    elif systems:
+        system = f"{len(systems)} systems"
+    else:
+        system = Path(str(source)).stem if source else "?"
+    parts = [str(config.get("benchmark", "?")), system, judge_model(config)]
+    if when is not None:
+        parts.append(when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    return " · ".join(parts)
 
 
 def read_json(path: Path, *, required: bool = False) -> dict[str, Any]:

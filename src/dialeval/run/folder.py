@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -132,10 +133,19 @@ class RunLock:
             self._fd = None
 
 
+RUN_ID = re.compile(r"[\w.+=@,-]+")  # letters, digits and a few marks: safe in a link, a shell and a file name
+
+
 def check_run_id(run_id: str) -> None:
-    """A run id names one folder inside the output folder: no separators, no ``..``."""
+    """A run id names one folder inside the output folder: no separators, no ``..``, and
+    nothing a link or a shell would need to quote (a space, ``#``, ``%``, ``?``), since the
+    viewer links to it and the resume line repeats it."""
     if not run_id or run_id in (".", "..") or any(c in run_id for c in "/\\\0"):
         raise RunError(f"--run-id {run_id!r}: a run id is one folder name (no '/', '\\', or '..'); choose another")
+    if not RUN_ID.fullmatch(run_id):
+        bad = ", ".join(repr(c) for c in sorted({c for c in run_id if not RUN_ID.fullmatch(c)}))
+        fixed = re.sub(r"[^\w.+=@,-]+", "-", run_id).strip("-") or "my-run"
+        raise RunError(f"--run-id {run_id!r}: use letters, digits and - _ . + = @ , only (not {bad}); e.g. --run-id {fixed}")
 
 
 def check_folder(run_dir: Path) -> None:

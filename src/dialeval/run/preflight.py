@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.benchmarks import Benchmark
-from dialeval.config import RunConfig
+from dialeval.config import RunConfig, did_you_mean
 from dialeval.errors import ConfigError, RunError
 
 
@@ -57,11 +57,13 @@ def check_setup(bench: Benchmark, config: RunConfig) -> None:
         if role not in model_roles:
             raise ConfigError(
                 f"{src}: field 'models.{role}': {bench.name} has no model role {role!r}; valid: {', '.join(model_roles)}"
+                + did_you_mean(role, model_roles)
             )
     for role, name in config.agents.items():
         if role not in bench.roles:
             raise ConfigError(
                 f"{src}: field 'agents.{role}': {bench.name} has no agent role {role!r}; valid: {', '.join(bench.roles)}"
+                + did_you_mean(role, bench.roles)
             )
         if is_import_path(name):
             continue  # a user's own factory: imported (and checked) by load_user_code

@@ -25,7 +25,7 @@ from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.config import RunConfig
 from dialeval.errors import ConfigError, DataError, RunLocked  # noqa: F401  (RunLocked: its old import location)
 from dialeval.models.client import CircuitBreaker
-from dialeval.models.progress import call_bar
+from dialeval.models.progress import call_bar, known_total, limit_text
 from dialeval.models.usage import CallRecord, Ledger, current_ledger, summarize_calls
 from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old import location)
     CONFIG,
@@ -66,6 +66,7 @@ class RunResult:
     not_evaluated: int = 0
     stopped: str | None = None
     summary: str = ""
+    evaluated_now: int = 0  # items sent to the graph by this call (0: a finished run re-run)
 
     @property
     def report_path(self) -> Path:
@@ -272,7 +273,7 @@ async def run_async(
     Nothing is written before the setup is known to work (config, data, run folder
     paths, stores, models). ``on_interrupt`` receives the line saying how to resume
     when the run is cancelled (Ctrl-C)."""
-    from dialeval.models.client import current_breaker, current_limits, request_slots
+    from dialeval.models.client import active_limits, current_breaker, request_slots
     from dialeval.report.writer import finish_run
 
     config = config or RunConfig()
@@ -295,8 +296,8 @@ async def run_async(
     checks = []
     if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
         checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
-    graph = bench.graph()
     created = not run_dir.exists()
+    graph = bench.graph() if created or checks else None  # a finished run re-run needs none
     if created:  # a run that never starts (no key, server down) leaves no folder behind
         warm_clients(bench, context)
         await await_preflight(checks, config)
@@ -307,6 +308,8 @@ async def run_async(
         done = results_by_id(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
         context = context.model_copy(update={"run_dir": str(run_dir)})
+        if todo and graph is None:
+            graph = bench.graph()
         if todo and not created:
             if config.preflight and not checks:
                 checks = start_preflight(bench, context)
@@ -332,13 +335,13 @@ async def run_async(
         def show() -> None:
             if bar is not None:
                 cost = "unknown" if unpriced else f"{usd:.4f}"
-                limits = current_limits()  # requests allowed in flight now (adapts to 429s)
+                limits = active_limits()  # requests allowed in flight now (adapts to 429s), and why it fell
                 bar.set_postfix(
                     failed=live["failed"],
                     errors=live["errors"],
                     tokens=live["tokens"],
                     usd=cost,
-                    **({"limit": max(limits.values())} if limits else {}),
+                    **({"limit": "; ".join(limit_text(x.current, x.maximum, x.reason) for x in limits.values())} if limits else {}),
                     refresh=True,
                 )
 
@@ -367,7 +370,8 @@ async def run_async(
 
         finished_before = sum(1 for item in items if done.get(item.id, {}).get("status") == "ok")
         try:
-            with call_bar(enabled=bar is not None):  # moves per model call: a turn, a question
+            calls = known_total(bench.calls_per_item(item, config.options) for item in todo) if bench.calls_per_item else None
+            with call_bar(enabled=bar is not None, total=calls):  # moves per model call: a turn, a question
                 await _gather_until({item.id: asyncio.ensure_future(one(item)) for item in todo}, stop, breaker.errored)
         except asyncio.CancelledError:
             if on_interrupt is not None:
@@ -404,6 +408,7 @@ async def run_async(
         not_evaluated=not_evaluated,
         stopped=breaker.message if not_evaluated else None,
         summary=summary,
+        evaluated_now=len(todo),
     )
 
 

@@ -79,7 +79,7 @@ def limit_hooks(limit: AdaptiveLimit | None) -> dict[str, list[Any]]:
         if limit is None:
             return
         if response.status_code in (429, 529):  # 529: Anthropic's "overloaded"
-            limit.throttled(retry_after_seconds(response.headers))
+            limit.throttled(retry_after_seconds(response.headers), reason=f"HTTP {response.status_code}")
             await limit.readmit()
         elif response.status_code < 400:
             limit.succeeded()

@@ -113,5 +113,6 @@ register_benchmark(
         **ROLES.benchmark_fields(),
         item_scores=item_scores,
         describe=describe,
+        calls_per_item=lambda item, options: 1,  # one judge call per answer (retries are part of it)
     )
 )

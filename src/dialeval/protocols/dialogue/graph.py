@@ -8,9 +8,10 @@ form (``turns``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
+from pydantic import Field
 from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas from these on 3.11
 
 from dialeval.config import EvalContext
@@ -21,16 +22,16 @@ from dialeval.protocols.dialogue.common import ROLES
 class DialogueInput(TypedDict):
     """One conversation as in the data file."""
 
-    id: NotRequired[str]
-    messages: NotRequired[list[dict[str, Any]]]
-    conversations: NotRequired[list[dict[str, Any]]]
-    turns: NotRequired[list[dict[str, Any]]]
-    system: NotRequired[str]
-    grounding: NotRequired[list[str]]
-    documents: NotRequired[list[str]]
-    metadata: NotRequired[dict[str, Any]]
-    summary: NotRequired[str]
-    versus: NotRequired[list[dict[str, Any]]]  # the other system's turns (option versus)
+    id: NotRequired[Annotated[str, Field(description="the conversation's id")]]
+    messages: NotRequired[Annotated[list[dict[str, Any]], Field(description="OpenAI-style turns: {role: system|user|assistant, content}")]]
+    conversations: NotRequired[Annotated[list[dict[str, Any]], Field(description="ShareGPT-style turns: {from: human|gpt, value} (instead of messages)")]]
+    turns: NotRequired[Annotated[list[dict[str, Any]], Field(description="the loaded form runs pass: {number, role, text} (give messages or conversations instead)")]]
+    system: NotRequired[Annotated[str, Field(description="the system prompt the assistant had")]]
+    grounding: NotRequired[Annotated[list[str], Field(description="facts the assistant should stay faithful to")]]
+    documents: NotRequired[Annotated[list[str], Field(description="documents the assistant could read (grounding)")]]
+    metadata: NotRequired[Annotated[dict[str, Any], Field(description="free-form data kept with the results")]]
+    summary: NotRequired[Annotated[str, Field(description="a summary of the conversation, for summary-level criteria")]]
+    versus: NotRequired[Annotated[list[dict[str, Any]], Field(description="the other system's turns, for pairwise judging (option versus)")]]
 
 
 class DialogueOutput(TypedDict):

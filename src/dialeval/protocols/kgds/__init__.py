@@ -221,10 +221,10 @@ def scored_values(pattern: str, row: dict[str, Any]) -> dict[str, float]:
 
 
 def metrics_only(paths: list[Path], options: dict[str, Any]) -> str:
-    """``dialeval metrics kgds --predictions FILE --option data=KGDS.json``: BSP scores, no model."""
+    """``dialeval metrics kgds --predictions FILE --data KGDS.json``: BSP scores, no model."""
     data = options.get("data")
     if not data:
-        raise ConfigError("kgds metrics need the data file: --option data=PATH")
+        raise ConfigError("dialeval metrics kgds: give the data file the predictions refer to: --data KGDS.json")
     samples = load_kgds(data)
     lines = [
         "Macro averages in %; a sample the file has no EBS for scores 0 (counted in sys).",

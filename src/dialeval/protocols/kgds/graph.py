@@ -16,6 +16,7 @@ import operator
 from typing import Annotated, Any, cast
 
 from langgraph.graph import END, START, StateGraph
+from pydantic import Field
 from typing_extensions import TypedDict  # LangGraph Studio on Python 3.11 needs these for schemas
 
 from dialeval.protocols.kgds.common import ROLES, options_of
@@ -35,15 +36,15 @@ SAMPLE_FIELDS = ("id", "SBK", "KGD", "BSP", "CAO", "BSPAF", "BNPAF")
 class KgdsInput(TypedDict, total=False):
     """One KGDS.json record as it is in the file, plus optional run settings."""
 
-    id: str
-    SBK: list[dict[str, Any]]  # background paragraphs: {"paragraph_index", "paragraph_text"}
-    KGD: list[dict[str, Any]]  # discussion turns: {"participant", "utterance"}
-    BSP: list[dict[str, Any]]  # gold background-supporting paragraphs
-    CAO: list[str]  # clear atomic opinions, clarified references between **
-    BSPAF: list[dict[str, Any]]  # atomic facts of supporting paragraphs (type 1 = key)
-    BNPAF: list[dict[str, Any]]  # atomic facts of other paragraphs (type 0 = scored)
-    options: dict[str, Any]  # KgdsOptions
-    predictions: list[dict[str, Any]] | None  # the system's summaries; None = generate them
+    id: Annotated[str, Field(description="the sample's id")]
+    SBK: Annotated[list[dict[str, Any]], Field(description="background paragraphs: {paragraph_index, paragraph_text}")]
+    KGD: Annotated[list[dict[str, Any]], Field(description="discussion turns: {participant, utterance}")]
+    BSP: Annotated[list[dict[str, Any]], Field(description="gold background-supporting paragraphs (as in SBK)")]
+    CAO: Annotated[list[str], Field(description="clear atomic opinions; clarified references between **")]
+    BSPAF: Annotated[list[dict[str, Any]], Field(description="atomic facts of the supporting paragraphs: {paragraph_index, atomic_facts: [{atomic_fact, type}]}; type 1 = key fact")]
+    BNPAF: Annotated[list[dict[str, Any]], Field(description="atomic facts of the other paragraphs, same shape; type 0 facts are the non-supporting ones scored")]
+    options: Annotated[dict[str, Any], Field(description="KGDS options for this sample (as --option); usually set in the context instead")]
+    predictions: Annotated[list[dict[str, Any]] | None, Field(description="the system's summaries (prediction-file rows); absent: the summarizer writes them")]
 
 
 class KgdsState(KgdsInput, total=False):

@@ -88,8 +88,14 @@ class MdsevalOptions(BaseModel):
         return cls.model_validate(context.options)
 
 
+RECORD_KEYS = ("dialogue_id", "images", "dialogue_statements", "pseudo_summary", "summary_list", "human_annotations", "dialogue")
+
+
 def dialogue_of(state: dict[str, Any]) -> MdsDialogue:
-    return MdsDialogue.model_validate(state["record"])
+    """The dialogue the graph was given: a record of the data file as it is (Studio, the
+    API), or wrapped in ``record`` as runs pass it, with the loader's resolved images."""
+    record = state.get("record") or {k: state[k] for k in RECORD_KEYS if k in state}
+    return MdsDialogue.model_validate(record)
 
 
 @lru_cache(maxsize=None)

@@ -12,7 +12,8 @@ import operator
 from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
-from typing_extensions import TypedDict
+from pydantic import Field
+from typing_extensions import NotRequired, TypedDict
 
 from dialeval.config import EvalContext
 from dialeval.protocols.mdseval.common import ROLES
@@ -22,11 +23,19 @@ Rows = Annotated[list[dict[str, Any]], operator.add]
 
 
 class MdsevalInput(TypedDict):
-    record: dict[str, Any]  # one dialogue record as in MDSEval_annotations.json
+    """One dialogue record as it is in MDSEval_annotations.json (see docs/data.md)."""
+
+    dialogue_id: Annotated[str, Field(description="the dialogue's id")]
+    images: Annotated[list[dict[str, Any]], Field(description="the shared images, each with image_statements (what it shows) and image_path or image_url")]
+    summary_list: Annotated[list[dict[str, Any]], Field(description="the candidate summaries to judge, each with summary and summary_sentence_lvl (its sentences)")]
+    dialogue_statements: NotRequired[Annotated[list[str], Field(description="statements standing in for the conversation's text")]]
+    pseudo_summary: NotRequired[Annotated[str, Field(description="a reference summary, if the file has one")]]
+    human_annotations: NotRequired[Annotated[list[dict[str, Any]], Field(description="per summary, the annotators' ratings per aspect (for the meta-evaluation)")]]
+    dialogue: NotRequired[Annotated[list[dict[str, Any]] | None, Field(description="the conversation's turns (speaker, utterance), when merged in")]]
+    record: NotRequired[Annotated[dict[str, Any], Field(description="the same record wrapped (how runs pass it); leave empty when the fields above are given")]]
 
 
-class MdsevalState(TypedDict, total=False):
-    record: dict[str, Any]
+class MdsevalState(MdsevalInput, total=False):
     scores: Rows  # pointwise, image_prompt and checklist scores
     preferences: Rows
     faithfulness: Rows

@@ -191,7 +191,7 @@ def select_report(path: Path, options: dict[str, Any]) -> str:
         f" (Euclidean, all-MiniLM-L6-v2 embeddings, summed over {n} dialogues; {tried} combinations tried):",
         "",
     ]
-    lines += [f"{i}. {name}" for i, name in enumerate(chosen, start=1)]
+    lines += [f"{i}. {cell(name)}" for i, name in enumerate(chosen, start=1)]
     lines += ["", f"Total distance D = {distance:.3f}."]
     return "\n".join(lines)
 

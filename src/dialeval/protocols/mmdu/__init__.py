@@ -183,6 +183,13 @@ def _judge_label(run_dir: Path) -> str:
     return f"{model.get('spec', '?')} ({run_dir.name})"
 
 
+def calls_per_item(item: MmduItem, options: dict[str, Any]) -> int:
+    """One judge call per turn, and one responder call per turn unless answers are given
+    (a reply that errors ends the dialogue early: the bar then stops short of its total)."""
+    turns = len(item.dialogue.turns)
+    return turns if item.answers is not None else 2 * turns
+
+
 def compare_judges(paths: list[Path], options: dict[str, Any]) -> str:
     """Judge-vs-judge table of run folders that judged the same answers (``dialeval metrics mmdu``)."""
     from dialeval.run.folder import read_results
@@ -220,6 +227,7 @@ register_benchmark(
         tables=tables,
         **ROLES.benchmark_fields(),
         metrics_only=compare_judges,
+        calls_per_item=calls_per_item,
         item_scores=item_scores,
         conversation_view=conversation_view,
         glossary=GLOSSARY,

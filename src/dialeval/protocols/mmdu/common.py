@@ -8,6 +8,7 @@ caption line. The option ``images: blocks | text`` forces either way.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -17,7 +18,7 @@ from dialeval.agents.images import image_line, image_url
 from dialeval.agents.roles import Role, RoleTable
 from dialeval.config import EvalContext, ModelSettings
 from dialeval.protocols.mmdu.data import TAG, Dialogue, check_dialogue
-from dialeval.data.images import ImageRef
+from dialeval.data.images import ImageRef, resolve_graph_image
 from dialeval.models.usage import count_tokens
 
 
@@ -93,9 +94,18 @@ class ContextOverflow(RuntimeError):
     """A turn does not fit the responder's context window (policy ``fail``, or nothing left to drop)."""
 
 
-def dialogue_of(state: dict[str, Any]) -> Dialogue:
-    """The graph input (a dialogue record in the data format), checked: tags resolve, roles alternate."""
-    return check_dialogue(Dialogue.model_validate({k: state[k] for k in ("id", "image", "conversations") if k in state}))
+def dialogue_of(state: dict[str, Any], image_root: str | None = None) -> Dialogue:
+    """The graph input (a dialogue record in the data format), checked: tags resolve, roles
+    alternate, local images exist. A run's loader has already made image paths absolute;
+    a record posted to the graph directly (Studio) may name them relative to ``image_root``
+    (the option), else to the working folder, as the CLI reads them relative to the data file's."""
+    dialogue = check_dialogue(Dialogue.model_validate({k: state[k] for k in ("id", "image", "conversations") if k in state}))
+    root = Path(image_root) if image_root is not None else Path.cwd()
+    images = [
+        resolve_graph_image(image, root, f"image.{index}", f"dialogue {dialogue.id!r}: image {index + 1}")
+        for index, image in enumerate(dialogue.image)
+    ]
+    return dialogue.model_copy(update={"image": images})
 
 
 def content(text: str, images: list[ImageRef], blocks: bool) -> str | list[str | dict[str, Any]]:

@@ -14,6 +14,7 @@ import operator
 from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
+from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
 from dialeval.config import EvalContext
@@ -24,10 +25,12 @@ RESPOND, JUDGE = ROLES.node("responder"), ROLES.node("judge")
 
 
 class MmduInput(TypedDict):
-    id: str
-    image: list[Any]
-    conversations: list[dict[str, Any]]
-    answers: NotRequired[list[str] | None]
+    """One dialogue record as it is in the MMDU data file (see docs/data.md)."""
+
+    id: Annotated[str, Field(description="the dialogue's id")]
+    image: Annotated[list[Any], Field(description="its images in <image-k> order: a path (relative to the option image_root, else the server's folder) or URL, or {source, caption}")]
+    conversations: Annotated[list[dict[str, Any]], Field(description="alternating {from: user|assistant, value} messages; assistant values are the reference answers")]
+    answers: NotRequired[Annotated[list[str] | None, Field(description="the system's answer per user turn, to judge them as given; absent: the responder model answers")]]
 
 
 class MmduState(TypedDict, total=False):

@@ -142,7 +142,7 @@ def judge():
 
     async def judge_all(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MmduOptions.of(context)
-        dialogue = dialogue_of(state)
+        dialogue = dialogue_of(state, options.image_root)
         ctx = JUDGE.context(context, model=role_model(context, "judge"))
         blocks = accepts_images(ctx, options.images)
         answers = answers_to_judge(state, dialogue)

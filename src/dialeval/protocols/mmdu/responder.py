@@ -38,7 +38,7 @@ def responder():
 
     async def answer(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = MmduOptions.of(context)
-        dialogue = dialogue_of(state)
+        dialogue = dialogue_of(state, options.image_root)
         index = state.get("turn", 0)
         turn = dialogue.turns[index]
         ctx = AgentContext.for_role(context, "responder", RESPONDER_TEMPLATES[options.system_prompt], model=role_model(context, "responder"))

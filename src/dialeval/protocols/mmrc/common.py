@@ -11,6 +11,7 @@ option ``images: blocks | text`` forces either way.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -22,7 +23,7 @@ from dialeval.agents.images import IMAGE_BACKENDS, accepts_images, image_line  #
 from dialeval.agents.images import attach_images, turn_content  # noqa: F401  (re-exported)
 from dialeval.agents.responder import DRY_RUN_REPLY, with_history  # noqa: F401  (re-exported)
 from dialeval.config import EvalContext
-from dialeval.data.images import ImageRef
+from dialeval.data.images import ImageRef, resolve_graph_image
 from dialeval.protocols.mmrc.data import ABILITIES, Conversation
 from dialeval.memory.client import MemorySettings
 
@@ -102,8 +103,18 @@ RESPONDER_TEMPLATES = {"none": "mmrc/responder", "guided": "mmrc/responder_guide
 
 
 def conversation_of(state: dict[str, Any]) -> Conversation:
-    """The conversation the graph was given (its input is a record of the data file)."""
-    return Conversation.model_validate({k: state[k] for k in CONVERSATION_KEYS if k in state})
+    """The conversation the graph was given (its input is a record of the data file). A
+    run's loader has made image paths absolute; a record posted to the graph directly
+    (Studio) names them relative to the working folder, and each must exist there."""
+    conv = Conversation.model_validate({k: state[k] for k in CONVERSATION_KEYS if k in state})
+    turns = [
+        turn.model_copy(update={"images": [
+            resolve_graph_image(image, Path.cwd(), f"turns.{t}.images.{i}", f"conversation {conv.id!r}: turn {t + 1}, image {i + 1}")
+            for i, image in enumerate(turn.images)
+        ]})
+        for t, turn in enumerate(conv.turns)
+    ]
+    return conv.model_copy(update={"turns": turns})
 
 
 def responder_context(context: EvalContext) -> AgentContext:

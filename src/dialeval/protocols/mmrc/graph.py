@@ -14,6 +14,7 @@ import operator
 from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
+from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
 from dialeval.protocols.mmrc.common import ROLES
@@ -25,10 +26,10 @@ from dialeval.protocols.mmrc import helpers, judge, notetaker, responder  # noqa
 class MmrcInput(TypedDict):
     """One conversation, exactly as a record of the data file."""
 
-    id: str
-    domain: NotRequired[str]
-    turns: list[dict[str, Any]]  # {"user", "images"?, "assistant"?}
-    questions: list[dict[str, Any]]  # {"ability", "question", "answer", ...}
+    id: Annotated[str, Field(description="the conversation's id")]
+    domain: NotRequired[Annotated[str, Field(description="its topic, for reports")]]
+    turns: Annotated[list[dict[str, Any]], Field(description="user turns in order: {user, images? (paths relative to the server's folder, or URLs), assistant? (a recorded reply)}")]
+    questions: Annotated[list[dict[str, Any]], Field(description="the evaluation questions: {ability (IE, CR, IU, IM, MR or AR), question, answer, format?, options?, items? (IE), images? (IM), refuse? (AR)}")]
 
 
 class MmrcState(MmrcInput, total=False):

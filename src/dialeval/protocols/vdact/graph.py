@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any
 
+from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -41,9 +42,9 @@ JUDGE_AGENTS = {
 class VdactInput(TypedDict):
     """One dialogue in the prediction-file format (see docs/vdact.md for an example)."""
 
-    records: list[dict[str, Any]]
-    summary: NotRequired[str | None]  # the video summary; else looked up with options kg_dir / summary_path
-    example: NotRequired[dict[str, Any] | None]  # the one-shot example; else option example_path, else built-in
+    records: Annotated[list[dict[str, Any]], Field(description="one dialogue's rows of a prediction file: {dialogue_id, turn_id, question, ref_answer, gen_answer, ...}")]
+    summary: NotRequired[Annotated[str | None, Field(description="the video summary; absent: looked up with the options kg_dir / summary_path")]]
+    example: NotRequired[Annotated[dict[str, Any] | None, Field(description="the one-shot example; absent: option example_path, else the built-in one")]]
 
 
 class VdactState(TypedDict, total=False):
