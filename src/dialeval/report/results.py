@@ -158,7 +158,7 @@ def started_at(path: Path, config: dict[str, Any]) -> datetime | None:
     """When the run started: the time its config records, else when ``config.json`` was
     written (the run's first act); None when neither can be read."""
     for holder in (config, config.get("provenance") or {}, config.get("identity") or {}):
-        value = holder.get("started") if isinstance(holder, dict) else None
+        value = (holder.get("first_started") or holder.get("started")) if isinstance(holder, dict) else None
         if isinstance(value, str):
             try:
                 return datetime.fromisoformat(value.replace("Z", "+00:00"))
