@@ -117,3 +117,26 @@ def test_errors_come_out_as_ainvoke_raises_them():
 
         direct, invoked = asyncio.run(both())
     assert type(direct) is type(invoked) and error_kind(direct) == "authentication"
+
+
+IMAGE = "data:image/png;base64," + "A" * 64
+
+
+@pytest.mark.parametrize(
+    ("messages", "kwargs"),
+    [
+        (MESSAGES, STRUCTURED),
+        (MESSAGES, {}),
+        ([HumanMessage([{"type": "text", "text": "What is shown?"}, {"type": "image_url", "image_url": {"url": IMAGE}}])], STRUCTURED),
+    ],
+)
+def test_the_body_sent_as_it_is_equals_what_the_sdk_would_make_of_it(messages, kwargs):
+    """The direct path skips ``create``'s per-request transform; for dialeval's bodies that
+    transform changes nothing (a new SDK that rewrote a field would fail here)."""
+    from openai._utils import async_maybe_transform
+    from openai.types.chat import completion_create_params
+
+    model = build_chat_model(ModelSettings(spec="openai-compatible:judge", base_url="http://127.0.0.1:9/v1"))
+    body = model._get_request_payload(messages, **kwargs)
+    made = asyncio.run(async_maybe_transform(body, completion_create_params.CompletionCreateParamsNonStreaming))
+    assert made == body

@@ -132,7 +132,7 @@ class OpenAICompatibleBackend(OpenAIBackend):
 # It relies on private LangChain names: each is checked before use, and when one is
 # missing (a LangChain release renamed it) the call goes through ``ainvoke`` instead.
 
-_REQUIRED = ("_get_request_payload", "_create_chat_result", "_use_responses_api", "async_client")
+_REQUIRED = ("_get_request_payload", "_create_chat_result", "_use_responses_api", "root_async_client")
 _MODULE_HELPERS = ("_handle_openai_bad_request", "_handle_openai_api_error")
 
 
@@ -190,6 +190,26 @@ def unobserved(model: Any) -> bool:
     return not manager.handlers
 
 
+# What ``chat.completions.create`` adds to the HTTP call: bearer auth only (not the admin key).
+_CREATE_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
+
+
+async def send_body(client: Any, body: dict[str, Any]) -> Any:
+    """``client.chat.completions.create(**body)`` without the SDK's per-request transform.
+
+    ``create`` walks the whole body against its typed parameters before sending (the
+    JSON-schema response format alone ~90 nodes, 1-2 ms of CPU a request); for a body
+    that is already plain JSON (LangChain's payload: dicts, lists, strings, numbers) the
+    walk returns it unchanged (``tests/test_openai_direct.py`` checks this for the bodies
+    dialeval sends). ``post`` is the SDK's documented way to send a body as it is, and
+    keeps everything else of ``create``: retries, time-outs, the HTTP client's hooks
+    (429s reach the adaptive limit), error types and the parsed ``ChatCompletion``.
+    """
+    from openai.types.chat import ChatCompletion
+
+    return await client.post("/chat/completions", body=body, cast_to=ChatCompletion, options=_CREATE_OPTIONS)
+
+
 async def direct_call(model: Any, messages: list[Any], kwargs: dict[str, Any]) -> Any | None:
     """The ``AIMessage`` ``model.bind(**kwargs).ainvoke(messages)`` would return, or ``None``
     when this call must go through ``ainvoke`` (observed, or a private name is gone).
@@ -215,8 +235,7 @@ async def direct_call(model: Any, messages: list[Any], kwargs: dict[str, Any]) -
         await model.rate_limiter.aacquire(blocking=True)
     structured = "response_format" in payload
     try:
-        # the body parse() would send (it adds "stream": false itself), without its result parsing
-        response = await model.async_client.create(**payload)
+        response = await send_body(model.root_async_client, payload)
     except openai.BadRequestError as err:
         on_bad_request(err)
         raise
