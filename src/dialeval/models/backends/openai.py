@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from dialeval.models.backends.base import ApiBackend
 from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sync_http
 from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.openai_direct import send_body
 from dialeval.models.spec import SpecError
 
 if TYPE_CHECKING:
@@ -128,7 +129,8 @@ class OpenAICompatibleBackend(OpenAIBackend):
 # the call (no LangSmith tracing, no LangGraph Studio stream, no user callbacks, no
 # LangChain cache), those steps do nothing for the result, so :func:`direct_call` sends
 # the request through the SDK client the ``ChatOpenAI`` already holds, with the request
-# body ``ChatOpenAI`` itself builds, and turns the answer into the same ``AIMessage``.
+# body ``ChatOpenAI`` itself builds, and turns the answer into the same ``AIMessage``
+# (without the SDK's per-request body transform and typed answer: ``models/openai_direct.py``).
 # It relies on private LangChain names: each is checked before use, and when one is
 # missing (a LangChain release renamed it) the call goes through ``ainvoke`` instead.
 
@@ -190,26 +192,6 @@ def unobserved(model: Any) -> bool:
     return not manager.handlers
 
 
-# What ``chat.completions.create`` adds to the HTTP call: bearer auth only (not the admin key).
-_CREATE_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
-
-
-async def send_body(client: Any, body: dict[str, Any]) -> Any:
-    """``client.chat.completions.create(**body)`` without the SDK's per-request transform.
-
-    ``create`` walks the whole body against its typed parameters before sending (the
-    JSON-schema response format alone ~90 nodes, 1-2 ms of CPU a request); for a body
-    that is already plain JSON (LangChain's payload: dicts, lists, strings, numbers) the
-    walk returns it unchanged (``tests/test_openai_direct.py`` checks this for the bodies
-    dialeval sends). ``post`` is the SDK's documented way to send a body as it is, and
-    keeps everything else of ``create``: retries, time-outs, the HTTP client's hooks
-    (429s reach the adaptive limit), error types and the parsed ``ChatCompletion``.
-    """
-    from openai.types.chat import ChatCompletion
-
-    return await client.post("/chat/completions", body=body, cast_to=ChatCompletion, options=_CREATE_OPTIONS)
-
-
 async def direct_call(model: Any, messages: list[Any], kwargs: dict[str, Any]) -> Any | None:
     """The ``AIMessage`` ``model.bind(**kwargs).ainvoke(messages)`` would return, or ``None``
     when this call must go through ``ainvoke`` (observed, or a private name is gone).
@@ -242,8 +224,12 @@ async def direct_call(model: Any, messages: list[Any], kwargs: dict[str, Any]) -
     except openai.APIError as err:
         on_api_error(err)
         raise
-    if structured and any(choice.finish_reason == "content_filter" for choice in response.choices):
-        raise openai.ContentFilterFinishReasonError(completion=response)
+    if structured and isinstance(response, dict) and any(
+        isinstance(choice, dict) and choice.get("finish_reason") == "content_filter" for choice in response.get("choices") or ()
+    ):
+        from openai.types.chat import ChatCompletion
+
+        raise openai.ContentFilterFinishReasonError(completion=ChatCompletion.construct(**response))
     result = model._create_chat_result(response)
     message = result.generations[0].message
     message.response_metadata = metadata_of(result.generations[0])  # finish reason and more
