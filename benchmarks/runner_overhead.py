@@ -13,7 +13,9 @@
    request in to last answer out, at the server),
 3. wall time with latency vs the lower bound max(ceil(requests/L), chain) x latency,
 4. an identical re-run (same run id: nothing to do; new run id: all from the cache),
-5. start-up time of `dialeval --help` and `dialeval list`.
+5. start-up time of `dialeval --help` and `dialeval list`,
+6. CPU per request with 64 requests in flight (1,000 items, instant model) beside the
+   bare loop at 64: the connection pool's per-request work shows here.
 
 ``--graph-share`` adds to [1] the same run with ``graph.ainvoke`` replaced by a direct
 call of the judge node (what LangGraph's own per-item work costs in situ; a measurement
@@ -24,7 +26,7 @@ own work (SDK and framework), which stays readable on a busy machine where wall 
 are not.
 
 Usage: python benchmarks/runner_overhead.py [--items 200] [--repeats 5] [--latency 0.2]
-       [--concurrency 8] [--skip 3,4,5] [--graph-share]
+       [--concurrency 8] [--skip 3,4,5,6] [--graph-share]
 """
 
 from __future__ import annotations
@@ -278,6 +280,23 @@ def latency_bound(tmp: Path, items: int, latency: float, concurrency: int) -> No
               f"new run id from cache {cached:.3f} s ({100 * cached / wall:.1f}%), requests sent: {sent}")
 
 
+def wide(tmp: Path, items: int, concurrency: int, repeats: int) -> None:
+    """CPU per request with many requests in flight (instant model): the pool's per-request work shows here."""
+    data = write_items(tmp, items)
+    with StubProcess() as stub:
+        dialeval_run(data, tmp / "wide-warm", stub.base_url, concurrency, "wide-warm", None)
+        bodies = stub.bodies()[-items:]
+        bare, dial = [], []
+        for r in range(repeats):
+            cpu = time.process_time()
+            bare_loop(stub.base_url, bodies, concurrency)
+            bare.append(time.process_time() - cpu)
+            dial.append(timed(lambda: dialeval_run(data, tmp / "wide", stub.base_url, concurrency, f"w{r}", tmp / f"w{r}.sqlite"))[1])
+    print(f"[6] instant model, {items} items at concurrency {concurrency}, {repeats} interleaved repetitions (CPU ms per request)")
+    print(f"    bare AsyncOpenAI loop {ms(bare, items)}   dialeval run('answers') {ms(dial, items)}   "
+          f"overhead {ms([d - b for d, b in zip(dial, bare)], items)}")
+
+
 def startup() -> None:
     for cmd in (["--help"], ["list"]):
         start = time.perf_counter()
@@ -307,6 +326,8 @@ def main() -> None:
         latency_bound(tmp, args.items, args.latency, args.concurrency)
     if "5" not in skip:
         startup()
+    if "6" not in skip:
+        wide(tmp, 1000, 64, args.repeats)
     print(f"load average at the end {load()}")
 
 
