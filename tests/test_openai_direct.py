@@ -117,3 +117,58 @@ def test_errors_come_out_as_ainvoke_raises_them():
 
         direct, invoked = asyncio.run(both())
     assert type(direct) is type(invoked) and error_kind(direct) == "authentication"
+
+
+IMAGE = "data:image/png;base64," + "A" * 64
+
+
+@pytest.mark.parametrize(
+    ("messages", "kwargs"),
+    [
+        (MESSAGES, STRUCTURED),
+        (MESSAGES, {}),
+        ([HumanMessage([{"type": "text", "text": "What is shown?"}, {"type": "image_url", "image_url": {"url": IMAGE}}])], STRUCTURED),
+    ],
+)
+def test_the_body_sent_as_it_is_equals_what_the_sdk_would_make_of_it(messages, kwargs):
+    """The direct path skips ``create``'s per-request transform; for dialeval's bodies that
+    transform changes nothing (a new SDK that rewrote a field would fail here)."""
+    from openai._utils import async_maybe_transform
+    from openai.types.chat import completion_create_params
+
+    model = build_chat_model(ModelSettings(spec="openai-compatible:judge", base_url="http://127.0.0.1:9/v1"))
+    body = model._get_request_payload(messages, **kwargs)
+    made = asyncio.run(async_maybe_transform(body, completion_create_params.CompletionCreateParamsNonStreaming))
+    assert made == body
+
+
+def test_an_answer_read_as_json_is_the_dict_the_sdks_typed_answer_dumps_to():
+    """The direct path reads the answer as JSON instead of building the SDK's typed
+    ``ChatCompletion`` and dumping it again; LangChain must see the same dict either way."""
+    from openai.types.chat import ChatCompletion
+
+    from dialeval.models.openai_direct import _dumped
+
+    answer = {
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini-2024-07-18",
+        "system_fingerprint": "fp_1", "service_tier": "default", "a_field_of_tomorrow": {"x": 1},
+        "choices": [
+            {"index": 0, "finish_reason": "tool_calls", "logprobs": {"content": [{"token": "a", "logprob": -0.1, "bytes": [97], "top_logprobs": []}]},
+             "message": {"role": "assistant", "content": None, "refusal": None,
+                         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "grade", "arguments": "{}"}}]}},
+            {"index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": "Four."}},
+        ],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35,
+                  "prompt_tokens_details": {"cached_tokens": 10}, "completion_tokens_details": {"reasoning_tokens": 0}},
+    }
+    typed = ChatCompletion.construct(**answer).model_dump(exclude={"choices": {"__all__": {"message": {"parsed"}}}}, warnings=False)
+    assert _dumped(answer, ChatCompletion) == typed
+
+
+def test_a_structured_answer_stopped_by_the_content_filter_raises_as_the_sdks_parse_does():
+    import openai
+
+    with OpenAIStub(respond=lambda body: ('{"rationale": "', "content_filter")) as server:
+        model = build_chat_model(ModelSettings(spec="openai-compatible:judge", base_url=server.base_url))
+        with pytest.raises(openai.ContentFilterFinishReasonError):
+            asyncio.run(direct_call(model, MESSAGES, STRUCTURED))

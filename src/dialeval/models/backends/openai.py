@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from dialeval.models.backends.base import ApiBackend
 from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sync_http
 from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.openai_direct import send_body
 from dialeval.models.spec import SpecError
 
 if TYPE_CHECKING:
@@ -128,11 +129,12 @@ class OpenAICompatibleBackend(OpenAIBackend):
 # the call (no LangSmith tracing, no LangGraph Studio stream, no user callbacks, no
 # LangChain cache), those steps do nothing for the result, so :func:`direct_call` sends
 # the request through the SDK client the ``ChatOpenAI`` already holds, with the request
-# body ``ChatOpenAI`` itself builds, and turns the answer into the same ``AIMessage``.
+# body ``ChatOpenAI`` itself builds, and turns the answer into the same ``AIMessage``
+# (without the SDK's per-request body transform and typed answer: ``models/openai_direct.py``).
 # It relies on private LangChain names: each is checked before use, and when one is
 # missing (a LangChain release renamed it) the call goes through ``ainvoke`` instead.
 
-_REQUIRED = ("_get_request_payload", "_create_chat_result", "_use_responses_api", "async_client")
+_REQUIRED = ("_get_request_payload", "_create_chat_result", "_use_responses_api", "root_async_client")
 _MODULE_HELPERS = ("_handle_openai_bad_request", "_handle_openai_api_error")
 
 
@@ -215,16 +217,19 @@ async def direct_call(model: Any, messages: list[Any], kwargs: dict[str, Any]) -
         await model.rate_limiter.aacquire(blocking=True)
     structured = "response_format" in payload
     try:
-        # the body parse() would send (it adds "stream": false itself), without its result parsing
-        response = await model.async_client.create(**payload)
+        response = await send_body(model.root_async_client, payload)
     except openai.BadRequestError as err:
         on_bad_request(err)
         raise
     except openai.APIError as err:
         on_api_error(err)
         raise
-    if structured and any(choice.finish_reason == "content_filter" for choice in response.choices):
-        raise openai.ContentFilterFinishReasonError(completion=response)
+    if structured and isinstance(response, dict) and any(
+        isinstance(choice, dict) and choice.get("finish_reason") == "content_filter" for choice in response.get("choices") or ()
+    ):
+        from openai.types.chat import ChatCompletion
+
+        raise openai.ContentFilterFinishReasonError(completion=ChatCompletion.construct(**response))
     result = model._create_chat_result(response)
     message = result.generations[0].message
     message.response_metadata = metadata_of(result.generations[0])  # finish reason and more

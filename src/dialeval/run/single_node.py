@@ -1,0 +1,146 @@
+"""A one-node graph run per item without LangGraph's per-item machinery.
+
+Protocols such as ``answers`` are one node between START and END. For them LangGraph's
+``ainvoke`` (channels, checkpoints of the step, task scheduling, a stream) costs about
+as much CPU as the model call itself, and does nothing for the result. When a compiled
+graph is exactly that shape, with plain last-value state and nothing watching the run,
+:func:`single_node` gives an object whose ``ainvoke`` calls the node function with the
+same state LangGraph would give it and returns the same output. Any graph it cannot
+prove equivalent (reducers, branches, retries, a checkpointer, a store, callbacks or
+tracing) gets ``None`` and runs through LangGraph. Studio always loads the real graph
+(``langgraph.json``); this is used by the runner only.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable
+
+_START, _END = "__start__", "__end__"
+_CHECKED: weakref.WeakKeyDictionary[Any, SingleNode | None] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class SingleNode:
+    """The node function of a START -> node -> END graph and the keys its state moves through."""
+
+    name: str
+    call: Callable[..., Any]  # async (state, runtime=...) -> update
+    input_keys: frozenset[str]  # what the graph takes from its input
+    node_keys: tuple[str, ...]  # what the node reads from the state
+    state_keys: frozenset[str]  # what an update may write
+    output_keys: tuple[str, ...]  # what the graph returns
+    coerce_context: Callable[[Any], Any]  # a dict context made the graph's context type, as LangGraph does
+
+    async def ainvoke(self, graph_input: dict[str, Any], context: Any = None, config: Any = None) -> dict[str, Any]:
+        """What ``graph.ainvoke(graph_input, context=context)`` returns for this graph."""
+        from langgraph.runtime import Runtime
+
+        state = {k: v for k, v in graph_input.items() if k in self.input_keys}
+        update = await self.call({k: state[k] for k in self.node_keys if k in state}, runtime=Runtime(context=self.coerce_context(context)))
+        if update is not None:
+            if not isinstance(update, dict):  # LangGraph raises too (a Command would need its routing)
+                raise TypeError(f"node {self.name!r} returned {type(update).__name__}, expected a dict of state updates")
+            state.update((k, v) for k, v in update.items() if k in self.state_keys)
+        return {k: state[k] for k in self.output_keys if k in state}
+
+
+def single_node(graph: Any) -> SingleNode | None:
+    """The direct form of ``graph`` when it is provably a plain one-node graph, else ``None``
+    (checked once per compiled graph; whether anything watches is checked on every call)."""
+    try:
+        if graph in _CHECKED:
+            found = _CHECKED[graph]
+        else:
+            found = _CHECKED[graph] = _inspect(graph)
+    except TypeError:  # not weak-referenceable or not hashable: not a compiled graph
+        return None
+    return found if found is not None and not _watched() else None
+
+
+def _watched() -> bool:
+    """True when a callback handler or tracer would see a graph run started here."""
+    from langchain_core.callbacks.manager import AsyncCallbackManager
+    from langchain_core.runnables.config import ensure_config
+
+    config = ensure_config()
+    manager = AsyncCallbackManager.configure(config.get("callbacks"), None, False, config.get("tags"), None)
+    return bool(manager.handlers)
+
+
+def _inspect(graph: Any) -> SingleNode | None:
+    try:
+        from langgraph._internal._runnable import RunnableCallable
+        from langgraph.channels.last_value import LastValue
+        from langgraph.graph.state import CompiledStateGraph
+        from langgraph.pregel.main import _coerce_context
+    except ImportError:  # a LangGraph release moved them: take the graph's own path
+        return None
+    if type(graph) is not CompiledStateGraph:
+        return None
+    builder = getattr(graph, "builder", None)
+    nodes = getattr(builder, "nodes", None)
+    if builder is None or not isinstance(nodes, dict) or len(nodes) != 1:
+        return None
+    (name, spec), = nodes.items()
+    plain_graph = (
+        set(builder.edges) == {(_START, name), (name, _END)}
+        and not any(builder.branches.values())
+        and not builder.waiting_edges
+        and not getattr(builder, "managed", None)
+        and graph.checkpointer in (None, False)
+        and graph.store is None
+        and graph.cache is None
+        and not graph.interrupt_before_nodes
+        and not graph.interrupt_after_nodes
+        and not graph.retry_policy
+        and graph.cache_policy is None
+        and not graph.debug
+    )
+    runnable: Any = getattr(spec, "runnable", None)
+    plain_node = (
+        type(runnable) is RunnableCallable
+        and runnable.afunc is not None
+        and set(runnable.func_accepts) <= {"runtime"}
+        and not runnable.kwargs
+        and not runnable.explode_args
+        and spec.retry_policy is None
+        and spec.cache_policy is None
+        and not spec.ends
+        and not spec.defer
+        and getattr(spec, "error_handler_node", None) is None
+        and getattr(spec, "timeout", None) is None
+    )
+    if not plain_graph or not plain_node:
+        return None
+    schemas = builder.schemas
+    keys = {schema: schemas.get(schema) for schema in (builder.input_schema, spec.input_schema, builder.state_schema)}
+    channels = dict(builder.channels)
+    if any(found is None for found in keys.values()) or not all(type(c) is LastValue for c in channels.values()):
+        return None  # a reducer or a managed value: LangGraph's own merge is needed
+    if any(_validated(schema) for schema in keys):
+        return None
+    output = graph.output_channels
+    if not isinstance(output, list) or not set(output) <= set(channels):
+        return None
+    accepts_runtime = "runtime" in runnable.func_accepts
+    afunc = runnable.afunc
+    call = afunc if accepts_runtime else (lambda state, runtime: afunc(state))
+    return SingleNode(
+        name=name,
+        call=call,
+        input_keys=frozenset(keys[builder.input_schema]),
+        node_keys=tuple(keys[spec.input_schema]),
+        state_keys=frozenset(channels),
+        output_keys=tuple(output),
+        coerce_context=functools.partial(_coerce_context, graph.context_schema),  # not the graph: a weak key
+    )
+
+
+def _validated(schema: Any) -> bool:
+    """LangGraph coerces pydantic models and dataclasses; only a TypedDict state passes as is."""
+    from typing_extensions import is_typeddict
+
+    return not is_typeddict(schema)
