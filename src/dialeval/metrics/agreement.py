@@ -14,7 +14,8 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
-SEED = 0  # bootstrap and permutation draws are reproducible: the same runs give the same report
+from dialeval.metrics import SEED
+
 RESAMPLES = 9999
 # resampled values held at once (float64: 8 bytes each); scipy draws the same resamples
 # in batches, so the figures are identical and memory stays flat however many units

@@ -12,7 +12,8 @@ import itertools
 import warnings
 from typing import Any
 
-from dialeval.metrics.agreement import SEED, mean_difference
+from dialeval.metrics import SEED  # agreement (numpy, scipy) is imported on use: protocols import this module at start-up
+
 
 FEW_UNITS = 10  # below this many shared units the test is marked as resting on very few
 
@@ -43,6 +44,8 @@ def paired_test(a: dict[str, float | None], b: dict[str, float | None], *, seed:
     if not units:
         return {**out, "mean_a": None, "mean_b": None, "mean_diff": None, "ci_low": None, "ci_high": None,
                 "p_permutation": None, "p_wilcoxon": None}
+    from dialeval.metrics.agreement import mean_difference
+
     diff = mean_difference(x, y, seed=seed)
     out.update({k: diff[k] for k in ("mean_a", "mean_b", "mean_diff", "ci_low", "ci_high")})
     out["p_permutation"] = diff["p_value"]
