@@ -229,3 +229,42 @@ def test_the_default_is_as_many_workers_as_help():
     assert choose_workers(dry, bench, dry.context(), 10_000) == 1
     asked = api.model_copy(update={"workers": 3, "concurrency": 2})
     assert choose_workers(asked, bench, asked.context(), 10_000) == 2  # never more than the request slots
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the workers through /proc")
+def test_ctrl_c_stops_every_worker_keeps_what_finished_and_says_how_to_resume(tmp_path):
+    data = _data(tmp_path, 12)
+    release = threading.Event()
+    arrived = [0]
+    lock = threading.Lock()
+
+    def four_then_hold(body: dict) -> str:
+        with lock:
+            arrived[0] += 1
+            held = arrived[0] > 4
+        if held:
+            release.wait(PATIENCE)
+        return _grade(body)
+
+    with OpenAIStub(respond=four_then_hold) as server:
+        command = _cli(server, data, tmp_path / "runs", "--workers", "2", "--concurrency", "4", "--no-cache")
+        # its own process group, as a terminal's foreground job: Ctrl-C reaches every process of it
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                                   start_new_session=True)
+        run_dir = tmp_path / "runs" / "shared"
+        try:  # four answered and on disk, four held
+            _wait_for(lambda: len(server.requests) >= 8 and len(results_by_id(run_dir)) == 4)
+            workers = _children(process.pid)
+            assert len(workers) == 2
+            os.killpg(process.pid, signal.SIGINT)
+            _, err = process.communicate(timeout=PATIENCE)
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 130
+    [line] = err.strip().splitlines()  # one line, no traceback from any process
+    assert line == (f"dialeval: interrupted: 4 of 12 items done (4 in this session), kept in {run_dir}; "
+                    "re-run the same command to resume")
+    assert len(results_by_id(run_dir)) == 4
+    _wait_for(lambda: not any(_alive(pid) for pid in workers))
