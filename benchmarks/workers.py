@@ -13,14 +13,13 @@ Each dialeval run is a fresh Python process timing ``run()`` (imports excluded: 
 process of its own. The machine's load (1-minute average) is printed beside every
 figure: on a shared machine it moves them more than anything measured here.
 
-Usage: PYTHONPATH=$PWD/src python benchmarks/workers.py [--items 10000] [--latency 0.2]
+Usage: PYTHONPATH=$PWD/src:$PWD/benchmarks python benchmarks/workers.py [--items 10000] [--latency 0.2]
        [--concurrency 64] [--workers 1,2,default] [--skip answers|vdact]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
@@ -30,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from runner_overhead import StubProcess, bare_loop, write_items  # beside this file
 
 SHARED = Path(os.environ.get("DIALEVAL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 VDACT = SHARED / "data" / "vdact" / "predictions" / "test-videollama2-8f.json"
@@ -73,11 +74,8 @@ print(json.dumps({"wall": wall, "cpu": cpu, "workers_cpu": workers.ru_utime + wo
 """
 
 
-class Stub:
-    """``with Stub(latency) as stub``: the stub server in a child process."""
-
-    def __init__(self, latency: float):
-        self.latency = latency
+class Stub(StubProcess):
+    """``with Stub(latency) as stub``: the stub server in a child process, answering both benchmarks."""
 
     def __enter__(self) -> Stub:
         self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(self.latency)],
@@ -85,17 +83,6 @@ class Stub:
         assert self.proc.stdout is not None
         self.base_url = self.proc.stdout.readline().strip()
         return self
-
-    def ask(self, what: str) -> str:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(what + "\n")
-        self.proc.stdin.flush()
-        return self.proc.stdout.readline()
-
-    def __exit__(self, *exc: object) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
 
 
 def load() -> float:
@@ -111,37 +98,6 @@ def dialeval(stub: Stub, benchmark: str, data: Path, out: Path, concurrency: int
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def bare_loop(base_url: str, bodies: list[dict[str, Any]], concurrency: int) -> tuple[float, float]:
-    """(wall, CPU) seconds for ``bodies`` sent by a bare ``AsyncOpenAI`` at ``concurrency``."""
-    import openai
-
-    async def go() -> float:
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0)
-        slots = asyncio.Semaphore(concurrency)
-
-        async def one(body: dict[str, Any]) -> None:
-            async with slots:
-                await client.chat.completions.create(**body)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(one(b) for b in bodies))
-        elapsed = time.perf_counter() - started
-        await client.close()
-        return elapsed
-
-    cpu = time.process_time()
-    wall = asyncio.run(go())
-    return wall, time.process_time() - cpu
-
-
-def write_answers(folder: Path, n: int) -> Path:
-    path = folder / f"answers-{n}.jsonl"
-    with path.open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "reference": f"ref {i}", "answer": f"ans {i}"}) + "\n")
-    return path
-
-
 def line(label: str, wall: float, floor: float, extra: str = "") -> None:
     print(f"  {label:<22} {wall:7.2f} s  {wall / floor:5.2f}x floor  efficiency {floor / wall:4.2f}  "
           f"load {load():4.1f}{extra}", flush=True)
@@ -151,24 +107,32 @@ def worker_counts(spec: str) -> list[int | None]:
     return [None if w == "default" else int(w) for w in spec.split(",")]
 
 
-def answers(tmp: Path, args: argparse.Namespace) -> None:
+def default_workers(benchmark: str, data: Path, concurrency: int, options: dict[str, Any] | None = None) -> int:
+    """What ``workers`` unset chooses for this data on this machine (an API model)."""
     from dialeval.benchmarks import get_benchmark
-    from dialeval.run.workers import choose_workers
     from dialeval.config import ModelSettings, RunConfig
+    from dialeval.run.workers import choose_workers
 
+    bench = get_benchmark(benchmark)
+    config = RunConfig(model=ModelSettings(spec="openai-compatible:stub", base_url="http://127.0.0.1:9/v1"),
+                       concurrency=concurrency, options=options or {})
+    return choose_workers(config, bench, config.context(), len(bench.load(data, config.options)))
+
+
+def answers(tmp: Path, args: argparse.Namespace) -> None:
     n, latency, concurrency = args.items, args.latency, args.concurrency
     floor = math.ceil(n / concurrency) * latency
-    data = write_answers(tmp, n)
-    config = RunConfig(model=ModelSettings(spec="openai-compatible:stub", base_url="http://127.0.0.1:9/v1"),
-                       concurrency=concurrency)
-    default = choose_workers(config, get_benchmark("answers"), config.context(), n)
+    data = write_items(tmp, n)
+    default = default_workers("answers", data, concurrency)
     print(f"[1] answers: {n} items at {latency * 1000:.0f} ms, concurrency {concurrency}, floor {floor:.2f} s; "
           f"{os.cpu_count()} cores; default workers here: {default}", flush=True)
     with Stub(latency) as stub:
-        dialeval(stub, "answers", write_answers(tmp, concurrency), tmp / "warm", concurrency, 1)  # bodies to replay
-        sample = json.loads(stub.ask("bodies"))
-        stub.ask("clear")
-        wall, cpu = bare_loop(stub.base_url, [sample[i % len(sample)] for i in range(n)], concurrency)
+        dialeval(stub, "answers", write_items(tmp, concurrency), tmp / "warm", concurrency, 1)  # bodies to replay
+        sample = stub.bodies()
+        stub._ask("clear")
+        cpu = time.process_time()
+        wall = bare_loop(stub.base_url, [sample[i % len(sample)] for i in range(n)], concurrency)
+        cpu = time.process_time() - cpu
         line("bare SDK loop", wall, floor, f"  CPU {1000 * cpu / n:.2f} ms/request")
         for workers in worker_counts(args.workers):
             got = dialeval(stub, "answers", data, tmp / f"w{workers}", concurrency, workers)
@@ -184,7 +148,8 @@ def vdact(tmp: Path, args: argparse.Namespace) -> None:
         return
     latency, concurrency = args.latency, args.concurrency
     options = {"judge": "session"}
-    print(f"[2] VDAct {VDACT.name}, session judge, {latency * 1000:.0f} ms, concurrency {concurrency}", flush=True)
+    print(f"[2] VDAct {VDACT.name}, session judge, {latency * 1000:.0f} ms, concurrency {concurrency}; "
+          f"default workers here: {default_workers('vdact', VDACT, concurrency, options)}", flush=True)
     with Stub(latency) as stub:
         for workers in worker_counts(args.workers):
             got = dialeval(stub, "vdact", VDACT, tmp / f"v{workers}", concurrency, workers, options)

@@ -18,6 +18,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -56,6 +57,24 @@ def _grade(body: dict) -> str:
     """A verdict that depends on the item only, so every worker count scores alike."""
     number = int(_question(body).split()[1].rstrip(")"))
     return json.dumps({"rationale": f"item {number}", "score": number % 5 + 1})
+
+
+def _answer_then_hold(answered: int) -> tuple[Callable[[dict], str], threading.Event]:
+    """A stub answer that grades the first ``answered`` requests at once and holds every
+    later one until the event is set: the run stops in a known state."""
+    release = threading.Event()
+    arrived = [0]
+    lock = threading.Lock()
+
+    def respond(body: dict) -> str:
+        with lock:
+            arrived[0] += 1
+            held = arrived[0] > answered
+        if held:
+            release.wait(PATIENCE)
+        return _grade(body)
+
+    return respond, release
 
 
 def _wait_for(condition, seconds: float = PATIENCE) -> None:
@@ -139,24 +158,14 @@ def test_a_breaker_that_opens_in_one_worker_stops_every_worker(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the workers through /proc")
 def test_a_worker_killed_loses_nothing_finished_and_the_rerun_does_only_what_is_left(tmp_path):
     data = _data(tmp_path, 12)
-    release = threading.Event()
-    arrived = [0]
-    lock = threading.Lock()
-
-    def first_six_then_hold(body: dict) -> str:
-        with lock:
-            arrived[0] += 1
-            held = arrived[0] > 6
-        if held:
-            release.wait(PATIENCE)
-        return _grade(body)
-
-    with OpenAIStub(respond=first_six_then_hold) as server:
+    respond, release = _answer_then_hold(6)
+    with OpenAIStub(respond=respond) as server:
         command = _cli(server, data, tmp_path / "runs", "--workers", "2", "--concurrency", "4",
                        "--config", str(_cache_config(tmp_path)))
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-        try:
-            _wait_for(lambda: len(server.requests) >= 10)  # six answered, four held (two per worker)
+        run_dir = tmp_path / "runs" / "shared"
+        try:  # six answered and on disk, four held (two per worker)
+            _wait_for(lambda: len(server.requests) >= 10 and len(results_by_id(run_dir)) == 6)
             workers = _children(process.pid)
             assert len(workers) == 2
             os.kill(workers[0], signal.SIGKILL)
@@ -168,7 +177,6 @@ def test_a_worker_killed_loses_nothing_finished_and_the_rerun_does_only_what_is_
             if process.poll() is None:
                 process.kill()
         assert process.returncode == 1, err
-        run_dir = tmp_path / "runs" / "shared"
         first = {i for i, row in results_by_id(run_dir).items() if row["status"] == "ok"}
         left = {f"item-{i}" for i in range(12)} - first
         # its two held items, and any it had been handed next; what it finished is on disk
@@ -234,19 +242,8 @@ def test_the_default_is_as_many_workers_as_help():
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the workers through /proc")
 def test_ctrl_c_stops_every_worker_keeps_what_finished_and_says_how_to_resume(tmp_path):
     data = _data(tmp_path, 12)
-    release = threading.Event()
-    arrived = [0]
-    lock = threading.Lock()
-
-    def four_then_hold(body: dict) -> str:
-        with lock:
-            arrived[0] += 1
-            held = arrived[0] > 4
-        if held:
-            release.wait(PATIENCE)
-        return _grade(body)
-
-    with OpenAIStub(respond=four_then_hold) as server:
+    respond, release = _answer_then_hold(4)
+    with OpenAIStub(respond=respond) as server:
         command = _cli(server, data, tmp_path / "runs", "--workers", "2", "--concurrency", "4", "--no-cache")
         # its own process group, as a terminal's foreground job: Ctrl-C reaches every process of it
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),

@@ -149,7 +149,7 @@ class WorkerPool:
         try:
             for worker in self.workers:
                 loop.add_reader(worker.conn.fileno(), self._readable, worker)
-                loop.add_reader(worker.process.sentinel, self._end, worker)
+                loop.add_reader(worker.process.sentinel, self._ended, worker)
                 self._hand_out(worker)
             await self._all_ended
         except BaseException:  # Ctrl-C, or a fault here: no worker outlives the run
@@ -185,10 +185,23 @@ class WorkerPool:
 
     def _readable(self, worker: _Worker) -> None:
         try:
-            while not worker.ended and worker.conn.poll():
-                self._handle(worker, worker.conn.recv())
-        except (EOFError, OSError):
+            try:
+                while not worker.ended and worker.conn.poll():
+                    self._handle(worker, worker.conn.recv())
+            except (EOFError, ConnectionError):
+                self._end(worker)
+        except Exception as err:  # a row that cannot be written (disk full) stops the run loudly
+            self._fail(err)
+
+    def _ended(self, worker: _Worker) -> None:
+        try:
             self._end(worker)
+        except Exception as err:
+            self._fail(err)
+
+    def _fail(self, err: Exception) -> None:
+        if self._all_ended is not None and not self._all_ended.done():
+            self._all_ended.set_exception(err)
 
     def _handle(self, worker: _Worker, message: tuple[str, Any]) -> None:
         assert self._tally is not None
@@ -224,7 +237,7 @@ class WorkerPool:
         try:  # rows it sent before it ended are still in the pipe
             while worker.conn.poll():
                 self._handle(worker, worker.conn.recv())
-        except (EOFError, OSError):
+        except (EOFError, ConnectionError):
             pass
         worker.ended = True
         loop = asyncio.get_running_loop()
