@@ -84,6 +84,11 @@ class Stub(StubProcess):
         self.base_url = self.proc.stdout.readline().strip()
         return self
 
+    def cpu(self) -> float:
+        """CPU seconds the stub has used so far: it is one Python process, and can be what limits a run."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 def load() -> float:
     return os.getloadavg()[0]
@@ -130,16 +135,18 @@ def answers(tmp: Path, args: argparse.Namespace) -> None:
         dialeval(stub, "answers", write_items(tmp, concurrency), tmp / "warm", concurrency, 1)  # bodies to replay
         sample = stub.bodies()
         stub._ask("clear")
-        cpu = time.process_time()
+        cpu, served = time.process_time(), stub.cpu()
         wall = bare_loop(stub.base_url, [sample[i % len(sample)] for i in range(n)], concurrency)
         cpu = time.process_time() - cpu
-        line("bare SDK loop", wall, floor, f"  CPU {1000 * cpu / n:.2f} ms/request")
+        line("bare SDK loop", wall, floor, f"  CPU {1000 * cpu / n:.2f} ms/request; stub {1000 * (stub.cpu() - served) / n:.2f}")
         for workers in worker_counts(args.workers):
+            served = stub.cpu()
             got = dialeval(stub, "answers", data, tmp / f"w{workers}", concurrency, workers)
+            served = stub.cpu() - served
             assert got["complete"] and got["calls"] == n, got
             cpu_ms = 1000 * (got["cpu"] + got["workers_cpu"]) / n
             line(f"dialeval workers={workers or f'default ({default})'}", got["wall"], floor,
-                 f"  CPU {cpu_ms:.2f} ms/request (parent {1000 * got['cpu'] / n:.2f})")
+                 f"  CPU {cpu_ms:.2f} ms/request (parent {1000 * got['cpu'] / n:.2f}); stub {1000 * served / n:.2f}")
 
 
 def vdact(tmp: Path, args: argparse.Namespace) -> None:
@@ -152,11 +159,15 @@ def vdact(tmp: Path, args: argparse.Namespace) -> None:
           f"default workers here: {default_workers('vdact', VDACT, concurrency, options)}", flush=True)
     with Stub(latency) as stub:
         for workers in worker_counts(args.workers):
+            served = stub.cpu()
             got = dialeval(stub, "vdact", VDACT, tmp / f"v{workers}", concurrency, workers, options)
+            served = stub.cpu() - served
             assert got["complete"], got
             bound = max(math.ceil(got["calls"] / concurrency), got["chain"]) * latency
+            per_call = 1000 * (got["cpu"] + got["workers_cpu"]) / got["calls"]
             line(f"dialeval workers={workers or 'default'}", got["wall"], bound,
-                 f"  ({got['calls']} calls, longest dialogue {got['chain']}, bound {bound:.2f} s)")
+                 f"  ({got['calls']} calls, longest dialogue {got['chain']}, bound {bound:.2f} s; "
+                 f"CPU {per_call:.2f} ms/call, stub {1000 * served / got['calls']:.2f})")
 
 
 def main() -> None:
