@@ -264,7 +264,10 @@ def _worker_main(index: int, size: int, conn: Any, others: list[Any], job: ItemJ
     """A worker process: its own event loop over the items the parent sends."""
     for end in others:  # the parent's ends and the other workers': EOF must mean "the parent is gone"
         end.close()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent handles it
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent handles it
+    except ValueError:  # not the main thread (CPython makes the forking thread main; others may not)
+        pass
     share = share_of(job.concurrency, size, index)
     _share_model_limits(job, size, index)
     asyncio.run(_work(conn, dataclasses.replace(job, concurrency=share), todo))
