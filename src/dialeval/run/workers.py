@@ -150,7 +150,7 @@ class WorkerPool:
             for worker in self.workers:
                 loop.add_reader(worker.conn.fileno(), self._readable, worker)
                 loop.add_reader(worker.process.sentinel, self._ended, worker)
-                self._hand_out(worker)
+            self._hand_out_all()
             await self._all_ended
         except BaseException:  # Ctrl-C, or a fault here: no worker outlives the run
             for worker in self.workers:
@@ -168,12 +168,21 @@ class WorkerPool:
         except OSError:  # it died: its sentinel says so
             pass
 
+    def _hand_out_all(self) -> None:
+        for worker in self.workers:
+            self._hand_out(worker)
+
     def _hand_out(self, worker: _Worker) -> None:
-        """Keep up to two shares of items at ``worker``, topped up a share at a time."""
+        """Keep up to two shares of items at ``worker``, topped up a share at a time, and
+        never more than its fair part of what is left (a short run is split, not given
+        whole to the first worker)."""
         if worker.ended or worker.told_end or self.stopped is not None or len(worker.assigned) > worker.share:
             return
-        batch = []
-        while self._queue and len(worker.assigned) < 2 * worker.share:
+        live = [w for w in self.workers if not w.ended]
+        fair = -(-(len(self._queue) + sum(len(w.assigned) for w in live)) // len(live)) - len(worker.assigned)
+        room = min(2 * worker.share - len(worker.assigned), fair)
+        batch: list[int] = []
+        while self._queue and len(batch) < room:
             index = self._queue.popleft()
             worker.assigned[self.todo[index].id] = index
             batch.append(index)
@@ -210,7 +219,7 @@ class WorkerPool:
             row = payload if kind == "row" else json.loads(payload)
             worker.assigned.pop(row["id"], None)
             self._tally.record(row)
-            self._hand_out(worker)
+            self._hand_out_all()  # this worker, or one that was above its fair part before
         elif kind == "calls":
             from dialeval.models.progress import tick
 
@@ -256,7 +265,9 @@ class WorkerPool:
                 f"its {len(worker.assigned)} unfinished items are left for the next run"
             )
         worker.assigned.clear()
-        if all(w.ended for w in self.workers) and self._all_ended is not None and not self._all_ended.done():
+        if not all(w.ended for w in self.workers):
+            self._hand_out_all()  # the others' fair parts grew
+        elif self._all_ended is not None and not self._all_ended.done():
             self._all_ended.set_result(None)
 
 
