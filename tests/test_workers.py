@@ -270,8 +270,9 @@ def test_ctrl_c_stops_every_worker_keeps_what_finished_and_says_how_to_resume(tm
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="worker processes need fork()")
 def test_a_models_request_limit_is_the_runs_total_shared_among_workers(tmp_path):
     data = _data(tmp_path, 12)
-    # answers wait until two requests are in flight: one per worker, their whole share
-    with OpenAIStub(respond=_grade, hold_until=2) as server:
+    # answers wait until two requests are in flight (one per worker, their whole share),
+    # and then take a while: a worker allowed more would have sent more meanwhile
+    with OpenAIStub(respond=_grade, hold_until=2, latency=0.2) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url,
                                         "max_concurrency": 2}, workers=2)
         result = run("answers", data, config, progress=False)
