@@ -278,3 +278,11 @@ def test_a_models_request_limit_is_the_runs_total_shared_among_workers(tmp_path)
         result = run("answers", data, config, progress=False)
     assert result.complete and len(server.completions) == 12
     assert server.peak_in_flight == 2  # never 2 per worker
+
+
+def test_a_model_registered_in_this_process_keeps_the_run_in_it():
+    from tests.helpers import scripted
+
+    settings, _ = scripted(replies=[])
+    config = RunConfig(model=settings)
+    assert choose_workers(config, get_benchmark("answers"), config.context(), 10_000) == 1

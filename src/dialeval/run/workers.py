@@ -86,15 +86,26 @@ def check_workers(config: RunConfig, bench: Benchmark, context: Any) -> None:
 
 def choose_workers(config: RunConfig, bench: Benchmark, context: Any, todo: int) -> int:
     """The configured ``workers``, else as many as help: one per ``ITEMS_PER_WORKER``
-    items left to do, at most one per core; 1 for a dry run and wherever
-    :func:`one_process_reason` says so. Never more than items or request slots."""
+    items left to do, at most one per core; 1 for a dry run, for a model object
+    registered in this process, and wherever :func:`one_process_reason` says so. Never
+    more than items or request slots."""
     most = min(todo, config.effective_concurrency())
     asked = getattr(config, "workers", None)
     if asked is not None:
         return max(1, min(asked, most))
     if context.default_model.parsed.is_dry_run or one_process_reason(bench, context) is not None:
         return 1
+    if _registered_here(bench, context):
+        return 1
     return max(1, min(cores(), todo // ITEMS_PER_WORKER, most))
+
+
+def _registered_here(bench: Benchmark, context: Any) -> bool:
+    """Whether a model object was registered in this process (``register_client``: tests,
+    custom backends): what it keeps (calls seen, replies left) would stay in a worker."""
+    from dialeval.models.client import get_client
+
+    return any(get_client(settings).injected for settings in used_models(bench, context).values())
 
 
 @dataclasses.dataclass
