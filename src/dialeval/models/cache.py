@@ -2,7 +2,9 @@
 
 Keyed by backend, model, messages and generation parameters, so a repeated call never
 reaches the model. One connection per process and path; writes are committed at once
-so an interrupted run keeps everything it paid for. Stored answers are scrubbed of API
+so an interrupted run keeps everything it paid for. Several processes (a run's
+workers) share one file: WAL lets them read while one writes, and a writer waits its
+turn (up to 30 s) rather than failing. Stored answers are scrubbed of API
 keys: the cache is shared by every run and outlives them.
 """
 
@@ -83,3 +85,20 @@ def open_cache(path: str | Path) -> ResponseCache:
             _OPEN[resolved] = ResponseCache(resolved)
         _BY_PATH[absolute] = _OPEN[resolved]
         return _OPEN[resolved]
+
+
+_inherited: list[ResponseCache] = []  # a forked child's copies of the parent's: kept, never used or closed
+
+
+def _forget_inherited() -> None:
+    """In a forked child (a run's worker): open fresh connections, never the parent's
+    (an SQLite connection must not cross a fork); closing them could disturb the parent's."""
+    global _OPEN_LOCK
+    _inherited.extend(_OPEN.values())
+    _OPEN.clear()
+    _BY_PATH.clear()
+    _OPEN_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_inherited)

@@ -21,8 +21,8 @@ from dialeval.config import RunConfig
 from dialeval.errors import RunError
 
 # fields that change how a run executes, not what it measures
-EXECUTION_ONLY = ("run_id", "limit", "concurrency", "output_dir", "cache_path", "fresh", "max_consecutive_errors", "preflight",
-                  "provenance")
+EXECUTION_ONLY = ("run_id", "limit", "concurrency", "workers", "output_dir", "cache_path", "fresh", "max_consecutive_errors",
+                  "preflight", "provenance")
 CONTEXT_EXECUTION_ONLY = ("cache_path", "refresh_cache", "run_dir")
 
 

@@ -12,11 +12,9 @@ waiting call at once; Ctrl-C stops at once too, keeping the folder and what fini
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import re
 import time
 import traceback
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -24,13 +22,11 @@ from typing import Any, Callable
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.config import RunConfig
 from dialeval.errors import ConfigError, DataError, RunLocked  # noqa: F401  (RunLocked: its old import location)
-from dialeval.models.client import CircuitBreaker
-from dialeval.models.progress import call_bar, known_total, limit_text
-from dialeval.models.usage import CallRecord, Ledger, current_ledger, summarize_calls
+from dialeval.models.progress import call_bar, known_total
+from dialeval.models.usage import CallRecord, Ledger, current_ledger
 from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old import location)
     CONFIG,
     RESULTS,
-    ResultsWriter,
     RunLock,
     check_folder,
     check_run_id,
@@ -39,6 +35,7 @@ from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old impor
 )
 from dialeval.run import provenance
 from dialeval.run.identity import check_same_setup, data_digest, identity, referenced_files, resolved_config, run_id
+from dialeval.run.items import ItemJob, ItemRunner, TrippingBreaker, current_item
 from dialeval.run.preflight import (
     await_preflight,
     check_setup,
@@ -48,6 +45,8 @@ from dialeval.run.preflight import (
     used_models,
     warm_clients,
 )
+from dialeval.run.tally import RunTally
+from dialeval.run.workers import WorkerPool, check_workers, choose_workers
 
 
 @dataclass(repr=False)
@@ -99,28 +98,8 @@ class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a run; the message is the one line that says how to resume it."""
 
 
-_current_item: contextvars.ContextVar[str | None] = contextvars.ContextVar("dialeval_item", default=None)
-
-
-class _TrippingBreaker(CircuitBreaker):
-    """The run's circuit breaker, which also wakes the runner the moment it opens, so
-    calls waiting for a dead server are cancelled instead of each waiting out its
-    timeout. It notes which items saw a call fail: those finish (as ``failed``, with
-    their partial record), the others are cancelled and left for the next run."""
-
-    def __init__(self, limit: int, on_trip: Callable[[], object]):
-        super().__init__(limit)
-        self._on_trip = on_trip
-        self.errored: set[str] = set()
-
-    def failed(self, client: Any, err: BaseException) -> None:
-        was_open = self.message is not None
-        item = _current_item.get()
-        if item is not None:
-            self.errored.add(item)
-        super().failed(client, err)
-        if not was_open and self.message is not None:
-            self._on_trip()
+_current_item = current_item  # their old names
+_TrippingBreaker = TrippingBreaker
 
 
 def _causes(calls: list[CallRecord]) -> list[dict[str, Any]]:
@@ -242,30 +221,6 @@ def _prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> Non
     config_path.write_text(json.dumps(resolved, indent=2))
 
 
-async def _gather_until(tasks: dict[str, asyncio.Future[Any]], stop: asyncio.Event, finish: set[str]) -> None:
-    """Await the items' ``tasks`` until all are done or ``stop`` is set; then cancel those
-    not in ``finish`` (and every one when this itself is cancelled: Ctrl-C)."""
-    pending: set[asyncio.Future[Any]] = set(tasks.values())
-    stopper = asyncio.ensure_future(stop.wait())
-    try:
-        while pending and not stop.is_set():
-            done, pending = await asyncio.wait(pending | {stopper}, return_when=asyncio.FIRST_COMPLETED)
-            pending.discard(stopper)
-            for task in done - {stopper}:
-                task.result()  # a bug in the runner itself stops the run loudly
-        for item, task in tasks.items():
-            if item not in finish:
-                task.cancel()
-        for outcome in await asyncio.gather(*pending, return_exceptions=True):
-            if isinstance(outcome, Exception):  # a cancelled item is a BaseException, left for the next run
-                raise outcome
-    finally:
-        stopper.cancel()
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, stopper, return_exceptions=True)
-
-
 async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
     on_interrupt: Callable[[str], None] | None = None,
@@ -275,7 +230,6 @@ async def run_async(
     Nothing is written before the setup is known to work (config, data, run folder
     paths, stores, models). ``on_interrupt`` receives the line saying how to resume
     when the run is cancelled (Ctrl-C)."""
-    from dialeval.models.client import active_limits, current_breaker, request_slots
     from dialeval.report.writer import finish_run
 
     config = config or RunConfig()
@@ -288,6 +242,7 @@ async def run_async(
     every_item = _load_items(bench, data, config)
     items = limit_items(bench, every_item, config.limit)
     context = config.context()
+    check_workers(config, bench, context)
     digest = data_digest(data, config.options, referenced_files(every_item))
     ident = identity(config.templates, used_models(bench, context))
     resolved = resolved_config(benchmark, data, config, digest, context, ident)
@@ -318,88 +273,51 @@ async def run_async(
             warm_clients(bench, context)  # while the checks are in flight
             await await_preflight(checks, config)
 
-        concurrency = config.effective_concurrency()
-        slots = asyncio.Semaphore(concurrency)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        breaker = _TrippingBreaker(config.max_consecutive_errors, lambda: loop.call_soon_threadsafe(stop.set))
-        slots_token, breaker_token = request_slots.set(asyncio.Semaphore(concurrency)), current_breaker.set(breaker)
-        writer = ResultsWriter(run_dir / RESULTS)
+        job = ItemJob(bench, graph, context, config.options, _evaluate_item, config.effective_concurrency(),
+                      config.max_consecutive_errors)
+        workers = choose_workers(config, bench, context, len(todo))
+        pool = WorkerPool(job, todo, workers).start() if workers > 1 else None  # forked before the bar's thread
         bar = None
         if progress and todo:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {rid}", unit="item")
-        live: Counter[str] = Counter()
-        usd = 0.0
-        unpriced = False
-
-        def show() -> None:
-            if bar is not None:
-                cost = "unknown" if unpriced else f"{usd:.4f}"
-                limits = active_limits()  # requests allowed in flight now (adapts to 429s), and why it fell
-                bar.set_postfix(
-                    failed=live["failed"],
-                    errors=live["errors"],
-                    tokens=live["tokens"],
-                    usd=cost,
-                    **({"limit": "; ".join(limit_text(x.current, x.maximum, x.reason) for x in limits.values())} if limits else {}),
-                    refresh=True,
-                )
-
-        def on_call(call: CallRecord) -> None:
-            if call.status == "error":
-                live["errors"] += 1
-                show()
-
-        async def one(item: Any) -> None:
-            nonlocal usd, unpriced
-            async with slots:
-                if breaker.message is not None:  # stopped: leave the item for the next run
-                    return
-                _current_item.set(item.id)  # this task's own context: the breaker sees whose call failed
-                row = await _evaluate_item(bench, graph, item, context, config.options, on_call)
-            writer.append(row)
-            done[item.id] = row
-            item_totals = summarize_calls(row["usage"])
-            live["tokens"] += int(item_totals["input_tokens"] + item_totals["output_tokens"])
-            usd += item_totals["cost_usd"]
-            unpriced = unpriced or bool(item_totals["unpriced_calls"])
-            live["failed"] += row["status"] != "ok"
-            show()
-            if bar is not None:
-                bar.update(1)
-
-        finished_before = sum(1 for item in items if done.get(item.id, {}).get("status") == "ok")
+        tally = RunTally(run_dir / RESULTS, done, bar)
+        finished_before = tally.finished(items)
+        stopped: str | None = None
         try:
             calls = known_total(bench.calls_per_item(item, config.options) for item in todo) if bench.calls_per_item else None
             with call_bar(enabled=bar is not None, total=calls):  # moves per model call: a turn, a question
-                await _gather_until({item.id: asyncio.ensure_future(one(item)) for item in todo}, stop, breaker.errored)
+                if pool is not None:
+                    stopped = await pool.run(tally)
+                else:
+                    runner = ItemRunner(job, tally.record, tally.call_ended)
+                    for item in todo:
+                        runner.add(item)
+                    runner.close()
+                    await runner.run()
+                    stopped = runner.breaker.message
         except asyncio.CancelledError:
             if on_interrupt is not None:
-                finished = sum(1 for item in items if done.get(item.id, {}).get("status") == "ok")
+                finished = tally.finished(items)
                 on_interrupt(
                     f"dialeval: interrupted: {finished} of {len(items)} items done ({finished - finished_before} "
                     f"in this session), kept in {run_dir}; re-run the same command to resume"
                 )
             raise
         finally:
-            writer.close()
-            current_breaker.reset(breaker_token)
-            request_slots.reset(slots_token)
-            if bar is not None:
-                bar.close()
+            tally.close()
 
         rows = [done[item.id] for item in items if item.id in done]
         not_evaluated = len(items) - len(rows)
-        stopped = breaker.message if len(rows) < len(items) else None
+        stopped = stopped if len(rows) < len(items) else None
         resolved["provenance"] = provenance.stamp(run_dir / CONFIG, provenance.finish(resolved["provenance"]))
         metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped)
     records = [r["result"] for r in rows if r["status"] == "ok"]
     failed = sum(1 for r in rows if r["status"] != "ok")
     summary = failure_summary(rows, len(items))
-    if breaker.message and not_evaluated:
-        summary = f"run stopped, {not_evaluated} of {len(items)} items not evaluated: {breaker.message}" + (
+    if stopped and not_evaluated:
+        summary = f"run stopped, {not_evaluated} of {len(items)} items not evaluated: {stopped}" + (
             f"; {summary}" if summary else ""
         )
     return RunResult(
@@ -408,7 +326,7 @@ async def run_async(
         records=records,
         failed=failed,
         not_evaluated=not_evaluated,
-        stopped=breaker.message if not_evaluated else None,
+        stopped=stopped if not_evaluated else None,
         summary=summary,
         evaluated_now=len(todo),
     )

@@ -1,0 +1,162 @@
+"""The per-item loop of a run: items through the graph, bounded, stopped by the breaker.
+
+One process runs it over all items (:mod:`dialeval.run.runner`); with ``--workers N``
+each worker process runs it over the items the parent hands it
+(:mod:`dialeval.run.workers`). Either way a finished item's row goes to ``on_row`` at
+once, so it reaches ``results.jsonl`` before the next one finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from dialeval.benchmarks import Benchmark
+from dialeval.models.breaker import CircuitBreaker
+from dialeval.models.usage import CallRecord
+
+# the item a task evaluates: the breaker notes whose call failed
+current_item: contextvars.ContextVar[str | None] = contextvars.ContextVar("dialeval_item", default=None)
+
+Evaluate = Callable[[Benchmark, Any, Any, Any, dict[str, Any], Any], Awaitable[dict[str, Any]]]
+
+
+class TrippingBreaker(CircuitBreaker):
+    """The run's circuit breaker, which also wakes the runner the moment it opens, so
+    calls waiting for a dead server are cancelled instead of each waiting out its
+    timeout. It notes which items saw a call fail: those finish (as ``failed``, with
+    their partial record), the others are cancelled and left for the next run."""
+
+    def __init__(self, limit: int, on_trip: Callable[[], object]):
+        super().__init__(limit)
+        self._on_trip = on_trip
+        self.errored: set[str] = set()
+
+    def failed(self, client: Any, err: BaseException) -> None:
+        was_open = self.message is not None
+        item = current_item.get()
+        if item is not None:
+            self.errored.add(item)
+        super().failed(client, err)
+        if not was_open and self.message is not None:
+            self._on_trip()
+
+    def open_from(self, message: str) -> bool:
+        """Open because another worker's breaker did; ``False`` when already open."""
+        with self._lock:
+            if self.message is not None:
+                return False
+            self.message = message
+        return True
+
+
+@dataclass
+class ItemJob:
+    """What evaluating one item needs, the same in every process of a run."""
+
+    bench: Benchmark
+    graph: Any
+    context: Any
+    options: dict[str, Any]
+    evaluate: Evaluate
+    concurrency: int
+    max_consecutive_errors: int
+
+
+class ItemRunner:
+    """Runs items as they are added, at most ``concurrency`` at once, until closed and
+    drained or stopped. A stop (the breaker opened, here or in another worker) cancels
+    every item that saw no failed call; those are left for the next run.
+
+    Each finished task is noticed by a callback (constant work per item), not by
+    re-waiting on every pending task, which costs O(items) per completion."""
+
+    def __init__(
+        self, job: ItemJob, on_row: Callable[[dict[str, Any]], None], on_call: Callable[[CallRecord], None],
+        on_trip: Callable[[str], None] | None = None,
+    ):
+        self.job = job
+        self._on_row = on_row
+        self._on_call = on_call
+        self._slots = asyncio.Semaphore(job.concurrency)
+        self._wake = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        self._on_trip = on_trip  # told this process's breaker opened (a worker tells its parent)
+        self.breaker = TrippingBreaker(job.max_consecutive_errors, lambda: loop.call_soon_threadsafe(self._tripped))
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self._pending: set[asyncio.Task[None]] = set()
+        self._closed = False
+        self._bug: BaseException | None = None
+        from dialeval.models.client import current_breaker, request_slots
+
+        # set in the caller's context before any item task copies it; :meth:`run` resets them
+        self._tokens = (request_slots.set(asyncio.Semaphore(job.concurrency)), current_breaker.set(self.breaker))
+
+    def add(self, item: Any) -> None:
+        task = asyncio.ensure_future(self._one(item))
+        self.tasks[item.id] = task
+        self._pending.add(task)
+        task.add_done_callback(self._finished)
+
+    def close(self) -> None:
+        """No more items will be added: :meth:`run` returns once the added ones finish."""
+        self._closed = True
+        self._wake.set()
+
+    def _tripped(self) -> None:
+        self._wake.set()
+        if self._on_trip is not None and self.breaker.message is not None:
+            self._on_trip(self.breaker.message)
+
+    def halt(self, message: str) -> None:
+        """Stop as this process's own breaker would (another worker's breaker opened)."""
+        if self.breaker.open_from(message):
+            self._wake.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self.breaker.message is not None
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None and self._bug is None:
+            self._bug = task.exception()  # a bug in the runner itself stops the run loudly
+        if self._bug is not None or (self._closed and not self._pending):
+            self._wake.set()
+
+    async def _one(self, item: Any) -> None:
+        async with self._slots:
+            if self.breaker.message is not None:  # stopped: leave the item for the next run
+                return
+            current_item.set(item.id)  # this task's own context: the breaker sees whose call failed
+            job = self.job
+            row = await job.evaluate(job.bench, job.graph, item, job.context, job.options, self._on_call)
+        self._on_row(row)
+
+    async def run(self) -> None:
+        """Wait until every added item finished (after :meth:`close`) or the run stops;
+        cancelled (Ctrl-C), every item still running is cancelled. Awaited by the task
+        that built the runner (the run's request slots and breaker live in its context)."""
+        from dialeval.models.client import current_breaker, request_slots
+
+        try:
+            while self._bug is None and not self.stopped and (self._pending or not self._closed):
+                self._wake.clear()
+                await self._wake.wait()
+            if self._bug is not None:
+                raise self._bug
+            if self.stopped:
+                for item, task in self.tasks.items():
+                    if item not in self.breaker.errored:
+                        task.cancel()
+            for outcome in await asyncio.gather(*self._pending, return_exceptions=True):
+                if isinstance(outcome, Exception):  # a cancelled item is a BaseException, left for the next run
+                    raise outcome
+        finally:
+            for task in self._pending:
+                task.cancel()
+            await asyncio.gather(*self._pending, return_exceptions=True)
+            request_slots.reset(self._tokens[0])
+            current_breaker.reset(self._tokens[1])
