@@ -12,6 +12,7 @@ waiting call at once; Ctrl-C stops at once too, keeping the folder and what fini
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import re
 import time
@@ -264,15 +265,19 @@ async def _gather_until(tasks: dict[str, asyncio.Future[Any]], stop: asyncio.Eve
 
 async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
-    on_interrupt: Callable[[str], None] | None = None,
+    on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
 ) -> RunResult:
     """Evaluate ``data`` with ``benchmark`` as configured; resume if the run exists.
 
     Nothing is written before the setup is known to work (config, data, run folder
     paths, stores, models). ``on_interrupt`` receives the line saying how to resume
-    when the run is cancelled (Ctrl-C)."""
+    when the run is cancelled (Ctrl-C). Models with ``batch: true`` go through batch
+    rounds (:mod:`dialeval.run.batch_rounds`), polled every ``batch_poll`` seconds;
+    ``wait=False`` raises :class:`BatchesPending` instead of waiting for a batch."""
+    from dialeval.models.batch_queue import batch_queue
     from dialeval.models.client import current_breaker, current_limits, request_slots
     from dialeval.report.writer import finish_run
+    from dialeval.run.batch_rounds import BatchesPending, batch_rounds_for
 
     config = config or RunConfig()
     data = str(data)
@@ -312,17 +317,20 @@ async def run_async(
             await await_preflight(checks, config)
 
         concurrency = config.effective_concurrency()
-        slots = asyncio.Semaphore(concurrency)
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        breaker = _TrippingBreaker(config.max_consecutive_errors, lambda: loop.call_soon_threadsafe(stop.set))
-        slots_token, breaker_token = request_slots.set(asyncio.Semaphore(concurrency)), current_breaker.set(breaker)
-        writer = ResultsWriter(run_dir / RESULTS)
         bar = None
         if progress and todo:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {rid}", unit="item")
+        say = (bar.write if bar is not None else _say) if progress else (lambda line: None)
+        batched = batch_rounds_for(used_models(bench, context), run_dir, wait=wait, poll_seconds=batch_poll, say=say, on_stop=stop.set)
+        slots = asyncio.Semaphore(max(concurrency, len(todo)) if batched else concurrency)  # a round takes every item
+        loop = asyncio.get_running_loop()
+        breaker = _TrippingBreaker(config.max_consecutive_errors, lambda: loop.call_soon_threadsafe(stop.set))
+        slots_token, breaker_token = request_slots.set(asyncio.Semaphore(concurrency)), current_breaker.set(breaker)
+        queue_token = batch_queue.set(batched)
+        writer = ResultsWriter(run_dir / RESULTS)
         live: Counter[str] = Counter()
         usd = 0.0
         unpriced = False
@@ -351,7 +359,8 @@ async def run_async(
                 if breaker.message is not None:  # stopped: leave the item for the next run
                     return
                 _current_item.set(item.id)  # this task's own context: the breaker sees whose call failed
-                row = await _evaluate_item(bench, graph, item, context, config.options, on_call)
+                async with batched.track(item.id) if batched else contextlib.nullcontext():
+                    row = await _evaluate_item(bench, graph, item, context, config.options, on_call)
             writer.append(row)
             done[item.id] = row
             item_totals = summarize_calls(row["usage"])
@@ -372,16 +381,23 @@ async def run_async(
                 finished = sum(1 for item in items if done.get(item.id, {}).get("status") == "ok")
                 on_interrupt(
                     f"dialeval: interrupted: {finished} of {len(items)} items done ({finished - finished_before} "
-                    f"in this session), kept in {run_dir}; re-run the same command to resume"
+                    f"in this session), kept in {run_dir}; "
+                    + ("submitted batches keep running; " if batched and batched.batches else "")
+                    + "re-run the same command to resume"
                 )
             raise
         finally:
             writer.close()
+            if batched:
+                batched.finish()
+            batch_queue.reset(queue_token)
             current_breaker.reset(breaker_token)
             request_slots.reset(slots_token)
             if bar is not None:
                 bar.close()
 
+        if batched and batched.pending_message:
+            raise BatchesPending(batched.pending_message)
         rows = [done[item.id] for item in items if item.id in done]
         not_evaluated = len(items) - len(rows)
         stopped = breaker.message if len(rows) < len(items) else None
@@ -404,9 +420,15 @@ async def run_async(
     )
 
 
+def _say(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
+
+
 def run(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
-    on_interrupt: Callable[[str], None] | None = None,
+    on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
 ) -> RunResult:
     """Synchronous wrapper of :func:`run_async`; Ctrl-C raises :class:`RunInterrupted`,
     whose message says how to resume (``on_interrupt`` gets it first, as soon as the
@@ -419,7 +441,9 @@ def run(
             on_interrupt(line)
 
     try:
-        return asyncio.run(run_async(benchmark, data, config, progress=progress, on_interrupt=interrupted))
+        return asyncio.run(
+            run_async(benchmark, data, config, progress=progress, on_interrupt=interrupted, wait=wait, batch_poll=batch_poll)
+        )
     except KeyboardInterrupt:
         if notes:
             raise RunInterrupted(notes[-1]) from None
