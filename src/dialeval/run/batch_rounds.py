@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +33,6 @@ if TYPE_CHECKING:
 
 SETTLE_STEPS = 20  # event-loop turns to let sibling calls (asyncio.gather) join the round
 NO_WAIT_EXIT = 75  # EX_TEMPFAIL: batches are submitted, come back later
-FINAL = ("ended", "failed", "expired", "cancelled")
-LINE_OVERHEAD = 200  # bytes of a JSONL line around its body (custom id, method, url)
 
 _item: contextvars.ContextVar[str | None] = contextvars.ContextVar("dialeval_batch_item", default=None)
 
@@ -177,9 +174,11 @@ class BatchRounds:
         watched: list[tuple[str, Chunk]] = []
         for label, group in by_model.items():
             client = group[0].client
-            if client.is_dry_run:
+            if client.is_dry_run:  # each caller billed: real answers seldom repeat a prompt as placeholders do
                 for waiting in group:
-                    self._resolve(waiting, client._estimate(waiting.call.messages, waiting.call.placeholder, client.batch_price))
+                    own = waiting.client
+                    estimate = own._estimate(waiting.call.messages, waiting.call.placeholder, own.batch_price)
+                    self._resolve(waiting, estimate, bill_each=True)
                 continue
             watched += await self._submit(label, client, group)
         if not watched:
@@ -205,39 +204,24 @@ class BatchRounds:
                 watched[chunk.chunk_id] = chunk
             else:
                 fresh.append(waiting)
-        for part in self._split(client, provider, fresh):
-            chunk = self.state.submitting(
-                self.state.next_chunk_id(), label, self._round_base + self.rounds, {w.key: w.key for w in part}
-            )
-            from dialeval.models.batch.bodies import request_body
-            from dialeval.models.batch.lines import BatchLine
+        if not fresh:
+            return [(label, chunk) for chunk in watched.values()]
+        from dialeval.models.batch.bodies import request_body
+        from dialeval.models.batch.lines import BatchLine
+        from dialeval.models.batch.providers import split_lines
 
-            lines = [
-                BatchLine(w.key, request_body(client, w.call.messages, w.call.schema, w.call.json_schema)) for w in part
-            ]
-            batch_id = await provider.submit(lines, self._metadata(chunk))
+        # each call's own client: roles may share a spec with other settings (the system's temperature)
+        lines = [BatchLine(w.key, request_body(w.client, w.call.messages, w.call.schema, w.call.json_schema)) for w in fresh]
+        for part in split_lines(lines, provider.max_lines, provider.max_bytes):
+            keys = {line.custom_id: line.custom_id for line in part}  # a call's key is its custom id
+            chunk = self.state.submitting(self.state.next_chunk_id(), label, self._round_base + self.rounds, keys)
+            batch_id = await provider.submit(part, self._metadata(chunk))
             self.state.submitted(chunk, batch_id)
             self.batches += 1
-            self.lines += len(lines)
-            self.say(f"batch {batch_id} ({label}): {len(lines)} request(s) submitted, round {self.rounds}")
+            self.lines += len(part)
+            self.say(f"batch {batch_id} ({label}): {len(part)} request(s) submitted, round {self._round_base + self.rounds}")
             watched[chunk.chunk_id] = chunk
         return [(label, chunk) for chunk in watched.values()]
-
-    def _split(self, client: ModelClient, provider: BatchProvider, calls: list[_Waiting]) -> list[list[_Waiting]]:
-        """Consecutive parts within the provider's line count and file size."""
-        from dialeval.models.batch.bodies import request_body
-
-        parts: list[list[_Waiting]] = []
-        size = 0
-        for waiting in calls:
-            body = request_body(client, waiting.call.messages, waiting.call.schema, waiting.call.json_schema)
-            line_size = len(json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")) + LINE_OVERHEAD
-            if not parts or len(parts[-1]) >= provider.max_lines or size + line_size > provider.max_bytes:
-                parts.append([])
-                size = 0
-            parts[-1].append(waiting)
-            size += line_size
-        return parts
 
     def _metadata(self, chunk: Chunk) -> dict[str, str]:
         """What finds a chunk again at the provider when its batch id was never written."""
@@ -274,7 +258,7 @@ class BatchRounds:
                 if shown.get(chunk.chunk_id) != line:
                     shown[chunk.chunk_id] = line
                     self.say(f"batch {chunk.batch_id} ({label}): {line}")
-                if status.state in FINAL:
+                if status.final:
                     finals[chunk.chunk_id] = status.state
             if len(finals) < len(watched):
                 if not self.wait:
@@ -324,12 +308,13 @@ class BatchRounds:
             return
         self._fail(waiting, BatchLineFailed(f"{waiting.last_error} (after {waiting.attempts} batch attempts)"))
 
-    def _resolve(self, waiting: _Waiting, generation: Generation) -> None:
-        """The first caller gets the call billed; the same call asked again in the round is free."""
+    def _resolve(self, waiting: _Waiting, generation: Generation, bill_each: bool = False) -> None:
+        """The first caller gets the call billed; the same call asked again in the round is free
+        (``bill_each``: a dry run bills every caller, as a live run would)."""
+        again = generation if bill_each else dataclasses.replace(generation, cached=True, cost=0.0, uncached_cost=0.0)
         for n, (item, future) in enumerate(waiting.futures):
             if not future.done():
                 self._waiting[item] -= 1
-                again = dataclasses.replace(generation, cached=True, cost=0.0, uncached_cost=0.0)
                 future.set_result(generation if n == 0 else again)
 
     def _fail(self, waiting: _Waiting, err: BaseException) -> None:
