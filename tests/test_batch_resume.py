@@ -23,7 +23,7 @@ def submitted_ids(server: OpenAIStub) -> list[str]:
 
 def test_no_wait_submits_then_the_same_command_collects_and_finishes(tmp_path):
     with OpenAIStub(respond=answer_any) as server:
-        server.batch_api.polls = 3
+        server.batch_api.polls = 5  # a batch is done at its fifth status request
         config = batch_config(tmp_path, batch_model(server), options={"reflection_rounds": 1})
         with pytest.raises(BatchesPending, match="re-run the same command"):
             batch_run("kgds", KGDS, config, wait=False)

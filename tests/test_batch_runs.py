@@ -25,14 +25,12 @@ PRICED_AS = "openai:gpt-4o-mini"
 def answer_any(body: dict) -> str:
     """One stand-in judge for the answers, kgds and vdact fixtures, routed by the prompt."""
     prompt = prompt_of(body)
-    if "So rating=" in prompt or "rating" in prompt.splitlines()[-1]:
-        return "The reply matches the reference. So rating=4"
-    if "score" in prompt and "rationale" in prompt and "<atomic" not in prompt and "summary" not in prompt.lower():
+    if "<reference_answer>" in prompt:  # the answers judge
         return '{"rationale": "close to the reference", "score": 4}'
     try:
-        return fake_model(prompt)
+        return fake_model(prompt)  # every KGDS agent
     except AssertionError:
-        return "The video shows a person cooking in a kitchen. So rating=4"
+        return "The reply matches the reference. So rating=3"  # VDEval's session judge (and its summary refiner)
 
 
 def batch_model(server: OpenAIStub, **extra) -> ModelSettings:
@@ -42,7 +40,7 @@ def batch_model(server: OpenAIStub, **extra) -> ModelSettings:
 
 
 def batch_config(tmp_path: Path, model: ModelSettings, **fields) -> RunConfig:
-    return RunConfig(model=model, output_dir=str(tmp_path / "runs"), cache_path=None, **fields)
+    return RunConfig(model=model, **{"output_dir": str(tmp_path / "runs"), "cache_path": None, **fields})
 
 
 def batch_run(benchmark: str, data: Path, config: RunConfig, **kwargs):
@@ -64,6 +62,8 @@ def test_a_batch_run_scores_every_item_with_one_batch_per_round_and_no_live_requ
         batches, lines, live = list(server.batches), list(server.batch_lines), list(server.requests)
     assert result.complete and result.records
     assert live == []  # not one chat completion went out live
+    rows = [json.loads(line) for line in (result.run_dir / "results.jsonl").read_text().splitlines()]
+    assert {c["status"] for row in rows for c in row["usage"]} == {"ok"}  # every answer was read
     batches_info = metrics_of(result)["run"]["batches"]
     assert batches_info["rounds"] == len(batches)  # one model: one batch per round
     assert batches_info["batches"] == len(batches)
@@ -93,7 +93,7 @@ def test_the_report_prices_a_batch_run_at_batch_rates(tmp_path):
     calls = [c for row in rows for c in row["usage"]]
     expected = sum(rate.cost(c["input_tokens"], c["output_tokens"], c.get("cached_input_tokens", 0)) for c in calls)
     usage = metrics_of(result)["run"]["usage"]
-    assert usage["cost_usd"] == pytest.approx(expected)
+    assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)  # usage keeps six decimals
     report = (result.run_dir / "report.md").read_text()
     assert "ran as provider batches in 1 round(s), priced at batch rates" in report
     assert rate.source in report

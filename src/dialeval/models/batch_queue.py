@@ -11,8 +11,6 @@ import contextvars
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dialeval.models.pricing import Price
-
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from pydantic import BaseModel
@@ -40,17 +38,3 @@ class BatchQueue(Protocol):
 
 batch_queue: contextvars.ContextVar[BatchQueue | None] = contextvars.ContextVar("dialeval_batch_queue", default=None)
 
-
-BATCH_DISCOUNT = 0.5  # OpenAI and Anthropic both bill batch calls at half the live rates
-
-
-def batch_rate(price: Price | None) -> Price | None:
-    """``price`` at the providers' published batch discount (every rate halved)."""
-    if price is None:
-        return None
-    return Price(
-        price.input * BATCH_DISCOUNT,
-        price.output * BATCH_DISCOUNT,
-        None if price.cached_input is None else price.cached_input * BATCH_DISCOUNT,
-        None if price.cache_write is None else price.cache_write * BATCH_DISCOUNT,
-    )

@@ -121,8 +121,8 @@ class ModelClient:
         self._per_loop: weakref.WeakKeyDictionary[Any, BaseChatModel] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.price = self._price()
-        self.batch_price = self._batch_price() if settings.batch else None
         self.is_dry_run = self.spec.is_dry_run
+        self.batch_price = self._batch_price() if settings.batch else None
         register_key_env(settings.api_key_env)
         self.limit = self.impl.new_limit()
         self._limit_memory: str | None = None  # the cache path whose limits.json the limit follows
@@ -137,10 +137,10 @@ class ModelClient:
         return self.impl.price()
 
     def _batch_price(self) -> Price | None:
-        """What a batched call costs: the provider's batch rate (see :mod:`dialeval.models.pricing`)."""
-        from dialeval.models.batch_queue import batch_rate
+        """What a batched call costs: the provider's batch rate (:mod:`dialeval.models.batch.costs`)."""
+        from dialeval.models.batch.costs import batch_price_for
 
-        return batch_rate(self.price)
+        return batch_price_for(self)
 
     @property
     def label(self) -> str:

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from dialeval.models.batch.providers import BatchProvider
     from dialeval.models.client import Generation, ModelClient
 
-SETTLE_STEPS = 20  # event-loop turns to let sibling calls (asyncio.gather) join the round
+IDLE_TURNS = 3  # event-loop turns with nothing else runnable before a round is flushed
+MAX_TURNS = 10_000  # ... or this many turns, on an event loop that does not show its ready queue
 NO_WAIT_EXIT = 75  # EX_TEMPFAIL: batches are submitted, come back later
 
 _item: contextvars.ContextVar[str | None] = contextvars.ContextVar("dialeval_batch_item", default=None)
@@ -145,11 +146,32 @@ class BatchRounds:
     def _check(self) -> None:
         if self._pending and (self._driver is None or self._driver.done()) and self.pending_message is None:
             self._driver = asyncio.ensure_future(self._drive())
+            self._driver.add_done_callback(self._driver_ended)
+
+    def _driver_ended(self, driver: asyncio.Task[None]) -> None:
+        """A bug in the rounds fails the waiting calls loudly instead of leaving them waiting forever."""
+        if driver.cancelled() or driver.exception() is None:
+            return
+        err = driver.exception()
+        assert err is not None
+        calls, self._pending = self._pending, {}
+        for waiting in calls.values():
+            self._fail(waiting, err)
+
+    async def _let_others_run(self) -> None:
+        """Let every runnable task run first: an item whose one branch waits here may have
+        another branch (a parallel graph node, a gathered call) still on its way to a call."""
+        ready = getattr(asyncio.get_running_loop(), "_ready", None)  # CPython's queue of runnable callbacks
+        idle = 0
+        for _ in range(MAX_TURNS if ready is None else MAX_TURNS * 10):
+            await asyncio.sleep(0)
+            idle = idle + 1 if ready is not None and not ready else 0
+            if idle >= IDLE_TURNS:
+                return
 
     async def _drive(self) -> None:
         while True:
-            for _ in range(SETTLE_STEPS):  # calls started together (gather) arrive a few turns apart
-                await asyncio.sleep(0)
+            await self._let_others_run()
             if not self._quiescent():
                 return
             calls, self._pending = self._pending, {}
@@ -206,9 +228,8 @@ class BatchRounds:
                 fresh.append(waiting)
         if not fresh:
             return [(label, chunk) for chunk in watched.values()]
+        from dialeval.models.batch import BatchLine, split_lines
         from dialeval.models.batch.bodies import request_body
-        from dialeval.models.batch.lines import BatchLine
-        from dialeval.models.batch.providers import split_lines
 
         # each call's own client: roles may share a spec with other settings (the system's temperature)
         lines = [BatchLine(w.key, request_body(w.client, w.call.messages, w.call.schema, w.call.json_schema)) for w in fresh]
@@ -347,7 +368,10 @@ class BatchRounds:
 
 def batch_rate_note(client: ModelClient) -> str:
     """Where a batched model's rate comes from, as the report says it."""
-    return "the provider's published batch discount (50% of the live rates)"
+    price = client.batch_price
+    if price is None:
+        return "no price known"
+    return price.source or "the configured price"
 
 
 def batch_rounds_for(models: dict[str, Any], run_dir: Path, **options: Any) -> BatchRounds | None:
