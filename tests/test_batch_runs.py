@@ -125,3 +125,12 @@ def test_a_dry_run_with_batch_true_counts_rounds_and_prices_at_batch_rates(tmp_p
 def test_a_local_model_cannot_be_batched():
     with pytest.raises(ValidationError, match="batch: true needs an openai, openai-compatible or anthropic model"):
         ModelSettings(spec="smollm2", batch=True)
+
+
+def test_a_bare_dry_run_over_a_batch_config_estimates_the_batches(tmp_path):
+    from dialeval.config import load_config
+
+    path = tmp_path / "batch.yaml"
+    path.write_text("model: {spec: openai:gpt-4o-mini, batch: true}\n")
+    config = load_config(path, model={"spec": "dry-run"})
+    assert config.model is not None and config.model.spec == "dry-run:openai:gpt-4o-mini" and config.model.batch

@@ -149,12 +149,14 @@ class EvalContext(BaseModel):
 
 def dry_run_over(override: Any, previous: Any) -> Any:
     """A bare ``dry-run`` given over a config that names a default model becomes
-    ``dry-run:<that model>``, so the estimate prices what the config would have run."""
+    ``dry-run:<that model>`` (batched if it is), so the estimate prices what the config would have run."""
     spec = override.get("spec") if isinstance(override, dict) else override
     if not isinstance(spec, str) or spec.strip() != "dry-run" or previous is None:
         return override
-    before = ModelSettings.model_validate(previous).spec
-    new = f"dry-run:{before}"
+    before = ModelSettings.model_validate(previous)
+    new = f"dry-run:{before.spec}"
+    if before.batch:  # the estimate counts the rounds and prices the batches the config would run
+        return {**(override if isinstance(override, dict) else {}), "spec": new, "batch": True}
     return {**override, "spec": new} if isinstance(override, dict) else new
 
 
