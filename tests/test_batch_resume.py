@@ -105,34 +105,24 @@ def test_a_failed_line_goes_again_in_the_next_round_then_fails_its_item(tmp_path
         assert again.complete and len(server.batches) == 4 and len(server.batches[-1].lines) == 1
 
 
-def test_a_line_that_fails_once_is_answered_in_the_next_round(tmp_path):
-    failures: list[str] = []
+def first_time(marker: str):
+    """A stub control that holds for the first line whose prompt holds ``marker``, never again."""
+    seen: list[str] = []
 
-    def fail_once(body: dict) -> bool:
-        if "bike chain" in prompt_of(body) and not failures:
-            failures.append("bike")
+    def hit(body: dict) -> bool:
+        if marker in prompt_of(body) and not seen:
+            seen.append(marker)
             return True
         return False
 
+    return hit
+
+
+@pytest.mark.parametrize(("control", "first_state"), [("fail", "completed"), ("expire", "expired")])
+def test_a_line_that_failed_or_expired_is_answered_in_the_next_round(tmp_path, control, first_state):
     with OpenAIStub(respond=answer_any) as server:
-        server.batch_api.fail = fail_once
+        setattr(server.batch_api, control, first_time("bike chain"))
         result = batch_run("answers", ANSWERS, batch_config(tmp_path, batch_model(server)))
-        assert [len(b.lines) for b in server.batches] == [3, 1]
-    assert result.complete
-
-
-def test_an_expired_batch_sends_its_unanswered_lines_again(tmp_path):
-    expired: list[str] = []
-
-    def expire_once(body: dict) -> bool:
-        if "bike chain" in prompt_of(body) and not expired:
-            expired.append("bike")
-            return True
-        return False
-
-    with OpenAIStub(respond=answer_any) as server:
-        server.batch_api.expire = expire_once
-        result = batch_run("answers", ANSWERS, batch_config(tmp_path, batch_model(server)))
-        states = [b.state for b in server.batches]
-        assert states == ["expired", "completed"] and [len(b.lines) for b in server.batches] == [3, 1]
+        assert [b.state for b in server.batches] == [first_state, "completed"]
+        assert [len(b.lines) for b in server.batches] == [3, 1]  # only the unanswered line went again
     assert result.complete and server.requests == []

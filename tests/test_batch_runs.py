@@ -84,21 +84,6 @@ def test_rounds_follow_the_protocols_depth(tmp_path):
         assert len(server.batches) == longest
 
 
-def test_the_report_prices_a_batch_run_at_batch_rates(tmp_path):
-    with OpenAIStub(respond=answer_any) as server:
-        result = batch_run("answers", ANSWERS, batch_config(tmp_path, batch_model(server)))
-    rate = batch_price(PRICED_AS)
-    assert rate is not None and rate.source
-    rows = [json.loads(line) for line in (result.run_dir / "results.jsonl").read_text().splitlines()]
-    calls = [c for row in rows for c in row["usage"]]
-    expected = sum(rate.cost(c["input_tokens"], c["output_tokens"], c.get("cached_input_tokens", 0)) for c in calls)
-    usage = metrics_of(result)["run"]["usage"]
-    assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)  # usage keeps six decimals
-    report = (result.run_dir / "report.md").read_text()
-    assert "ran as provider batches in 1 round(s), priced at batch rates" in report
-    assert rate.source in report
-
-
 def test_calls_the_response_cache_answers_never_go_into_a_batch(tmp_path):
     cache = str(tmp_path / "cache.sqlite")
     with OpenAIStub(respond=answer_any) as server:
@@ -134,3 +119,25 @@ def test_a_bare_dry_run_over_a_batch_config_estimates_the_batches(tmp_path):
     path.write_text("model: {spec: openai:gpt-4o-mini, batch: true}\n")
     config = load_config(path, model={"spec": "dry-run"})
     assert config.model is not None and config.model.spec == "dry-run:openai:gpt-4o-mini" and config.model.batch
+
+
+@pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"])
+def test_openai_and_anthropic_models_batch_and_the_report_prices_them_at_batch_rates(tmp_path, monkeypatch, spec):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    with OpenAIStub(respond=answer_any) as server:
+        url = server.root_url if spec.startswith("anthropic:") else server.base_url
+        model = ModelSettings(spec=spec, base_url=url, max_retries=0, batch=True)
+        result = batch_run("answers", ANSWERS, batch_config(tmp_path, model))
+        assert len(server.batches) == 1 and server.requests == []
+        assert server.batches[0].api == spec.partition(":")[0]
+    assert result.complete
+    rate = batch_price(spec)
+    assert rate is not None and rate.source
+    rows = [json.loads(line) for line in (result.run_dir / "results.jsonl").read_text().splitlines()]
+    calls = [c for row in rows for c in row["usage"]]
+    assert {c["status"] for c in calls} == {"ok"}
+    expected = sum(rate.cost(c["input_tokens"], c["output_tokens"], c.get("cached_input_tokens", 0)) for c in calls)
+    assert metrics_of(result)["run"]["usage"]["cost_usd"] == pytest.approx(expected, abs=1e-6)
+    report = (result.run_dir / "report.md").read_text()
+    assert f"ran as provider batches in 1 round(s), priced at batch rates: {rate.source}" in report
