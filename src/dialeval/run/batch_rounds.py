@@ -83,6 +83,7 @@ class BatchRounds:
         wait: bool = True,
         poll_seconds: float = 30.0,
         retries: int = 2,
+        reuse_answers: bool = True,
         say: Callable[[str], None] = lambda line: None,
         on_stop: Callable[[], None] = lambda: None,
         provider_for: Callable[[ModelClient], BatchProvider] = _default_provider,
@@ -90,6 +91,7 @@ class BatchRounds:
         self.run_dir = Path(run_dir)
         self.state = BatchState.load(run_dir)
         self.wait, self.poll_seconds, self.retries = wait, poll_seconds, retries
+        self.reuse_answers = reuse_answers  # False with --fresh: collected answers are not read again
         self.say, self.on_stop, self.provider_for = say, on_stop, provider_for
         self.rounds = 0  # rounds of this session (polling an earlier session's batches included)
         self._round_base = max((c.round for c in self.state.chunks.values()), default=0)
@@ -122,7 +124,7 @@ class BatchRounds:
         else from the next round."""
         key = call_key(client, call)
         self.models.setdefault(client.label, client)
-        answer = None if client.is_dry_run else self.state.answers.get(key)
+        answer = self.state.answers.get(key) if self.reuse_answers and not client.is_dry_run else None
         if answer is not None and answer.response is not None:
             return self._generation(client, call, answer.response)
         loop = asyncio.get_running_loop()

@@ -324,7 +324,10 @@ async def run_async(
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {rid}", unit="item")
         say = (bar.write if bar is not None else _say) if progress else (lambda line: None)
-        batched = batch_rounds_for(used_models(bench, context), run_dir, wait=wait, poll_seconds=batch_poll, say=say, on_stop=stop.set)
+        batched = batch_rounds_for(
+            used_models(bench, context), run_dir, wait=wait, poll_seconds=batch_poll, say=say, on_stop=stop.set,
+            reuse_answers=not config.fresh,
+        )
         slots = asyncio.Semaphore(max(concurrency, len(todo)) if batched else concurrency)  # a round takes every item
         loop = asyncio.get_running_loop()
         breaker = _TrippingBreaker(config.max_consecutive_errors, lambda: loop.call_soon_threadsafe(stop.set))
