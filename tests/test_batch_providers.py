@@ -17,20 +17,13 @@ from dialeval.models.batch import BatchLine, BatchUnsupported, batch_provider, s
 from dialeval.models.batch.providers import BatchProvider
 from dialeval.models.client import ModelClient
 from dialeval.testing.openai_server import OpenAIStub
+from tests.batch_helpers import stub_client, test_keys  # noqa: F401  (test_keys: an autouse fixture)
 
 SPECS = ["openai:gpt-4o-mini", "openai-compatible:llama3", "anthropic:claude-haiku-4-5"]
 
 
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
 def _provider(spec: str, server: OpenAIStub) -> BatchProvider:
-    url = server.root_url if spec.startswith("anthropic:") else server.base_url
-    return batch_provider(ModelClient(ModelSettings(spec=spec, base_url=url)))
+    return batch_provider(stub_client(spec, server))
 
 
 def _lines(spec: str, questions: list[str]) -> list[BatchLine]:
@@ -131,6 +124,15 @@ async def test_anthropic_refuses_a_custom_id_it_would_reject_before_sending():
         with pytest.raises(ValueError, match="custom_id 'item 1'"):
             await provider.submit([BatchLine("item 1", {"model": "m", "max_tokens": 5, "messages": []})], {})
     assert server.batches == []
+
+
+async def test_a_server_without_a_batch_api_is_named_in_a_clear_error():
+    with OpenAIStub(respond=_echo) as server:
+        server.batch_api.enabled = False
+        provider = _provider("openai-compatible:llama3", server)
+        with pytest.raises(BatchUnsupported, match=r"has no batch API \(POST /files answered 404\)"):
+            await provider.submit(_lines("openai-compatible:llama3", ["q"]), {})
+        await provider.close()
 
 
 def test_batches_need_an_api_backend():

@@ -9,7 +9,8 @@ test can say "no live chat request was made". Tests steer batches through attrib
 - ``fail(body)``: lines it holds true for get an error instead of an answer;
 - ``expire(body)``: lines it holds true for are never answered, and the batch expires
   once the rest are done;
-- cancelling leaves the lines not yet answered unanswered.
+- cancelling leaves the lines not yet answered unanswered;
+- ``enabled = False``: the routes answer 404, as a server without a batch API does.
 
 ``batches`` lists every batch submitted, so a test can count submissions.
 """
@@ -81,6 +82,7 @@ class BatchEndpoints:
 
     def __init__(self, stub: OpenAIStub):
         self.stub = stub
+        self.enabled = True
         self.polls = 0
         self.fail: LinePredicate | None = None
         self.expire: LinePredicate | None = None
@@ -105,6 +107,9 @@ class BatchEndpoints:
         with self._lock:
             self.calls.append((method, url.path))
         if handler._refuse():
+            return True
+        if not self.enabled:
+            self._reply(handler, 404, {"error": {"message": "this server has no batch API"}})
             return True
         with self._lock:
             status, payload = self._route(method, parts, data, handler.headers.get("Content-Type") or "")

@@ -100,6 +100,9 @@ class AnthropicBatches:
     async def cancel(self, batch_id: str) -> None:
         await self.sdk.messages.batches.cancel(batch_id)
 
+    async def close(self) -> None:
+        await self.sdk.close()
+
     async def find(self, metadata: dict[str, str]) -> str | None:
         """Always ``None``: Anthropic batches carry no metadata to recognise them by."""
         return None

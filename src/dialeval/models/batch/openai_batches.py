@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from dialeval.models.batch.lines import BatchLine, BatchState, BatchStatus, LineResult
-from dialeval.models.batch.shared import sdk_timeout, BatchUnsupported, api_key, check_lines, error_text
+from dialeval.models.batch.shared import BatchUnsupported, sdk_timeout, api_key, check_lines, error_text
 
 if TYPE_CHECKING:
     from dialeval.models.client import ModelClient
@@ -62,9 +62,10 @@ class OpenAIBatches:
     max_lines = MAX_LINES
     max_bytes = MAX_BYTES
 
-    def __init__(self, sdk: Any, discount: float):
+    def __init__(self, sdk: Any, discount: float, where: str = "the server"):
         self.sdk = sdk  # an ``openai.AsyncOpenAI``
         self.discount = discount
+        self.where = where  # the model and endpoint, for messages
 
     @classmethod
     def for_client(cls, client: ModelClient) -> OpenAIBatches:
@@ -81,12 +82,17 @@ class OpenAIBatches:
         sdk = openai.AsyncOpenAI(
             api_key=key, base_url=client.endpoint, timeout=sdk_timeout(openai, client), max_retries=s.max_retries
         )
-        return cls(sdk, discount=0.5 if client.backend == "openai" else 1.0)
+        return cls(sdk, discount=0.5 if client.backend == "openai" else 1.0, where=client.where())
 
     async def submit(self, lines: list[BatchLine], metadata: dict[str, str]) -> str:
         data = request_file(lines)
         check_lines(lines, len(data), self)
-        uploaded = await self.sdk.files.create(file=("dialeval-batch.jsonl", data, "application/jsonl"), purpose="batch")
+        import openai
+
+        try:
+            uploaded = await self.sdk.files.create(file=("dialeval-batch.jsonl", data, "application/jsonl"), purpose="batch")
+        except openai.NotFoundError:
+            raise BatchUnsupported(f"{self.where} has no batch API (POST /files answered 404): drop batch: true") from None
         batch = await self.sdk.batches.create(
             input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window=WINDOW, metadata=metadata or None
         )
@@ -129,6 +135,9 @@ class OpenAIBatches:
 
     async def cancel(self, batch_id: str) -> None:
         await self.sdk.batches.cancel(batch_id)
+
+    async def close(self) -> None:
+        await self.sdk.close()
 
     async def find(self, metadata: dict[str, str]) -> str | None:
         """The newest batch whose metadata holds every pair of ``metadata``, whatever its state."""
