@@ -145,3 +145,22 @@ def test_lines_are_split_at_the_count_and_size_limits():
     assert [len(b) for b in split_lines(lines, max_lines=3, max_bytes=10**6)] == [3, 3, 1]
     size = 2 * 200  # two lines of about 150 bytes each fit, a third does not
     assert [len(b) for b in split_lines(lines, max_lines=100, max_bytes=size)] == [2, 2, 2, 1]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+async def test_a_batch_refused_as_a_whole_says_why(spec):
+    """OpenAI fails an invalid batch after submission; Anthropic refuses the request."""
+    with OpenAIStub(respond=_echo) as server:
+        server.batch_api.reject = "max_tokens is too large"
+        provider = _provider(spec, server)
+        if spec.startswith("anthropic:"):
+            import anthropic
+
+            with pytest.raises(anthropic.BadRequestError, match="max_tokens is too large"):
+                await provider.submit(_lines(spec, ["q"]), {})
+            return
+        batch_id = await provider.submit(_lines(spec, ["q0", "q1"]), {})
+        status = await provider.status(batch_id)
+        results = await provider.results(batch_id)
+    assert status.state == "failed" and server.batch_lines == []
+    assert [(r.outcome, "max_tokens is too large" in (r.error or "")) for r in results] == [("failed", True)] * 2

@@ -49,10 +49,16 @@ def line_result(row: dict[str, Any], batch_state: BatchState) -> LineResult:
     return LineResult(custom_id, "failed", None, error_text(error))
 
 
-def unanswered(custom_id: str, batch_state: BatchState) -> LineResult:
+def unanswered(custom_id: str, batch_state: BatchState, why: str = "") -> LineResult:
     """A submitted line the batch's files do not mention."""
     outcome = "expired" if batch_state == "expired" else "cancelled" if batch_state == "cancelled" else "failed"
-    return LineResult(custom_id, outcome, None, f"no answer (batch {batch_state})")  # type: ignore[arg-type]
+    return LineResult(custom_id, outcome, None, f"no answer (batch {batch_state}{': ' + why if why else ''})")  # type: ignore[arg-type]
+
+
+def batch_errors(batch: Any) -> str:
+    """Why a batch failed as a whole (validation errors of its input file), in one line."""
+    errors = getattr(getattr(batch, "errors", None), "data", None) or []
+    return "; ".join(f"{e.code or 'error'}: {e.message or ''}" for e in errors)
 
 
 class OpenAIBatches:
@@ -130,7 +136,7 @@ class OpenAIBatches:
             for row in await self._rows(batch.input_file_id):
                 custom_id = str(row.get("custom_id"))
                 if custom_id not in found:
-                    found[custom_id] = unanswered(custom_id, state)
+                    found[custom_id] = unanswered(custom_id, state, batch_errors(batch))
         return list(found.values())
 
     async def cancel(self, batch_id: str) -> None:
