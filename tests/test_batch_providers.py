@@ -164,3 +164,11 @@ async def test_a_batch_refused_as_a_whole_says_why(spec):
         results = await provider.results(batch_id)
     assert status.state == "failed" and server.batch_lines == []
     assert [(r.outcome, "max_tokens is too large" in (r.error or "")) for r in results] == [("failed", True)] * 2
+
+
+async def test_openai_metadata_it_cannot_hold_stops_before_anything_is_sent():
+    with OpenAIStub(respond=_echo) as server:
+        provider = _provider("openai:gpt-4o-mini", server)
+        with pytest.raises(ValueError, match="at most 16 pairs"):
+            await provider.submit(_lines("openai:gpt-4o-mini", ["q"]), {f"k{n}": "v" for n in range(17)})
+    assert server.batch_api.files == {} and server.batches == []
