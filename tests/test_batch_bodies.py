@@ -20,6 +20,7 @@ from dialeval.models.batch.providers import BatchUnsupported
 from dialeval.models.client import ModelClient
 from dialeval.protocols.answers.judge import AnswerGrade
 from dialeval.testing.openai_server import OpenAIStub
+from tests.batch_helpers import stub_client, test_keys  # noqa: F401  (test_keys: an autouse fixture)
 
 MESSAGES = [SystemMessage("Grade the answer from 1 to 5."), HumanMessage("Question: 2+2? Answer: 4")]
 GRADE = {"rationale": "right", "score": 5}
@@ -33,16 +34,8 @@ def _respond(body: dict[str, Any]) -> Any:
     return '{"rationale": "right", "score": 5}'
 
 
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
 def _client(spec: str, server: OpenAIStub) -> ModelClient:
-    url = server.root_url if spec.startswith("anthropic:") else server.base_url
-    return ModelClient(ModelSettings(spec=spec, base_url=url, max_tokens=300, temperature=0.0))
+    return stub_client(spec, server, max_tokens=300, temperature=0.0)
 
 
 async def _live(client: ModelClient, schema: Any) -> Any:

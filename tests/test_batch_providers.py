@@ -17,20 +17,13 @@ from dialeval.models.batch import BatchLine, BatchUnsupported, batch_provider, s
 from dialeval.models.batch.providers import BatchProvider
 from dialeval.models.client import ModelClient
 from dialeval.testing.openai_server import OpenAIStub
+from tests.batch_helpers import stub_client, test_keys  # noqa: F401  (test_keys: an autouse fixture)
 
 SPECS = ["openai:gpt-4o-mini", "openai-compatible:llama3", "anthropic:claude-haiku-4-5"]
 
 
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
 def _provider(spec: str, server: OpenAIStub) -> BatchProvider:
-    url = server.root_url if spec.startswith("anthropic:") else server.base_url
-    return batch_provider(ModelClient(ModelSettings(spec=spec, base_url=url)))
+    return batch_provider(stub_client(spec, server))
 
 
 def _lines(spec: str, questions: list[str]) -> list[BatchLine]:
@@ -133,6 +126,15 @@ async def test_anthropic_refuses_a_custom_id_it_would_reject_before_sending():
     assert server.batches == []
 
 
+async def test_a_server_without_a_batch_api_is_named_in_a_clear_error():
+    with OpenAIStub(respond=_echo) as server:
+        server.batch_api.enabled = False
+        provider = _provider("openai-compatible:llama3", server)
+        with pytest.raises(BatchUnsupported, match=r"has no batch API \(POST /files answered 404\)"):
+            await provider.submit(_lines("openai-compatible:llama3", ["q"]), {})
+        await provider.close()
+
+
 def test_batches_need_an_api_backend():
     with pytest.raises(BatchUnsupported, match="openai, openai-compatible or anthropic"):
         batch_provider(ModelClient(ModelSettings(spec="dry-run")))
@@ -143,3 +145,30 @@ def test_lines_are_split_at_the_count_and_size_limits():
     assert [len(b) for b in split_lines(lines, max_lines=3, max_bytes=10**6)] == [3, 3, 1]
     size = 2 * 200  # two lines of about 150 bytes each fit, a third does not
     assert [len(b) for b in split_lines(lines, max_lines=100, max_bytes=size)] == [2, 2, 2, 1]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+async def test_a_batch_refused_as_a_whole_says_why(spec):
+    """OpenAI fails an invalid batch after submission; Anthropic refuses the request."""
+    with OpenAIStub(respond=_echo) as server:
+        server.batch_api.reject = "max_tokens is too large"
+        provider = _provider(spec, server)
+        if spec.startswith("anthropic:"):
+            import anthropic
+
+            with pytest.raises(anthropic.BadRequestError, match="max_tokens is too large"):
+                await provider.submit(_lines(spec, ["q"]), {})
+            return
+        batch_id = await provider.submit(_lines(spec, ["q0", "q1"]), {})
+        status = await provider.status(batch_id)
+        results = await provider.results(batch_id)
+    assert status.state == "failed" and server.batch_lines == []
+    assert [(r.outcome, "max_tokens is too large" in (r.error or "")) for r in results] == [("failed", True)] * 2
+
+
+async def test_openai_metadata_it_cannot_hold_stops_before_anything_is_sent():
+    with OpenAIStub(respond=_echo) as server:
+        provider = _provider("openai:gpt-4o-mini", server)
+        with pytest.raises(ValueError, match="at most 16 pairs"):
+            await provider.submit(_lines("openai:gpt-4o-mini", ["q"]), {f"k{n}": "v" for n in range(17)})
+    assert server.batch_api.files == {} and server.batches == []

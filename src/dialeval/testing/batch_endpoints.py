@@ -9,7 +9,10 @@ test can say "no live chat request was made". Tests steer batches through attrib
 - ``fail(body)``: lines it holds true for get an error instead of an answer;
 - ``expire(body)``: lines it holds true for are never answered, and the batch expires
   once the rest are done;
-- cancelling leaves the lines not yet answered unanswered.
+- cancelling leaves the lines not yet answered unanswered;
+- ``enabled = False``: the routes answer 404, as a server without a batch API does;
+- ``reject = "why"``: a new batch fails validation (OpenAI: status ``failed`` with that
+  error; Anthropic refuses the request with 400).
 
 ``batches`` lists every batch submitted, so a test can count submissions.
 """
@@ -48,13 +51,14 @@ class StubBatch:
     # custom_id -> ("ok", response body) or ("failed", error message)
     answers: dict[str, tuple[str, Any]] = field(default_factory=dict)
     cancel_requested: bool = False
-    state: Literal["in_progress", "cancelling", "completed", "expired", "cancelled"] = "in_progress"
+    state: Literal["in_progress", "cancelling", "completed", "expired", "cancelled", "failed"] = "in_progress"
+    rejected: str | None = None  # why validation failed
     output_file_id: str | None = None
     error_file_id: str | None = None
 
     @property
     def final(self) -> bool:
-        return self.state in ("completed", "expired", "cancelled")
+        return self.state in ("completed", "expired", "cancelled", "failed")
 
     def count(self, kind: str) -> int:
         return sum(1 for outcome, _ in self.answers.values() if outcome == kind)
@@ -81,6 +85,8 @@ class BatchEndpoints:
 
     def __init__(self, stub: OpenAIStub):
         self.stub = stub
+        self.enabled = True
+        self.reject: str | None = None
         self.polls = 0
         self.fail: LinePredicate | None = None
         self.expire: LinePredicate | None = None
@@ -105,6 +111,9 @@ class BatchEndpoints:
         with self._lock:
             self.calls.append((method, url.path))
         if handler._refuse():
+            return True
+        if not self.enabled:
+            self._reply(handler, 404, {"error": {"message": "this server has no batch API"}})
             return True
         with self._lock:
             status, payload = self._route(method, parts, data, handler.headers.get("Content-Type") or "")
@@ -191,9 +200,15 @@ class BatchEndpoints:
         rows = [json.loads(row) for row in self.files[file_id].decode().splitlines() if row.strip()]
         lines = [(str(row["custom_id"]), row["body"]) for row in rows]
         batch = StubBatch(f"batch_{len(self.batches) + 1}", "openai", lines, request.get("metadata") or {}, file_id)
+        if self.reject is not None:
+            batch.state, batch.rejected = "failed", self.reject
+            self.batches.append(batch)
+            return 200, self._openai_view(batch)
         return 200, self._openai_view(self._start(batch))
 
     def _create_anthropic(self, request: dict[str, Any]) -> tuple[int, Any]:
+        if self.reject is not None:
+            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": self.reject}}
         lines = [(str(r["custom_id"]), r["params"]) for r in request.get("requests", [])]
         batch = StubBatch(f"msgbatch_{len(self.batches) + 1:04d}", "anthropic", lines)
         return 200, self._anthropic_view(self._start(batch))
@@ -266,7 +281,9 @@ class BatchEndpoints:
         status = {"in_progress": "in_progress", "cancelling": "cancelling"}.get(batch.state, batch.state)
         done = time.time() if batch.final else None
         return {
-            "id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions", "errors": None,
+            "id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions",
+            "errors": {"object": "list", "data": [{"code": "invalid_request", "message": batch.rejected, "line": 1}]}
+            if batch.rejected else None,
             "input_file_id": batch.input_file_id, "completion_window": "24h", "status": status,
             "output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id,
             "created_at": int(batch.created), "in_progress_at": int(batch.created), "expires_at": int(batch.created) + 86400,

@@ -6,10 +6,11 @@ exercise retries, can rate-limit (more than ``max_in_flight`` requests at once g
 most ``patience`` times), counts the most requests it held at once (``peak_in_flight``) and can
 hold its answers until that many have arrived (``hold_until``),
 and can emulate the APIs' prompt caching (``prompt_cache=True``: usage reports cached
-tokens). Every request body is kept, in arrival order. OpenAI's files and batches
-endpoints and Anthropic's message batches are served too (:mod:`batch_endpoints`). For fault tests it can
+tokens). Every request body is kept, in arrival order. For fault tests it can
 also never answer (``hang``), demand a key and answer 401 otherwise (``api_key``), and
 echo the key it received in its error bodies (``echo_auth``), as some servers do.
+OpenAI's files and batches endpoints and Anthropic's message batches are served too
+(:mod:`dialeval.testing.batch_endpoints`), their lines kept apart from live requests.
 """
 
 from __future__ import annotations

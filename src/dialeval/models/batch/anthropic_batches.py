@@ -11,7 +11,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from dialeval.models.batch.lines import BatchLine, BatchState, BatchStatus, LineResult
+from dialeval.models.batch.lines import BatchLine, BatchState, BatchStatus, LineOutcome, LineResult
 from dialeval.models.batch.shared import sdk_timeout, api_key, check_lines, error_text
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ MAX_LINES = 100_000
 MAX_BYTES = 256 * 1024 * 1024
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
-_OUTCOMES = {"succeeded": "ok", "errored": "failed", "expired": "expired", "canceled": "cancelled"}
+_OUTCOMES: dict[str, LineOutcome] = {"succeeded": "ok", "errored": "failed", "expired": "expired", "canceled": "cancelled"}
 
 
 def batch_state(batch: Any) -> BatchState:
@@ -40,12 +40,12 @@ def batch_state(batch: Any) -> BatchState:
 def line_result(row: Any) -> LineResult:
     """One entry of the results file (an SDK ``MessageBatchIndividualResponse``)."""
     result = row.result
-    outcome = _OUTCOMES.get(result.type, "failed")
+    outcome: LineOutcome = _OUTCOMES.get(result.type, "failed")
     if outcome == "ok":
         return LineResult(row.custom_id, "ok", result.message.model_dump(mode="json", exclude_unset=True), None)
     error = getattr(result, "error", None)
     detail = error_text(error.model_dump(mode="json") if error is not None else None) if outcome == "failed" else result.type
-    return LineResult(row.custom_id, outcome, None, detail)  # type: ignore[arg-type]
+    return LineResult(row.custom_id, outcome, None, detail)
 
 
 class AnthropicBatches:
@@ -99,6 +99,9 @@ class AnthropicBatches:
 
     async def cancel(self, batch_id: str) -> None:
         await self.sdk.messages.batches.cancel(batch_id)
+
+    async def close(self) -> None:
+        await self.sdk.close()
 
     async def find(self, metadata: dict[str, str]) -> str | None:
         """Always ``None``: Anthropic batches carry no metadata to recognise them by."""

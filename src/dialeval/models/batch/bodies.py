@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 # keyword arguments a binding carries for LangSmith only; ainvoke drops them before the payload
 _TRACE_ONLY = ("ls_structured_output_format", "structured_output_format")
 _PAYLOAD_MODELS: weakref.WeakKeyDictionary[ModelClient, Any] = weakref.WeakKeyDictionary()
+# per client: (schema, narrowed JSON schema) -> the structured-output kwargs (LangChain
+# rebuilds a schema's tool definition on every bind: most of a body's cost)
+_KWARGS: weakref.WeakKeyDictionary[ModelClient, dict[tuple[Any, str], dict[str, Any]]] = weakref.WeakKeyDictionary()
 
 
 def payload_model(client: ModelClient) -> Any:
@@ -39,11 +42,15 @@ def _call_kwargs(client: ModelClient, model: Any, schema: type[BaseModel] | None
     """What the live path binds for structured output (``response_format``, or the forced tool)."""
     if schema is None or not client.settings.structured_output:
         return {}
-    bound = client.impl.structured(model, schema, json_schema)
-    kwargs = dict(getattr(bound, "kwargs", None) or {})
-    for name in _TRACE_ONLY:
-        kwargs.pop(name, None)
-    return kwargs
+    known = _KWARGS.setdefault(client, {})
+    key = (schema, json.dumps(json_schema, sort_keys=True))
+    if key not in known:
+        bound = client.impl.structured(model, schema, json_schema)
+        kwargs = dict(getattr(bound, "kwargs", None) or {})
+        for name in _TRACE_ONLY:
+            kwargs.pop(name, None)
+        known[key] = kwargs
+    return dict(known[key])
 
 
 def sent_messages(client: ModelClient, messages: list[BaseMessage], schema: type[BaseModel] | None) -> list[BaseMessage]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from dialeval.models.batch.lines import BatchLine, BatchState, BatchStatus, LineResult
-from dialeval.models.batch.shared import sdk_timeout, BatchUnsupported, api_key, check_lines, error_text
+from dialeval.models.batch.lines import BatchLine, BatchState, BatchStatus, LineOutcome, LineResult
+from dialeval.models.batch.shared import BatchUnsupported, sdk_timeout, api_key, check_lines, error_text
 
 if TYPE_CHECKING:
     from dialeval.models.client import ModelClient
@@ -25,7 +25,9 @@ _STATES: dict[str, BatchState] = {
     "cancelled": "cancelled",
 }
 # what an error-file line's code says happened to a request that got no answer
-_UNANSWERED = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
+_UNANSWERED: dict[str, LineOutcome] = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
+# OpenAI's metadata: at most 16 pairs, keys up to 64 characters, values up to 512
+METADATA_PAIRS, METADATA_KEY, METADATA_VALUE = 16, 64, 512
 
 
 def request_file(lines: list[BatchLine]) -> bytes:
@@ -34,7 +36,7 @@ def request_file(lines: list[BatchLine]) -> bytes:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
 
 
-def line_result(row: dict[str, Any], batch_state: BatchState) -> LineResult:
+def line_result(row: dict[str, Any]) -> LineResult:
     """One line of an output or error file as a :class:`LineResult`."""
     custom_id = str(row.get("custom_id"))
     response = row.get("response") or None
@@ -42,17 +44,33 @@ def line_result(row: dict[str, Any], batch_state: BatchState) -> LineResult:
     if response is not None and response.get("status_code") == 200 and not error:
         return LineResult(custom_id, "ok", response.get("body"), None)
     if isinstance(error, dict) and error.get("code") in _UNANSWERED:
-        return LineResult(custom_id, _UNANSWERED[error["code"]], None, error_text(error))  # type: ignore[arg-type]
+        return LineResult(custom_id, _UNANSWERED[error["code"]], None, error_text(error))
     if error is None and response is not None:
         status = response.get("status_code")
         error = (response.get("body") or {}).get("error") or {"message": f"HTTP {status}"}
     return LineResult(custom_id, "failed", None, error_text(error))
 
 
-def unanswered(custom_id: str, batch_state: BatchState) -> LineResult:
+def unanswered(custom_id: str, batch_state: BatchState, why: str = "") -> LineResult:
     """A submitted line the batch's files do not mention."""
-    outcome = "expired" if batch_state == "expired" else "cancelled" if batch_state == "cancelled" else "failed"
-    return LineResult(custom_id, outcome, None, f"no answer (batch {batch_state})")  # type: ignore[arg-type]
+    outcome: LineOutcome = "expired" if batch_state == "expired" else "cancelled" if batch_state == "cancelled" else "failed"
+    return LineResult(custom_id, outcome, None, f"no answer (batch {batch_state}{': ' + why if why else ''})")
+
+
+def check_metadata(metadata: dict[str, str]) -> None:
+    """Stop before the API refuses metadata it cannot hold."""
+    too_long = [k for k, v in metadata.items() if len(k) > METADATA_KEY or len(str(v)) > METADATA_VALUE]
+    if len(metadata) > METADATA_PAIRS or too_long:
+        raise ValueError(
+            f"batch metadata: at most {METADATA_PAIRS} pairs, keys up to {METADATA_KEY} and values up to "
+            f"{METADATA_VALUE} characters (too long: {', '.join(too_long) or 'none'})"
+        )
+
+
+def batch_errors(batch: Any) -> str:
+    """Why a batch failed as a whole (validation errors of its input file), in one line."""
+    errors = getattr(getattr(batch, "errors", None), "data", None) or []
+    return "; ".join(f"{e.code or 'error'}: {e.message or ''}" for e in errors)
 
 
 class OpenAIBatches:
@@ -62,9 +80,10 @@ class OpenAIBatches:
     max_lines = MAX_LINES
     max_bytes = MAX_BYTES
 
-    def __init__(self, sdk: Any, discount: float):
+    def __init__(self, sdk: Any, discount: float, where: str = "the server"):
         self.sdk = sdk  # an ``openai.AsyncOpenAI``
         self.discount = discount
+        self.where = where  # the model and endpoint, for messages
 
     @classmethod
     def for_client(cls, client: ModelClient) -> OpenAIBatches:
@@ -81,12 +100,18 @@ class OpenAIBatches:
         sdk = openai.AsyncOpenAI(
             api_key=key, base_url=client.endpoint, timeout=sdk_timeout(openai, client), max_retries=s.max_retries
         )
-        return cls(sdk, discount=0.5 if client.backend == "openai" else 1.0)
+        return cls(sdk, discount=0.5 if client.backend == "openai" else 1.0, where=client.where())
 
     async def submit(self, lines: list[BatchLine], metadata: dict[str, str]) -> str:
         data = request_file(lines)
         check_lines(lines, len(data), self)
-        uploaded = await self.sdk.files.create(file=("dialeval-batch.jsonl", data, "application/jsonl"), purpose="batch")
+        check_metadata(metadata)
+        import openai
+
+        try:
+            uploaded = await self.sdk.files.create(file=("dialeval-batch.jsonl", data, "application/jsonl"), purpose="batch")
+        except openai.NotFoundError:
+            raise BatchUnsupported(f"{self.where} has no batch API (POST /files answered 404): drop batch: true") from None
         batch = await self.sdk.batches.create(
             input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window=WINDOW, metadata=metadata or None
         )
@@ -117,18 +142,21 @@ class OpenAIBatches:
         found: dict[str, LineResult] = {}
         for file_id in (batch.output_file_id, batch.error_file_id):
             for row in await self._rows(file_id):
-                result = line_result(row, state)
+                result = line_result(row)
                 found[result.custom_id] = result
         total = batch.request_counts.total if batch.request_counts else 0
         if len(found) < total or state != "ended":  # lines the files leave out: read the ids submitted
             for row in await self._rows(batch.input_file_id):
                 custom_id = str(row.get("custom_id"))
                 if custom_id not in found:
-                    found[custom_id] = unanswered(custom_id, state)
+                    found[custom_id] = unanswered(custom_id, state, batch_errors(batch))
         return list(found.values())
 
     async def cancel(self, batch_id: str) -> None:
         await self.sdk.batches.cancel(batch_id)
+
+    async def close(self) -> None:
+        await self.sdk.close()
 
     async def find(self, metadata: dict[str, str]) -> str | None:
         """The newest batch whose metadata holds every pair of ``metadata``, whatever its state."""

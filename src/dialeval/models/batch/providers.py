@@ -52,6 +52,10 @@ class BatchProvider(Protocol):
         """A batch submitted earlier with this metadata (among the provider's recent ones)."""
         ...
 
+    async def close(self) -> None:
+        """Close the SDK client's connections (call it in the loop that used them)."""
+        ...
+
 
 def batch_provider(client: ModelClient) -> BatchProvider:
     """The batch API for ``client``'s backend, at the endpoint its live calls use."""
