@@ -346,11 +346,15 @@ class BatchRounds:
                 self._waiting[item] -= 1
                 future.set_exception(err)
 
-    def finish(self) -> dict[str, Any] | None:
-        """Write ``rounds.json`` for the report (which models ran as batches, at what rate,
-        in how many rounds) and stop the round driver; ``None`` when nothing was batched."""
+    async def finish(self) -> dict[str, Any] | None:
+        """Stop the round driver, close the providers' connections and write ``rounds.json``
+        for the report (which models ran as batches, at what rate, in how many rounds);
+        ``None`` when nothing was batched."""
         if self._driver is not None and not self._driver.done():
             self._driver.cancel()
+        for provider in self._providers.values():
+            with contextlib.suppress(Exception):  # a connection already gone changes nothing on disk
+                await provider.close()
         models = dict(self._before.get("models") or {})
         for label, client in self.models.items():
             models[label] = {"dry_run": client.is_dry_run, "rate": batch_rate_note(client)}

@@ -392,7 +392,7 @@ async def run_async(
         finally:
             writer.close()
             if batched:
-                batched.finish()
+                await batched.finish()
             batch_queue.reset(queue_token)
             current_breaker.reset(breaker_token)
             request_slots.reset(slots_token)
