@@ -126,3 +126,31 @@ def test_a_line_that_failed_or_expired_is_answered_in_the_next_round(tmp_path, c
         assert [b.state for b in server.batches] == [first_state, "completed"]
         assert [len(b.lines) for b in server.batches] == [3, 1]  # only the unanswered line went again
     assert result.complete and server.requests == []
+
+
+def test_kill_9_while_waiting_then_the_same_command_submits_nothing_twice(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    with OpenAIStub(respond=answer_any) as server:
+        server.batch_api.polls = 10**6  # never done while the first process waits
+        config = tmp_path / "batch.yaml"
+        config.write_text(
+            f"model:\n  spec: openai-compatible:stub\n  base_url: {server.base_url}\n  batch: true\n"
+            f"cache_path: null\noutput_dir: {tmp_path / 'runs'}\n"
+        )
+        argv = ["run", "answers", "--data", str(ANSWERS), "--config", str(config), "--no-progress"]
+        waiting = subprocess.Popen([sys.executable, "-m", "dialeval.cli", *argv], env=dict(os.environ),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            while not server.batches and waiting.poll() is None:  # until the round is at the provider
+                time.sleep(0.05)
+        finally:
+            waiting.kill()  # SIGKILL: no clean-up of any kind
+            _, err = waiting.communicate()
+        assert len(server.batches) == 1, err.decode()[-2000:]
+        server.batch_api.polls = 1
+        assert main(argv) == 0
+        assert len(server.batches) == 1 and server.requests == []
