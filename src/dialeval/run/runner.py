@@ -323,7 +323,7 @@ async def run_async(
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {rid}", unit="item")
-        say = (bar.write if bar is not None else _say) if progress else (lambda line: None)
+        say = _say(bar) if progress else (lambda line: None)  # batch states, on stderr beside the bar
         batched = batch_rounds_for(
             used_models(bench, context), run_dir, wait=wait, poll_seconds=batch_poll, say=say, on_stop=stop.set,
             reuse_answers=not config.fresh,
@@ -423,10 +423,13 @@ async def run_async(
     )
 
 
-def _say(line: str) -> None:
+def _say(bar: Any) -> Callable[[str], None]:
+    """A line on stderr, above the progress bar when there is one (stdout keeps the report)."""
     import sys
 
-    print(line, file=sys.stderr, flush=True)
+    if bar is not None:
+        return lambda line: bar.write(line, file=sys.stderr)
+    return lambda line: print(line, file=sys.stderr, flush=True)
 
 
 def run(
