@@ -65,3 +65,50 @@ async def test_a_dry_run_estimates_the_prompt_cache_share():
     assert first.cached_input_tokens == 0
     assert second.cached_input_tokens >= 1024 and second.cached_input_tokens % 128 == 0
     assert second.cost < second.uncached_cost
+
+
+def test_batch_prices_come_from_the_table_where_it_has_them():
+    from dialeval.models.pricing import batch_price
+
+    price = batch_price("openai:gpt-4.1")
+    assert price is not None and price.source == "genai-prices batch rates"
+    assert (price.input, price.output) == pytest.approx((1.0, 4.0))  # half the standard 2.00 / 8.00
+    claude = batch_price("anthropic:claude-haiku-4-5")
+    assert claude.source == "genai-prices batch rates"
+    # Anthropic's cache multipliers stack with the batch discount
+    assert (claude.input, claude.cached_input, claude.cache_write) == pytest.approx((0.5, 0.05, 0.625))
+
+
+def test_batch_prices_fall_back_to_the_published_discount_and_say_so():
+    from dialeval.models.pricing import batch_price
+
+    standard = price_of("anthropic:claude-3-5-haiku-latest")
+    price = batch_price("anthropic:claude-3-5-haiku-latest")  # no batch rates in the table
+    assert price.source == "Anthropic's published batch discount (50% off the standard rates)"
+    assert price.cost(1_000_000, 1_000_000, cached_input_tokens=500_000) == pytest.approx(
+        standard.cost(1_000_000, 1_000_000, cached_input_tokens=500_000) / 2
+    )
+    own = batch_price("openai:my-finetune", standard=Price(1.0, 2.0))
+    assert (own.input, own.output, own.source) == (0.5, 1.0, "OpenAI's published batch discount (50% off the standard rates)")
+    unknown = batch_price("my-server-model", standard=Price(1.0, 2.0))  # no provider, no known discount
+    assert (unknown.input, unknown.source) == (1.0, "no batch discount known: standard rates")
+    assert batch_price("my-finetune-7b") is None
+
+
+def test_rates_are_read_below_long_context_tiers():
+    """A million tokens in one prompt would hit Anthropic's long-context tier; a call does not."""
+    assert price_of("anthropic:claude-sonnet-4-5").input == pytest.approx(3.0)
+
+
+def test_a_batch_call_of_a_client_is_priced_as_its_live_price_says():
+    from dialeval.config import ModelSettings
+    from dialeval.models.batch.costs import batch_price_for
+    from dialeval.models.client import ModelClient
+
+    def priced(**settings):
+        return batch_price_for(ModelClient(ModelSettings(**settings)))
+
+    assert priced(spec="openai:gpt-4o-mini").input == pytest.approx(0.075)
+    assert priced(spec="dry-run:anthropic:claude-haiku-4-5").input == pytest.approx(0.5)  # an estimate of a batch run
+    assert priced(spec="openai:gpt-4o-mini", price=(1.0, 2.0)).output == pytest.approx(1.0)
+    assert priced(spec="openai-compatible:llama3", base_url="http://127.0.0.1:9/v1") is None

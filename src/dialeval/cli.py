@@ -56,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-preflight", action="store_true", help="skip the reachability check of API models before the first item")
     r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    r.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="models with `batch: true`: submit the round's batches and exit (code 75) instead of waiting; "
+        "re-run the same command to collect them",
+    )
 
     rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
     rep.add_argument("run_dir")
@@ -137,6 +143,7 @@ def _leave_now(line: str) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from dialeval.config import ConfigError, load_config
+    from dialeval.run.batch_rounds import NO_WAIT_EXIT, BatchesPending
     from dialeval.run.runner import RunInterrupted, run
 
     model = None
@@ -163,7 +170,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.data is None and not Path(config.data).exists():  # named by the config file, not the command
         raise ConfigError(f"{config.source}: field 'data': {config.data}: not found (give --data, or fix the path)")
     try:
-        result = run(args.benchmark, config.data, config, progress=not args.no_progress, on_interrupt=_leave_now)
+        result = run(
+            args.benchmark, config.data, config, progress=not args.no_progress, on_interrupt=_leave_now,
+            wait=not args.no_wait,
+        )
+    except BatchesPending as pending:  # --no-wait: the batches run on at the provider
+        print(str(pending), file=sys.stderr)
+        return NO_WAIT_EXIT
     except RunInterrupted as stop:  # Ctrl-C: one line, the folder and finished items kept
         print(str(stop), file=sys.stderr)
         return 130

@@ -10,7 +10,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
 from dialeval.models.spec import ModelSpec
@@ -58,6 +68,10 @@ class ModelSettings(BaseModel):
         default=None,
         description="USD per million tokens (input, output[, cached input[, cache write]]); overrides the price table",
     )
+    batch: bool = Field(
+        default=False,
+        description="send this model's calls through the provider's batch API in rounds (half price, up to 24 h per round)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -71,6 +85,24 @@ class ModelSettings(BaseModel):
         if self.parsed == ModelSpec("smollm2", "") and "max_tokens" not in self.model_fields_set:
             self.max_tokens = SMOLLM2_MAX_TOKENS
         return self
+
+    @model_validator(mode="after")
+    def _batch_needs_an_api(self) -> ModelSettings:
+        """Only the OpenAI and Anthropic batch APIs exist; a dry run estimates one."""
+        spec = self.parsed
+        if self.batch and not (spec.is_api or spec.is_dry_run):
+            raise ValueError(
+                f"batch: true needs an openai, openai-compatible or anthropic model (or dry-run), not {self.spec!r}"
+            )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _batch_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """``batch`` is written only when true, so runs configured before it existed keep their run ids."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.batch:
+            data.pop("batch", None)
+        return data
 
     @field_validator("spec")
     @classmethod
@@ -118,12 +150,14 @@ class EvalContext(BaseModel):
 
 def dry_run_over(override: Any, previous: Any) -> Any:
     """A bare ``dry-run`` given over a config that names a default model becomes
-    ``dry-run:<that model>``, so the estimate prices what the config would have run."""
+    ``dry-run:<that model>`` (batched if it is), so the estimate prices what the config would have run."""
     spec = override.get("spec") if isinstance(override, dict) else override
     if not isinstance(spec, str) or spec.strip() != "dry-run" or previous is None:
         return override
-    before = ModelSettings.model_validate(previous).spec
-    new = f"dry-run:{before}"
+    before = ModelSettings.model_validate(previous)
+    new = f"dry-run:{before.spec}"
+    if before.batch:  # the estimate counts the rounds and prices the batches the config would run
+        return {**(override if isinstance(override, dict) else {}), "spec": new, "batch": True}
     return {**override, "spec": new} if isinstance(override, dict) else new
 
 
@@ -131,7 +165,7 @@ def as_dry_run(model: ModelSettings) -> ModelSettings:
     """``model`` as a dry run priced as ``model`` (a dry run stays as it is)."""
     if model.parsed.is_dry_run:
         return model
-    keep = model.model_dump(include={"max_tokens", "price", "price_as", "temperature"})
+    keep = model.model_dump(include={"max_tokens", "price", "price_as", "temperature", "batch"})
     return ModelSettings(spec=f"dry-run:{model.spec}", **keep)
 
 

@@ -26,6 +26,7 @@ from dialeval.models.backends.dry_run import DryRunBackend
 from dialeval.models.backends.http import CONNECT_TIMEOUT, PreflightError, http_timeout
 from dialeval.models.backends.local import LOCAL_DECODING, local_decoding
 from dialeval.models.backends.openai import response_format as _response_format
+from dialeval.models.batch_queue import QueuedCall, batch_queue
 from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.pricing import Price
@@ -121,6 +122,7 @@ class ModelClient:
         self._lock = threading.Lock()
         self.price = self._price()
         self.is_dry_run = self.spec.is_dry_run
+        self.batch_price = self._batch_price() if settings.batch else None
         register_key_env(settings.api_key_env)
         self.limit = self.impl.new_limit()
         self._limit_memory: str | None = None  # the cache path whose limits.json the limit follows
@@ -133,6 +135,12 @@ class ModelClient:
             named = spec_backend(s.price_as, s)
             return named.price() if named is not None else price_of(s.price_as)
         return self.impl.price()
+
+    def _batch_price(self) -> Price | None:
+        """What a batched call costs: the provider's batch rate (:mod:`dialeval.models.batch.costs`)."""
+        from dialeval.models.batch.costs import batch_price_for
+
+        return batch_price_for(self)
 
     @property
     def label(self) -> str:
@@ -180,10 +188,13 @@ class ModelClient:
                     self._per_loop[loop] = model
             return model
 
-    def _cost(self, input_tokens: int, output_tokens: int, cached_input: int = 0, cache_write: int = 0) -> float:
-        if not self.price:
+    def _cost(
+        self, input_tokens: int, output_tokens: int, cached_input: int = 0, cache_write: int = 0, price: Price | None = None
+    ) -> float:
+        price = price or self.price
+        if not price:
             return 0.0
-        return self.price.cost(input_tokens, output_tokens, cached_input, cache_write)
+        return price.cost(input_tokens, output_tokens, cached_input, cache_write)
 
     @property
     def is_local(self) -> bool:
@@ -219,13 +230,14 @@ class ModelClient:
             "local_decoding": self.impl.decoding(schema, json_schema) if self.is_local else None,
         }
 
-    def _estimate(self, messages: list[BaseMessage], placeholder: str | None) -> Generation:
-        """A dry run's answer: the placeholder, with the tokens and cost a real call would have."""
+    def _estimate(self, messages: list[BaseMessage], placeholder: str | None, price: Price | None = None) -> Generation:
+        """A dry run's answer: the placeholder, with the tokens and cost a real call would
+        have (at ``price``: a batched call's batch rate)."""
         assert isinstance(self.impl, DryRunBackend)
         text, n_in, n_out, hit = self.impl.estimate(messages, placeholder)
         return Generation(
-            text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out, hit), estimated=True,
-            cached_input_tokens=hit, uncached_cost=self._cost(n_in, n_out),
+            text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out, hit, price=price), estimated=True,
+            cached_input_tokens=hit, uncached_cost=self._cost(n_in, n_out, price=price),
         )
 
     async def generate(
@@ -263,11 +275,20 @@ class ModelClient:
                     cached=True,
                     cost=0.0,
                 )
+        queue = batch_queue.get() if self.settings.batch else None
+        if queue is not None:  # the runner's next batch round answers it
+            return await queue.ask(self, QueuedCall(messages, schema, json_schema, placeholder, key, cache_path))
         if self.is_dry_run:
             return self._estimate(messages, placeholder)
         if cache_path and cache_path != self._limit_memory:
             self.use_limit_memory(cache_path)
         message = await self._call(messages, schema, json_schema)
+        return self.answer_of(message, messages, key, cache_path)
+
+    def answer_of(
+        self, message: Any, messages: list[BaseMessage], key: str | None, cache_path: str | None, price: Price | None = None
+    ) -> Generation:
+        """The :class:`Generation` of a model's answer to ``messages`` (live, or a batch line's at ``price``)."""
         note_server_model(message)
         text = _text_of(message)
         usage = getattr(message, "usage_metadata", None) or {}
@@ -281,10 +302,10 @@ class ModelClient:
             input_tokens=n_in,
             output_tokens=n_out,
             cached=False,
-            cost=self._cost(n_in, n_out, cache_read, written),
+            cost=self._cost(n_in, n_out, cache_read, written, price=price),
             cached_input_tokens=cache_read,
             cache_write_tokens=written,
-            uncached_cost=self._cost(n_in, n_out),
+            uncached_cost=self._cost(n_in, n_out, price=price),
             cache_key=key,
             cache_path=cache_path,
         )

@@ -101,6 +101,20 @@ def system_outputs(bench: Benchmark, resolved: dict[str, Any], rows: list[dict[s
     return info
 
 
+def batch_line(batches: dict[str, Any] | None) -> list[str]:
+    """``- batches: ...``: which models ran through provider batch APIs, in how many rounds,
+    and where their batch rate comes from (a reader comparing costs must know)."""
+    if not batches:
+        return []
+    models = batches.get("models") or {}
+    rates = sorted({str(m.get("rate")) for m in models.values()})
+    how = "would run" if batches.get("estimated") else "ran"
+    return [
+        f"- batches: {', '.join(code(name) for name in sorted(models))} {how} as provider batches in "
+        f"{batches.get('rounds', 0)} round(s), priced at batch rates: {'; '.join(rates)}"
+    ]
+
+
 def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) -> list[str]:
     """The report lines that follow the run facts: what was evaluated, roles, glossary."""
     lines = [f"- evaluated: {evaluated(bench, resolved)}", ""]

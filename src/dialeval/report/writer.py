@@ -15,7 +15,7 @@ from typing import Any
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
 from dialeval.report.cautions import FEW_UNITS, few_units, judge_warnings, retries_text
-from dialeval.report.header import citation, header, provenance_lines, system_outputs
+from dialeval.report.header import batch_line, citation, header, provenance_lines, system_outputs
 from dialeval.report.tables import cell, code, markdown_table, pct
 from dialeval.models.usage import cost_text, summarize_calls
 
@@ -79,6 +79,7 @@ def finish_run(
     """Aggregate the finished items, then write ``metrics.json``, ``usage.json`` and
     ``report.md``. Failed items are counted, described and left out of every metric;
     ``expected`` items minus the rows are those a stopped run never started."""
+    from dialeval.run.batch_state import read_rounds
     from dialeval.run.folder import failure_summary
 
     records = [r["result"] for r in rows if r["status"] == "ok"]
@@ -102,6 +103,9 @@ def finish_run(
     }
     run_info.update(_provenance_and_cautions(bench, metrics, usage, calls, resolved, run_info))
     run_info["figures"] = _figures(run_dir, bench, records, metrics, options) if records and not dry_run else {}
+    batches = read_rounds(run_dir)
+    if batches:  # only batch runs say it: other runs' metrics.json stay as they were
+        run_info["batches"] = batches
     metrics = {**metrics, "run": run_info}
     from dialeval.secrets import scrub  # a key echoed in an error message stays out
 
@@ -185,6 +189,7 @@ def render_report(
         f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed"
         + (f", {run['not_evaluated']} not evaluated (run stopped)" if run.get("not_evaluated") else ""),
         *provenance_lines(run.get("provenance") or {}),
+        *batch_line(run.get("batches")),
         *header(bench, resolved, usage),
         "## Results",
         "",

@@ -9,9 +9,10 @@ once, so it reaches ``results.jsonl`` before the next one finishes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncContextManager, Awaitable, Callable
 
 from dialeval.benchmarks import Benchmark
 from dialeval.models.breaker import CircuitBreaker
@@ -63,6 +64,9 @@ class ItemJob:
     evaluate: Evaluate
     concurrency: int
     max_consecutive_errors: int
+    # around each item's graph (batch rounds: a round starts once every tracked item waits)
+    track: Callable[[str], AsyncContextManager[None]] | None = None
+    items_at_once: int | None = None  # items running at once; default: ``concurrency``
 
 
 class ItemRunner:
@@ -80,7 +84,7 @@ class ItemRunner:
         self.job = job
         self._on_row = on_row
         self._on_call = on_call
-        self._slots = asyncio.Semaphore(job.concurrency)
+        self._slots = asyncio.Semaphore(job.items_at_once or job.concurrency)
         self._wake = asyncio.Event()
         loop = asyncio.get_running_loop()
         self._on_trip = on_trip  # told this process's breaker opened (a worker tells its parent)
@@ -132,7 +136,8 @@ class ItemRunner:
                 return
             current_item.set(item.id)  # this task's own context: the breaker sees whose call failed
             job = self.job
-            row = await job.evaluate(job.bench, job.graph, item, job.context, job.options, self._on_call)
+            async with job.track(item.id) if job.track else contextlib.nullcontext():
+                row = await job.evaluate(job.bench, job.graph, item, job.context, job.options, self._on_call)
         self._on_row(row)
 
     async def run(self) -> None:

@@ -223,14 +223,18 @@ def _prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> Non
 
 async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
-    on_interrupt: Callable[[str], None] | None = None,
+    on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
 ) -> RunResult:
     """Evaluate ``data`` with ``benchmark`` as configured; resume if the run exists.
 
     Nothing is written before the setup is known to work (config, data, run folder
     paths, stores, models). ``on_interrupt`` receives the line saying how to resume
-    when the run is cancelled (Ctrl-C)."""
+    when the run is cancelled (Ctrl-C).Models with ``batch: true`` go through batch
+    rounds (:mod:`dialeval.run.batch_rounds`), polled every ``batch_poll`` seconds;
+    ``wait=False`` raises :class:`BatchesPending` instead of waiting for a batch."""
+    from dialeval.models.batch_queue import batch_queue
     from dialeval.report.writer import finish_run
+    from dialeval.run.batch_rounds import BatchesPending, batch_rounds_for
 
     config = config or RunConfig()
     data = str(data)
@@ -273,8 +277,15 @@ async def run_async(
             warm_clients(bench, context)  # while the checks are in flight
             await await_preflight(checks, config)
 
+        halt: list[Callable[[str], None]] = []  # the item runner's stop, once it exists
+        say: Callable[[str], None] = lambda line: None  # batch states on stderr, once the bar exists
+        batched = batch_rounds_for(
+            used_models(bench, context), run_dir, wait=wait, poll_seconds=batch_poll, say=lambda line: say(line),
+            on_stop=lambda: [stop("batches submitted, not waited for (--no-wait)") for stop in halt], reuse_answers=not config.fresh,
+        )
         job = ItemJob(bench, graph, context, config.options, _evaluate_item, config.effective_concurrency(),
-                      config.max_consecutive_errors)
+                      config.max_consecutive_errors, track=batched.track if batched else None,
+                      items_at_once=max(config.effective_concurrency(), len(todo)) if batched else None)  # a round takes every item
         workers = choose_workers(config, bench, context, len(todo))
         pool = WorkerPool(job, todo, workers).start() if workers > 1 else None  # forked before the bar's thread
         bar = None
@@ -282,6 +293,9 @@ async def run_async(
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {rid}", unit="item")
+        if progress:
+            say = _say(bar)  # beside the bar
+        queue_token = batch_queue.set(batched)
         tally = RunTally(run_dir / RESULTS, done, bar)
         finished_before = tally.finished(items)
         stopped: str | None = None
@@ -292,6 +306,7 @@ async def run_async(
                     stopped = await pool.run(tally)
                 else:
                     runner = ItemRunner(job, tally.record, tally.call_ended)
+                    halt.append(runner.halt)
                     for item in todo:
                         runner.add(item)
                     runner.close()
@@ -302,11 +317,19 @@ async def run_async(
                 finished = tally.finished(items)
                 on_interrupt(
                     f"dialeval: interrupted: {finished} of {len(items)} items done ({finished - finished_before} "
-                    f"in this session), kept in {run_dir}; re-run the same command to resume"
+                    f"in this session), kept in {run_dir}; "
+                    + ("submitted batches keep running; " if batched and batched.batches else "")
+                    + "re-run the same command to resume"
                 )
             raise
         finally:
             tally.close()
+            if batched:
+                await batched.finish()
+            batch_queue.reset(queue_token)
+
+        if batched and batched.pending_message:
+            raise BatchesPending(batched.pending_message)
 
         rows = [done[item.id] for item in items if item.id in done]
         not_evaluated = len(items) - len(rows)
@@ -332,9 +355,18 @@ async def run_async(
     )
 
 
+def _say(bar: Any) -> Callable[[str], None]:
+    """A line on stderr, above the progress bar when there is one (stdout keeps the report)."""
+    import sys
+
+    if bar is not None:
+        return lambda line: bar.write(line, file=sys.stderr)
+    return lambda line: print(line, file=sys.stderr, flush=True)
+
+
 def run(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
-    on_interrupt: Callable[[str], None] | None = None,
+    on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
 ) -> RunResult:
     """Synchronous wrapper of :func:`run_async`; Ctrl-C raises :class:`RunInterrupted`,
     whose message says how to resume (``on_interrupt`` gets it first, as soon as the
@@ -347,7 +379,9 @@ def run(
             on_interrupt(line)
 
     try:
-        return asyncio.run(run_async(benchmark, data, config, progress=progress, on_interrupt=interrupted))
+        return asyncio.run(
+            run_async(benchmark, data, config, progress=progress, on_interrupt=interrupted, wait=wait, batch_poll=batch_poll)
+        )
     except KeyboardInterrupt:
         if notes:
             raise RunInterrupted(notes[-1]) from None

@@ -9,6 +9,8 @@ and can emulate the APIs' prompt caching (``prompt_cache=True``: usage reports c
 tokens). Every request body is kept, in arrival order. For fault tests it can
 also never answer (``hang``), demand a key and answer 401 otherwise (``api_key``), and
 echo the key it received in its error bodies (``echo_auth``), as some servers do.
+OpenAI's files and batches endpoints and Anthropic's message batches are served too
+(:mod:`dialeval.testing.batch_endpoints`), their lines kept apart from live requests.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 from dialeval.models.prompt_cache import PrefixCache, prompt_tokens
+from dialeval.testing.batch_endpoints import BatchEndpoints
 
 # an answer: text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
 Respond = Callable[[dict[str, Any]], "str | tuple[str, str] | tuple[str, str, dict[str, Any]]"]
@@ -125,6 +128,8 @@ class OpenAIStub:
         self.prompt_cache = PrefixCache() if prompt_cache else None
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
+        # OpenAI files + batches and Anthropic message batches; their lines never enter `requests`
+        self.batch_api = BatchEndpoints(self)
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -139,6 +144,16 @@ class OpenAIStub:
         return self.base_url[: -len("/v1")]
 
     @property
+    def batches(self) -> list[Any]:
+        """Every batch submitted, in order (see :class:`BatchEndpoints` for the controls)."""
+        return self.batch_api.batches
+
+    @property
+    def batch_lines(self) -> list[dict[str, Any]]:
+        """Bodies of the batch lines answered so far (never counted as live requests)."""
+        return self.batch_api.lines
+
+    @property
     def completions(self) -> list[dict[str, Any]]:
         """Bodies of requests that were answered with 200."""
         return [b for b, s in zip(self.requests, self.statuses) if s == 200]
@@ -151,6 +166,62 @@ class OpenAIStub:
         self._closing.set()  # releases hanging handlers
         self._server.shutdown()
         self._server.server_close()
+
+    def answer(self, body: dict[str, Any], messages_api: bool, number: int) -> dict[str, Any]:
+        """The response body for one request (a live call or a batch line): ``respond``'s
+        reply with usage counted, and cached tokens when prompt caching is emulated.
+        ``messages_api`` picks Anthropic's Messages shape over a chat completion."""
+        reply = self.respond(body)
+        if not isinstance(reply, tuple):
+            reply = (reply, "stop")
+        text, finish = reply[0], reply[1]
+        tool_input = reply[2] if len(reply) > 2 else None  # answer with a tool call
+        prompt_tokens = max(1, len(prompt_of(body)) // 4)
+        completion_tokens = max(1, len(text) // 4)
+        cached_tokens = cache_write = 0
+        if self.prompt_cache is not None:
+            tokens, breakpoints = request_tokens(body)
+            prompt_tokens = len(tokens)
+            if messages_api:  # Anthropic: only up to the last marked breakpoint
+                marked = tokens[: breakpoints[-1]] if breakpoints else []
+                cached_tokens = self.prompt_cache.lookup_and_add(marked)
+                cache_write = len(marked) - cached_tokens if marked else 0
+            else:
+                cached_tokens = self.prompt_cache.lookup_and_add(tokens)
+        if messages_api:
+            content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            if tool_input is not None:
+                name = (body.get("tools") or [{"name": "answer"}])[0]["name"]
+                content.append({"type": "tool_use", "id": "toolu_stub", "name": name, "input": tool_input})
+            return {
+                "id": f"msg_{number}",
+                "type": "message",
+                "role": "assistant",
+                "model": self.served_model or body.get("model", "stub"),
+                "content": content,
+                "stop_reason": "max_tokens" if finish == "length" else ("tool_use" if tool_input is not None else "end_turn"),
+                "stop_sequence": None,
+                "usage": {
+                    # Anthropic counts cache reads and writes apart from input_tokens
+                    "input_tokens": prompt_tokens - cached_tokens - cache_write,
+                    "output_tokens": completion_tokens,
+                    "cache_read_input_tokens": cached_tokens,
+                    "cache_creation_input_tokens": cache_write,
+                },
+            }
+        return {
+            "id": f"chatcmpl-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.served_model or body.get("model", "stub"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached_tokens},
+            },
+        }
 
     def _over_limit(self, body: dict[str, Any]) -> bool:
         """Whether a request is refused by the rate limit (called under the lock)."""
@@ -201,6 +272,8 @@ class OpenAIStub:
                 return True
 
             def do_GET(self) -> None:
+                if stub.batch_api.handle(self, "GET"):
+                    return
                 with stub._lock:
                     stub.gets.append(self.path)
                 if stub.hang_models:
@@ -214,6 +287,8 @@ class OpenAIStub:
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
+                if stub.batch_api.handle(self, "POST"):
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub._lock:
@@ -256,65 +331,6 @@ class OpenAIStub:
                     stub._gathered.wait(timeout=30)
                 if stub.latency:
                     time.sleep(stub.latency)
-                reply = stub.respond(body)
-                if not isinstance(reply, tuple):
-                    reply = (reply, "stop")
-                text, finish = reply[0], reply[1]
-                tool_input = reply[2] if len(reply) > 2 else None  # answer with a tool call
-                prompt_tokens = max(1, len(prompt_of(body)) // 4)
-                completion_tokens = max(1, len(text) // 4)
-                cached_tokens = cache_write = 0
-                if stub.prompt_cache is not None:
-                    tokens, breakpoints = request_tokens(body)
-                    prompt_tokens = len(tokens)
-                    if path.endswith("/messages"):  # Anthropic: only up to the last marked breakpoint
-                        marked = tokens[: breakpoints[-1]] if breakpoints else []
-                        cached_tokens = stub.prompt_cache.lookup_and_add(marked)
-                        cache_write = len(marked) - cached_tokens if marked else 0
-                    else:
-                        cached_tokens = stub.prompt_cache.lookup_and_add(tokens)
-                if path.endswith("/messages"):  # the Anthropic Messages API
-                    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-                    if tool_input is not None:
-                        name = (body.get("tools") or [{"name": "answer"}])[0]["name"]
-                        content.append({"type": "tool_use", "id": "toolu_stub", "name": name, "input": tool_input})
-                    self._send(
-                        200,
-                        {
-                            "id": f"msg_{len(stub.requests)}",
-                            "type": "message",
-                            "role": "assistant",
-                            "model": stub.served_model or body.get("model", "stub"),
-                            "content": content,
-                            "stop_reason": "max_tokens" if finish == "length" else ("tool_use" if tool_input is not None else "end_turn"),
-                            "stop_sequence": None,
-                            "usage": {
-                                # Anthropic counts cache reads and writes apart from input_tokens
-                                "input_tokens": prompt_tokens - cached_tokens - cache_write,
-                                "output_tokens": completion_tokens,
-                                "cache_read_input_tokens": cached_tokens,
-                                "cache_creation_input_tokens": cache_write,
-                            },
-                        },
-                    )
-                    return
-                self._send(
-                    200,
-                    {
-                        "id": f"chatcmpl-{len(stub.requests)}",
-                        "object": "chat.completion",
-                        "created": int(time.time()),
-                        "model": stub.served_model or body.get("model", "stub"),
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
-                        ],
-                        "usage": {
-                            "prompt_tokens": prompt_tokens,
-                            "completion_tokens": completion_tokens,
-                            "total_tokens": prompt_tokens + completion_tokens,
-                            "prompt_tokens_details": {"cached_tokens": cached_tokens},
-                        },
-                    },
-                )
+                self._send(200, stub.answer(body, path.endswith("/messages"), len(stub.requests)))
 
         return Handler
