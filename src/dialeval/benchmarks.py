@@ -96,6 +96,9 @@ class Benchmark:
     # record -> the conversation turn by turn with each verdict beside its turn, for the
     # viewer's item page (conversation benchmarks); None: the page shows no such section
     conversation_view: Callable[[dict[str, Any]], Any] | None = None
+    # metrics -> warnings the report shows first (one paragraph each), e.g. KGDS summaries
+    # that echo the prompt's placeholder
+    notices: Callable[[dict[str, Any]], list[str]] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
 

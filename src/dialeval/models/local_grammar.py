@@ -24,12 +24,44 @@ import threading
 from typing import Any
 
 XGRAMMAR = "xgrammar"
+# free-text fields in which a judge explains itself; bounded by ``rationale_chars``
+REASONING_FIELDS = frozenset({"rationale", "explanation", "reason", "reasoning", "justification"})
 
 
 @functools.cache
 def available() -> bool:
     """Whether xgrammar can be imported (checked once, without importing it)."""
     return importlib.util.find_spec(XGRAMMAR) is not None
+
+
+def bound_reasoning(schema: dict[str, Any], chars: int) -> dict[str, Any]:
+    """``schema`` with ``maxLength: chars`` on every string field named in
+    :data:`REASONING_FIELDS` (at any depth) that sets no tighter bound.
+
+    Why: a tiny model asked to explain itself first often repeats a phrase until the
+    token limit, and the verdict that follows the explanation is never written. Under the
+    grammar the string closes at ``chars`` characters and the answer stays valid JSON, so
+    the verdict is still read. Only local decoding sees this schema: API requests, prompts
+    and their hashes are unchanged."""
+    import copy
+
+    out = copy.deepcopy(schema)
+    _bound(out, chars)
+    return out
+
+
+def _bound(node: Any, chars: int) -> None:
+    if isinstance(node, list):
+        for value in node:
+            _bound(value, chars)
+        return
+    if not isinstance(node, dict):
+        return
+    for name, field in (node.get("properties") or {}).items():
+        if name in REASONING_FIELDS and isinstance(field, dict) and field.get("type") == "string":
+            field["maxLength"] = min(chars, field.get("maxLength", chars))
+    for value in node.values():
+        _bound(value, chars)
 
 
 def schema_text(schema: dict[str, Any] | str) -> str:

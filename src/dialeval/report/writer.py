@@ -14,6 +14,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
+from dialeval.report.caveats import notices
 from dialeval.report.header import citation, header, system_outputs
 from dialeval.report.tables import cell, code, markdown_table, pct
 from dialeval.models.usage import cost_text, summarize_calls
@@ -127,6 +128,7 @@ def render_report(
             "> and costs are estimates of what a real run would send.",
             "",
         ]
+    lines += notices(bench, resolved, metrics)
     lines += [
         f"- benchmark: `{bench.name}`{citation(bench)}",
         f"- data: `{resolved.get('data')}`",
