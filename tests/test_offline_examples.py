@@ -16,7 +16,7 @@ import yaml
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.backends import backend_for
-from dialeval.models.local_grammar import bound_reasoning
+from dialeval.models.local_grammar import bound_free_text
 from dialeval.protocols.mdseval.pointwise import AspectScore
 from dialeval.protocols.mmdu.judge import TurnJudgement
 from dialeval.run.runner import run
@@ -26,6 +26,7 @@ FIXTURES = ROOT / "src" / "dialeval" / "fixtures"
 
 
 def test_rationales_are_bounded_at_any_depth_and_other_strings_are_not():
+    """Only strings that explain a verdict are bounded; objects take no keys they do not list."""
     schema = {
         "type": "object",
         "properties": {
@@ -35,10 +36,11 @@ def test_rationales_are_bounded_at_any_depth_and_other_strings_are_not():
         },
         "$defs": {"V": {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 50}}}},
     }
-    bounded = bound_reasoning(schema, 240)
+    bounded = bound_free_text(schema, 240)
     assert bounded["properties"]["rationale"]["maxLength"] == 240
     assert "maxLength" not in bounded["properties"]["summary"]  # a system's output keeps its length
     assert bounded["$defs"]["V"]["properties"]["reason"]["maxLength"] == 50  # a tighter bound stays
+    assert bounded["additionalProperties"] is False and bounded["$defs"]["V"]["additionalProperties"] is False
     assert "maxLength" not in schema["properties"]["rationale"]  # the caller's schema is untouched
 
 
@@ -60,6 +62,7 @@ def test_the_local_decoder_gets_the_bounded_schema_and_keys_its_cache_by_it():
     assert "maxLength" not in backend_for(unbounded.parsed, unbounded).decoding(AspectScore, None)[1]["properties"]["rationale"]
     judged = backend_for(settings.parsed, settings).decoding(TurnJudgement, None)[1]
     assert judged["properties"]["explanation"]["maxLength"] == 240
+    assert judged["properties"]["scores"]["additionalProperties"] is False  # no invented keys after the seven scores
 
 
 def test_the_demo_configs_change_only_named_settings():

@@ -34,15 +34,18 @@ def available() -> bool:
     return importlib.util.find_spec(XGRAMMAR) is not None
 
 
-def bound_reasoning(schema: dict[str, Any], chars: int) -> dict[str, Any]:
-    """``schema`` with ``maxLength: chars`` on every string field named in
-    :data:`REASONING_FIELDS` (at any depth) that sets no tighter bound.
+def bound_free_text(schema: dict[str, Any], chars: int) -> dict[str, Any]:
+    """``schema`` with the room for free text a tiny model loops in taken away: every
+    string field named in :data:`REASONING_FIELDS` (at any depth) gets ``maxLength:
+    chars`` unless it sets a tighter bound, and an object that lists its properties
+    takes no extra keys (``additionalProperties: false``).
 
     Why: a tiny model asked to explain itself first often repeats a phrase until the
-    token limit, and the verdict that follows the explanation is never written. Under the
-    grammar the string closes at ``chars`` characters and the answer stays valid JSON, so
-    the verdict is still read. Only local decoding sees this schema: API requests, prompts
-    and their hashes are unchanged."""
+    token limit, or keeps inventing keys after the scores it was asked for, and the
+    answer is cut off. Under the grammar the string closes at ``chars`` characters and the
+    object after its last listed key, and the answer stays valid JSON, so the verdict is
+    read. Only local decoding sees this schema: API requests, prompts and their hashes
+    are unchanged, and readers ignore extra keys anyway."""
     import copy
 
     out = copy.deepcopy(schema)
@@ -57,9 +60,12 @@ def _bound(node: Any, chars: int) -> None:
         return
     if not isinstance(node, dict):
         return
-    for name, field in (node.get("properties") or {}).items():
-        if name in REASONING_FIELDS and isinstance(field, dict) and field.get("type") == "string":
-            field["maxLength"] = min(chars, field.get("maxLength", chars))
+    properties = node.get("properties")
+    if isinstance(properties, dict) and properties and node.get("type", "object") == "object":
+        node["additionalProperties"] = False
+        for name, field in properties.items():
+            if name in REASONING_FIELDS and isinstance(field, dict) and field.get("type") == "string":
+                field["maxLength"] = min(chars, field.get("maxLength", chars))
     for value in node.values():
         _bound(value, chars)
 

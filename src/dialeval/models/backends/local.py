@@ -89,14 +89,14 @@ class LocalBackend(Backend):
 
     def grammar_schema(self, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> dict[str, Any]:
         """The JSON schema the answer is decoded under: the call's, with rationales bounded
-        to the model's ``rationale_chars`` when it sets one."""
+        to the model's ``rationale_chars`` and no extra keys, when it sets one."""
         base = json_schema or json_schema_of(schema)
         chars = self.settings.rationale_chars
         if not chars:
             return base
-        from dialeval.models.local_grammar import bound_reasoning
+        from dialeval.models.local_grammar import bound_free_text
 
-        return bound_reasoning(base, chars)
+        return bound_free_text(base, chars)
 
     def decoding(self, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
         """The decoding rules, and the grammar's schema when one constrains the answer."""
