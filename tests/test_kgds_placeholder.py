@@ -53,7 +53,7 @@ def test_a_run_flags_placeholder_summaries_and_keeps_their_scores(tmp_path):
     # the flag hides nothing: the opinion was decomposed and scored as the system's
     assert record["scores"]["abs"]["0"]["outcome"]["cao_recall"] == "ok"
     report = result.report_path.read_text()
-    assert "**Summaries that echo the prompt.** 1 summaries of 1 samples" in report
+    assert "**Summaries that echo the prompt.** 1 summary of 1 sample copies the prompt's own placeholder" in report
     assert f"- {record['id']} ABS-AOS round 0: opinion" in report
 
 

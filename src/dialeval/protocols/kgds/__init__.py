@@ -283,7 +283,8 @@ def notices(metrics: dict[str, Any]) -> list[str]:
         return []
     items = len({e["item"] for e in flagged})
     return [
-        f"**Summaries that echo the prompt.** {len(flagged)} summaries of {items} samples copy the prompt's "
+        f"**Summaries that echo the prompt.** {len(flagged)} {'summary' if len(flagged) == 1 else 'summaries'} of "
+        f"{items} {'sample' if items == 1 else 'samples'} {'copies' if len(flagged) == 1 else 'copy'} the prompt's "
         "own placeholder or instructions (e.g. `Person1 ... Person2 ...`) instead of summarizing the input; "
         "their scores are kept as the system's but say nothing about summarizing (listed under Results)."
     ]
