@@ -34,7 +34,7 @@ setup: $(STAMP)
 # KGDS offline on the bundled SmolLM2-135M: (1) the whole protocol, summaries included;
 # (2) scoring a system's own summaries (the bundled predictions file) with the same judges.
 demo: setup
-	@echo "== 1/2 KGDS: SmolLM2 writes EBS and ABS summaries of the bundled sample, then judges them"
+	@echo "== 1/2 KGDS: SmolLM2 writes EBS and ABS summaries of the bundled sample, then judges them (a 135M judge: a smoke test, not a measurement)"
 	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data src/dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml
 	@echo "== 2/2 KGDS: the same judges score the bundled ready-made summaries (kgds_demo_predictions.jsonl)"
 	HF_HUB_OFFLINE=1 $(BIN)/dialeval run kgds --data src/dialeval/fixtures/kgds_demo.json --config configs/kgds-demo.yaml \

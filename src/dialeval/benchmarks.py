@@ -103,6 +103,9 @@ class Benchmark:
     # its turn, for the viewer's item page (conversation benchmarks: the data item holds the
     # questions and images a record leaves out); None: the page shows no such section
     conversation_view: Callable[[dict[str, Any], Any], Any] | None = None
+    # metrics -> warnings the report shows first (one paragraph each), e.g. KGDS summaries
+    # that echo the prompt's placeholder
+    notices: Callable[[dict[str, Any]], list[str]] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
     # (records, metrics, run options) -> the benchmark's own report figures (dialeval.figures records);

@@ -28,6 +28,7 @@ from dialeval.models.spec import ModelSpec
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)
 SMOLLM2_MAX_TOKENS = 192
+TOY_RATIONALE_CHARS = 240  # about two sentences: room for a reason, none for a loop
 API_CONCURRENCY = 64  # default items/requests in flight when every role uses an API model
 LOCAL_CONCURRENCY = 8  # otherwise: one local batch
 
@@ -61,6 +62,11 @@ class ModelSettings(BaseModel):
     adaptive_concurrency: bool = Field(
         default=True, description="halve requests in flight on HTTP 429 / Retry-After, grow back on success"
     )
+    rationale_chars: int | None = Field(
+        default=None,
+        gt=0,
+        description="local models under a grammar: longest rationale/explanation string a structured answer may hold (toy models such as smollm2: 240 unless set; API models: never bounded)",
+    )
     price_as: str | None = Field(
         default=None, description="price table entry used for cost (dry-run: the model to estimate)"
     )
@@ -81,9 +87,12 @@ class ModelSettings(BaseModel):
     @model_validator(mode="after")
     def _small_model_budget(self) -> ModelSettings:
         """SmolLM2-135M only repeats itself past a couple of hundred tokens: unless told
-        otherwise it gets a smaller answer budget, which keeps offline runs short."""
+        otherwise it gets a smaller answer budget, and a toy model's rationales are bounded
+        under the grammar, which keeps offline runs short and their verdicts readable."""
         if self.parsed == ModelSpec("smollm2", "") and "max_tokens" not in self.model_fields_set:
             self.max_tokens = SMOLLM2_MAX_TOKENS
+        if self.parsed.is_toy and "rationale_chars" not in self.model_fields_set:
+            self.rationale_chars = TOY_RATIONALE_CHARS
         return self
 
     @model_validator(mode="after")

@@ -24,12 +24,50 @@ import threading
 from typing import Any
 
 XGRAMMAR = "xgrammar"
+# free-text fields in which a judge explains itself; bounded by ``rationale_chars``
+REASONING_FIELDS = frozenset({"rationale", "explanation", "reason", "reasoning", "justification"})
 
 
 @functools.cache
 def available() -> bool:
     """Whether xgrammar can be imported (checked once, without importing it)."""
     return importlib.util.find_spec(XGRAMMAR) is not None
+
+
+def bound_free_text(schema: dict[str, Any], chars: int) -> dict[str, Any]:
+    """``schema`` with the room for free text a tiny model loops in taken away: every
+    string field named in :data:`REASONING_FIELDS` (at any depth) gets ``maxLength:
+    chars`` unless it sets a tighter bound, and an object that lists its properties
+    takes no extra keys (``additionalProperties: false``).
+
+    Why: a tiny model asked to explain itself first often repeats a phrase until the
+    token limit, or keeps inventing keys after the scores it was asked for, and the
+    answer is cut off. Under the grammar the string closes at ``chars`` characters and the
+    object after its last listed key, and the answer stays valid JSON, so the verdict is
+    read. Only local decoding sees this schema: API requests, prompts and their hashes
+    are unchanged, and readers ignore extra keys anyway."""
+    import copy
+
+    out = copy.deepcopy(schema)
+    _bound(out, chars)
+    return out
+
+
+def _bound(node: Any, chars: int) -> None:
+    if isinstance(node, list):
+        for value in node:
+            _bound(value, chars)
+        return
+    if not isinstance(node, dict):
+        return
+    properties = node.get("properties")
+    if isinstance(properties, dict) and properties and node.get("type", "object") == "object":
+        node["additionalProperties"] = False
+        for name, field in properties.items():
+            if name in REASONING_FIELDS and isinstance(field, dict) and field.get("type") == "string":
+                field["maxLength"] = min(chars, field.get("maxLength", chars))
+    for value in node.values():
+        _bound(value, chars)
 
 
 def schema_text(schema: dict[str, Any] | str) -> str:

@@ -19,6 +19,8 @@ BACKENDS = {
 }
 API_BACKENDS = ("openai", "anthropic", "openai-compatible")
 LOCAL_BACKENDS = ("hf", "smollm2")
+# backends whose model is a toy: it runs the pipeline offline, its judgements measure nothing
+TOY_BACKENDS = ("smollm2",)
 _BARE = ("smollm2", "dry-run")  # specs that need no model name
 
 
@@ -46,6 +48,12 @@ class ModelSpec:
     @property
     def is_local(self) -> bool:
         return self.backend in LOCAL_BACKENDS
+
+    @property
+    def is_toy(self) -> bool:
+        """A model too small for its numbers to mean anything (the bundled SmolLM2-135M):
+        reports of runs it judged say they are a pipeline check, not a measurement."""
+        return self.backend in TOY_BACKENDS
 
     @property
     def is_dry_run(self) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
-from dialeval.report.cautions import FEW_UNITS, few_units, judge_warnings, retries_text
+from dialeval.report.cautions import FEW_UNITS, few_units, judge_warnings, notices, retries_text
 from dialeval.report.header import batch_line, citation, header, provenance_lines, system_outputs
 from dialeval.report.tables import cell, code, markdown_table, pct
 from dialeval.models.usage import cost_text, summarize_calls
@@ -179,6 +179,7 @@ def render_report(
             "> and costs are estimates of what a real run would send.",
             "",
         ]
+    lines += notices(bench, resolved, metrics)
     for warning in run.get("warnings") or []:
         lines += [f"> **Unreadable judge answers.** {warning[0].upper()}{warning[1:]}.", ""]
     lines += [

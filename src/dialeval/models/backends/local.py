@@ -85,14 +85,25 @@ class LocalBackend(Backend):
     def structured(self, model: Any, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> Any:
         if not _grammar():
             return model
-        return model.bind(json_schema=json_schema or json_schema_of(schema))
+        return model.bind(json_schema=self.grammar_schema(schema, json_schema))
+
+    def grammar_schema(self, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> dict[str, Any]:
+        """The JSON schema the answer is decoded under: the call's, with rationales bounded
+        to the model's ``rationale_chars`` and no extra keys, when it sets one."""
+        base = json_schema or json_schema_of(schema)
+        chars = self.settings.rationale_chars
+        if not chars:
+            return base
+        from dialeval.models.local_grammar import bound_free_text
+
+        return bound_free_text(base, chars)
 
     def decoding(self, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
         """The decoding rules, and the grammar's schema when one constrains the answer."""
         decoding = local_decoding()
         if schema is None or not self.settings.structured_output or decoding != LOCAL_DECODING["grammar"]:
             return decoding
-        return [decoding, json_schema or json_schema_of(schema)]
+        return [decoding, self.grammar_schema(schema, json_schema)]
 
     def classify(self, err: BaseException) -> str | None:
         from dialeval.models.local_engine import LocalModelError

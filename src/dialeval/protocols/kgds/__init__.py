@@ -26,6 +26,7 @@ from dialeval.config import ConfigError
 from dialeval.report.tables import cell, num, pct, row, rule
 from dialeval.config import parse_options as config_options
 from dialeval.protocols.kgds.data import KgdsSample, load_kgds, load_predictions, missing_predictions
+from dialeval.protocols.kgds.prompt_echo import echoed_fields, echoes, sample_material
 from dialeval.protocols.kgds.metrics import ERROR_TYPES, SCORED, aggregate_scores, bsp_scores, macro, win_rate
 from dialeval.protocols.kgds import error_classifier, fact_decomposer, fact_verifier, feedback_judge, opinion_verifier, reflection, summarizer  # noqa: F401  (registers the agents)
 
@@ -74,6 +75,9 @@ def to_record(item: KgdsItem, state: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"id": item.id, "scores": state.get("scores", {})}
     for part in parts:
         record[part] = _without_messages(state.get(part) or [])
+    material = sample_material(item.sample.model_dump())
+    for summary in record["summaries"]:  # flagged, still scored: the summary is the system's
+        summary["echoes_prompt"] = echoed_fields(summary, material)
     record["calls"] = [r["call"] for part in parts for r in record[part] if r.get("call")]
     return record
 
@@ -94,6 +98,7 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
             "not_judged": skipped,
         },
         "system_generation": [json.loads(g) for g in generation],
+        "prompt_echoes": echoes(records),
     }
 
 
@@ -184,6 +189,13 @@ def tables(metrics: dict[str, Any]) -> str:
             f"left out: {fb.get('judge_unparsed', 0)} unparsed, {fb.get('judge_truncated', 0)} truncated; "
             f"not asked: {fb['same_as_gold']} EBS identical to gold" + (f"; {others}" if others else "") + ").",
         ]
+    flagged = metrics.get("prompt_echoes") or []
+    if flagged:
+        lines += ["", "Summaries that echo the prompt's own placeholder or instructions (scored as given, see above):"]
+        lines += [
+            f"- {cell(e['item'])} {PATTERN_TITLES.get(e['pattern'], e['pattern'])} round {e['round']}: {', '.join(e['fields'])}"
+            for e in flagged
+        ]
     for g in metrics.get("system_generation") or []:
         paper = SYSTEM_GENERATION
         lines += [
@@ -265,6 +277,20 @@ GLOSSARY = {
 }
 
 
+def notices(metrics: dict[str, Any]) -> list[str]:
+    """The report's first warning when summaries echo the prompt instead of the input."""
+    flagged = metrics.get("prompt_echoes") or []
+    if not flagged:
+        return []
+    items = len({e["item"] for e in flagged})
+    return [
+        f"**Summaries that echo the prompt.** {len(flagged)} {'summary' if len(flagged) == 1 else 'summaries'} of "
+        f"{items} {'sample' if items == 1 else 'samples'} {'copies' if len(flagged) == 1 else 'copy'} the prompt's "
+        "own placeholder or instructions (e.g. `Person1 ... Person2 ...`) instead of summarizing the input; "
+        "their scores are kept as the system's but say nothing about summarizing (listed under Results)."
+    ]
+
+
 def describe(run: RunFacts) -> str:
     """Whose summaries the run scored: a predictions file's, or the summarizer's."""
     if run.predictions:
@@ -292,5 +318,6 @@ register_benchmark(
         glossary=GLOSSARY,
         describe=describe,
         figures=figures,
+        notices=notices,
     )
 )
