@@ -244,6 +244,14 @@ def test_workers_are_refused_for_a_local_model_before_anything_is_written(tmp_pa
     assert not (tmp_path / "runs").exists()
 
 
+def test_workers_are_refused_for_a_batch_model_before_anything_is_written(tmp_path):
+    model = ModelSettings(spec="openai-compatible:judge", base_url="http://127.0.0.1:9/v1", batch=True)
+    config = RunConfig(model=model, workers=2, output_dir=str(tmp_path / "runs"), preflight=False)
+    with pytest.raises(ConfigError, match="field 'workers': 2 processes cannot run this: 'model' is sent through a batch API"):
+        run("answers", ANSWERS, config, progress=False)
+    assert not (tmp_path / "runs").exists()
+
+
 def test_the_default_is_as_many_workers_as_help():
     bench = get_benchmark("answers")
     api = RunConfig(model=ModelSettings(spec="openai-compatible:judge", base_url="http://127.0.0.1:9/v1"))

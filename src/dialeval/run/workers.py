@@ -65,7 +65,7 @@ def one_process_reason(bench: Benchmark, context: Any) -> str | None:
     if bench.name in ONE_PROCESS_BENCHMARKS:
         return f"{bench.name} keeps its notes in one store under the run folder, which one process writes"
     for field, settings in used_models(bench, context).items():
-        if getattr(settings, "batch", False):
+        if settings.batch:
             return f"'{field}' is sent through a batch API ({settings.spec}), whose batches one process collects"
         if settings.parsed.is_local:
             return f"'{field}' is a local model ({settings.spec}): every worker would load its weights"
