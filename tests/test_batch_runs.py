@@ -112,6 +112,15 @@ def test_a_local_model_cannot_be_batched():
         ModelSettings(spec="smollm2", batch=True)
 
 
+def test_a_dry_run_over_a_config_with_a_batched_local_model_names_the_mistake(tmp_path):
+    from dialeval.config import ConfigError, load_config
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("model: {spec: smollm2, batch: true}\n")
+    with pytest.raises(ConfigError, match="the config's field 'model': batch: true needs an openai"):
+        load_config(path, model={"spec": "dry-run"})
+
+
 def test_a_bare_dry_run_over_a_batch_config_estimates_the_batches(tmp_path):
     from dialeval.config import load_config
 

@@ -107,3 +107,16 @@ def test_records_of_a_json_array_count_from_1_too(tmp_path):
     with pytest.raises(DataError, match=r"answers\.json, record 2 \(id='b'\), field 'reference'") as err:
         load_answers(array)
     assert err.value.record == "1 (id='b')"  # code keeps the index it passed
+
+
+def test_no_preflight_still_stops_on_a_missing_key_before_anything_is_written(tmp_path, monkeypatch):
+    """``--no-preflight`` skips the round trip to the server, not the key every request needs."""
+    from dialeval.config import ConfigError, ModelSettings, RunConfig
+    from dialeval.run.runner import run
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = RunConfig(model=ModelSettings(spec="openai:gpt-4o-mini"), preflight=False, output_dir=str(tmp_path / "runs"))
+    data = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
+    with pytest.raises(ConfigError, match=r"field 'model': model openai:gpt-4o-mini: no API key; set \$OPENAI_API_KEY"):
+        run("answers", data, config, progress=False)
+    assert not (tmp_path / "runs").exists()

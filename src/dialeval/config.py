@@ -163,7 +163,10 @@ def dry_run_over(override: Any, previous: Any) -> Any:
     spec = override.get("spec") if isinstance(override, dict) else override
     if not isinstance(spec, str) or spec.strip() != "dry-run" or previous is None:
         return override
-    before = ModelSettings.model_validate(previous)
+    try:
+        before = ModelSettings.model_validate(previous)
+    except ValidationError as err:  # the config's own model is wrong: say so, as without the dry run
+        raise ConfigError(f"the config's field 'model': {_message(ModelSettings, err.errors()[0])}") from None
     new = f"dry-run:{before.spec}"
     if before.batch:  # the estimate counts the rounds and prices the batches the config would run
         return {**(override if isinstance(override, dict) else {}), "spec": new, "batch": True}

@@ -99,7 +99,7 @@ def run_summary(run: Run) -> dict[str, Any]:
         "finished": len(run.data.items) - run.data.failed,
         "failed": run.data.failed,
         "calls": calls,
-        "cost_usd": total.get("cost_usd", 0.0),
+        "cost_usd": None if total.get("unpriced_calls") else total.get("cost_usd", 0.0),  # unknown, not 0
         "input_tokens": total.get("input_tokens", 0),
         "output_tokens": total.get("output_tokens", 0),
         "dry_run": bool(run.data.metrics.get("run", {}).get("dry_run")),
@@ -232,7 +232,7 @@ def render_markdown(result: dict[str, Any]) -> str:
             [cell(r["label"]), "; ".join(f"{cell(who)}: {code(spec, table=True)}" for who, spec in (r.get("called") or r["models"]).items()),
              r["items"], r["finished"], r["failed"], r["calls"],
              *(f"{r[k]} ({pct(r[k + '_share'])})" for k in ("unparsed", "truncated", "error")),
-             f"{r['cost_usd']:.4f}" + (" (estimate)" if r["dry_run"] else "")]
+             ("unknown" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}") + (" (estimate)" if r["dry_run"] else "")]
             for r in result["runs"]
         ],
         "llrrrrrrrr",

@@ -152,6 +152,24 @@ def start_preflight(bench: Benchmark, context: Any) -> list[tuple[str, Future[No
     return checks
 
 
+def check_requirements(bench: Benchmark, context: Any, config: RunConfig) -> None:
+    """Keys and URLs every used API model needs, without a round trip: checked even with
+    ``--no-preflight``, so a missing key stops the run before its folder is made."""
+    from dialeval.models.client import PreflightError, get_client
+
+    failed = []
+    for name, settings in used_models(bench, context).items():
+        client = get_client(settings)
+        if client.injected:  # a chat model object given in code needs no key of ours
+            continue
+        try:
+            client.impl.requirements()
+        except PreflightError as err:
+            failed.append(f"{config.source}: field '{name}': {err}")
+    if failed:
+        raise ConfigError("; ".join(failed))
+
+
 async def await_preflight(checks: list[tuple[str, Future[None]]], config: RunConfig) -> None:
     """Every check is awaited and every failing model is named at once, by its config field."""
     from dialeval.models.client import PreflightError

@@ -37,6 +37,7 @@ from dialeval.run import provenance
 from dialeval.run.identity import check_same_setup, data_digest, identity, referenced_files, resolved_config, run_id
 from dialeval.run.items import ItemJob, ItemRunner, TrippingBreaker, current_item
 from dialeval.run.preflight import (
+    check_requirements,
     await_preflight,
     check_setup,
     check_stores,
@@ -254,6 +255,7 @@ async def run_async(
     run_dir = Path(config.output_dir) / rid
     check_folder(run_dir)
     check_stores(config.cache_path, run_dir)
+    check_requirements(bench, context, config)  # a key or URL missing: even with --no-preflight
     checks = []
     if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
         checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
@@ -293,8 +295,7 @@ async def run_async(
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {rid}", unit="item")
-        if progress:
-            say = _say(bar)  # beside the bar
+        say = _say(bar)  # batch states: beside the bar, or plain lines with --no-progress (a wait must not look hung)
         queue_token = batch_queue.set(batched)
         tally = RunTally(run_dir / RESULTS, done, bar)
         finished_before = tally.finished(items)

@@ -68,11 +68,15 @@ class AnthropicBackend(ApiBackend):
         own_async_client(model, limit, http_timeout(s))
         return model
 
-    def preflight(self, where: str) -> None:
-        """A key, and a ``GET /v1/models`` that connects and accepts it."""
-        key = os.environ.get(self.key_env or "")
-        if not key:
+    def requirements(self) -> None:
+        """A key."""
+        if not os.environ.get(self.key_env or ""):
             raise PreflightError(f"model {self.settings.spec}: no API key; set ${self.key_env} in the environment")
+
+    def preflight(self, where: str) -> None:
+        """:meth:`requirements`, and a ``GET /v1/models`` that connects and accepts the key."""
+        self.requirements()
+        key = os.environ.get(self.key_env or "") or ""
         endpoint = self.endpoint or self.default_endpoint or ""
         headers = {"x-api-key": key, "anthropic-version": API_VERSION}
         check_models_route(endpoint.rstrip("/") + "/v1/models", headers, where, self.settings.timeout)

@@ -111,6 +111,10 @@ class Backend:
         """The price table's entry for this model; ``None`` when unknown."""
         return None
 
+    def requirements(self) -> None:
+        """What must be there without asking any server (a key, a URL); checked even with
+        ``--no-preflight``, which only skips the round trip. PreflightError names it."""
+
     def preflight(self, where: str) -> None:
         """Cheap checks before the first item; PreflightError names what is wrong."""
 

@@ -62,16 +62,20 @@ class OpenAIBackend(ApiBackend):
         kwargs["http_client"] = sync_http(s.timeout)
         return ChatOpenAI(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
 
-    def preflight(self, where: str) -> None:
-        """A key (the OpenAI API needs one), a URL, and a ``GET .../models`` that connects and accepts the key."""
-        endpoint = self.endpoint
-        if endpoint is None:
+    def requirements(self) -> None:
+        """A URL, and a key where the OpenAI API needs one."""
+        if self.endpoint is None:
             raise PreflightError(
                 f"model {self.settings.spec}: openai-compatible models need base_url in the config (or $OPENAI_BASE_URL)"
             )
-        key = os.environ.get(self.key_env or "")
-        if self.needs_key and not key:
+        if self.needs_key and not os.environ.get(self.key_env or ""):
             raise PreflightError(f"model {self.settings.spec}: no API key; set ${self.key_env} in the environment")
+
+    def preflight(self, where: str) -> None:
+        """:meth:`requirements`, and a ``GET .../models`` that connects and accepts the key."""
+        self.requirements()
+        endpoint = self.endpoint or ""
+        key = os.environ.get(self.key_env or "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         check_models_route(endpoint.rstrip("/") + "/models", headers, where, self.settings.timeout)
 

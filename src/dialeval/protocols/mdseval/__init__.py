@@ -222,6 +222,8 @@ def _usage(records: list[dict[str, Any]]) -> dict[str, Any]:
         "per_dialogue": per,
         "file_estimate": {k: per[k] * file_n for k in ("calls", "input_tokens", "output_tokens", "cost_usd")},
         "extrapolated": n < file_n,
+        "cost_known": not total["unpriced_calls"],  # a model without a price: cost unknown, not 0
+        "from_cache": bool(total["cached"]),  # cache hits cost nothing now: the file's cost is not measured
     }
 
 
@@ -333,6 +335,8 @@ def tables(m: dict[str, Any]) -> str:
     u = m.get("usage")
     if u:
         per, est = u["per_dialogue"], u["file_estimate"]
+        unmeasured = ("unknown" if not u.get("cost_known", True)
+                      else "n/a (answers from the response cache)" if u.get("from_cache") else None)
         lines += [
             "",
             f"Cost of the whole file ({u['file_dialogues']} dialogues"
@@ -341,8 +345,8 @@ def tables(m: dict[str, Any]) -> str:
             "",
             *markdown_table(
                 [None, "calls", "input tokens", "output tokens", "cost (USD)"],
-                [["per dialogue", f"{per['calls']:.1f}", f"{per['input_tokens']:.0f}", f"{per['output_tokens']:.0f}", f"{per['cost_usd']:.4f}"],
-                 ["whole file", f"{est['calls']:.0f}", f"{est['input_tokens']:.0f}", f"{est['output_tokens']:.0f}", f"{est['cost_usd']:.4f}"]],
+                [["per dialogue", f"{per['calls']:.1f}", f"{per['input_tokens']:.0f}", f"{per['output_tokens']:.0f}", unmeasured or f"{per['cost_usd']:.4f}"],
+                 ["whole file", f"{est['calls']:.0f}", f"{est['input_tokens']:.0f}", f"{est['output_tokens']:.0f}", unmeasured or f"{est['cost_usd']:.4f}"]],
                 "lrrrr",
             ),
         ]

@@ -166,6 +166,7 @@ def _usage_estimate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "file_estimate": {k: per_dialogue[k] * file_dialogues for k in ("calls", "input_tokens", "output_tokens", "cost_usd")},
         "extrapolated": n < file_dialogues,
         "cost_known": not total["unpriced_calls"],  # a model without a price: cost unknown, not 0
+        "from_cache": bool(total["cached"]),  # cache hits cost nothing now: the file's cost is not measured
     }
 
 

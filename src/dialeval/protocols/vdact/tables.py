@@ -62,7 +62,8 @@ def tables(metrics: dict[str, Any]) -> str:
     for name, s in metrics["systems"].items():
         u = s["usage"]
         per, est = u["per_dialogue"], u["file_estimate"]
-        cost = f"{est['cost_usd']:.4f}" if u.get("cost_known", True) else "unknown"
+        cost = ("unknown" if not u.get("cost_known", True) else "n/a (answers from the response cache)" if u.get("from_cache")
+                else f"{est['cost_usd']:.4f}")
         lines.append(row([
             cell(name), u["judged_dialogues"], f"{per['calls']:.1f}", f"{per['input_tokens']:.0f}", f"{per['output_tokens']:.0f}",
             u["file_dialogues"], f"{est['calls']:.0f}", f"{est['input_tokens']:.0f}", f"{est['output_tokens']:.0f}", cost,

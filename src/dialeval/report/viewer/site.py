@@ -92,7 +92,7 @@ def _cost(run: RunData) -> float | None:
     so far; None when a model has no known price."""
     total = run.usage.get("total")
     if total:
-        return None if total.get("unpriced_calls") and not total.get("cost_usd") else float(total.get("cost_usd") or 0.0)
+        return None if total.get("unpriced_calls") else float(total.get("cost_usd") or 0.0)  # part priced: unknown
     costs = [item.cost_usd for item in run.items]
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
