@@ -124,3 +124,21 @@ def test_the_config_can_swap_an_evaluator_for_another_registered_agent(tmp_path)
     metrics = run("mdseval", DEMO, config, progress=False).metrics
     assert set(metrics["scores"]) == {"checklist"}  # the pointwise node ran the checklist agent
     assert metrics["scores"]["checklist"]["coherence"]["scores"] == 16  # both nodes, 8 readable each
+
+
+def test_a_local_judge_decodes_each_score_within_its_aspects_scale(tmp_path, monkeypatch):
+    """The schema a local model decodes under carries each aspect's range (1-5, balance 1-7),
+    so a small model cannot write a score the validator would then refuse."""
+    from dialeval.models.client import ModelClient
+
+    seen: list[tuple[int, int]] = []
+    generate = ModelClient.generate
+
+    async def recording(self, messages, **kw):  # type: ignore[no-untyped-def]
+        score = ((kw.get("json_schema") or {}).get("properties") or {}).get("score") or {}
+        seen.append((score.get("minimum"), score.get("maximum")))
+        return await generate(self, messages, **kw)
+
+    monkeypatch.setattr(ModelClient, "generate", recording)
+    run_demo(tmp_path, {"evaluators": ["pointwise"], "aspects": ["coherence", "balance"]})
+    assert set(seen) == {(1, 5), (1, 7)}

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dialeval.agents.base import placeholder_for
+from dialeval.agents.base import placeholder_for, schema_with
 from dialeval.agents.judge import Judge
 from dialeval.protocols.mdseval.common import (
     ASPECT_NAMES,
@@ -73,6 +73,7 @@ async def score_all(
             with_pictures(messages, item, blocks),
             validate=in_scale(aspect),
             placeholder=lambda: schema.model_validate({**placeholder_for(schema).model_dump(), "score": low}),
+            json_schema=schema_with(schema, score={"minimum": low, "maximum": high}),  # local decoding stays on the scale
         )
         score = answer.value.score if answer.value is not None else None  # type: ignore[attr-defined]
         return {"evaluator": judge.role, "summary": index, "aspect": aspect, "score": score, "input": seen, "call": answer.call.model_dump()}
