@@ -82,3 +82,12 @@ def test_evaluate_works_inside_a_running_event_loop(tmp_path):
     assert result.complete
     rating = result.metrics["systems"]["test-notebook-bot"]["dimensions"]["rating"]
     assert (rating["judged"], rating["mean"]) == (3, 3.0)
+
+
+def test_judge_model_names_the_judges_not_the_system_under_test(tmp_path):
+    """MMDU with the model under test answering: its model is not a judge model."""
+    data = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmdu_demo.json"
+    settings = {"model": "dry-run:gpt-4o-mini", "models": {"responder": "dry-run:gpt-4o"},
+                "cache_path": None, "output_dir": str(tmp_path / "runs")}
+    frame = dialeval.read_run(dialeval.evaluate("mmdu", data, settings).run_dir).to_pandas()
+    assert set(frame["judge_model"]) == {"dry-run:gpt-4o-mini"}

@@ -20,14 +20,14 @@ def run_frame(data: RunData) -> Any:
     ``unit`` is the benchmark's unit id (a VDAct turn is ``<dial_id>/<turn>``); ``status``
     is the item's; a failed item (or a finished one without a readable score) is one row
     with no unit, dimension or score, so it is counted, never scored. ``judge_model`` lists
-    the models the item's calls went to; ``cost_usd`` is the item's whole cost (repeated on
+    the models the item's judges called (not the system under test's); ``cost_usd`` is the item's whole cost (repeated on
     each of its rows: sum it per item, not per row), NaN when a model has no known price."""
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
     for item in data.items:
         base = {"item": item.id, "status": item.status, "system": item.system,
-                "judge_model": ", ".join(item.models) or None, "cost_usd": item.cost_usd}
+                "judge_model": ", ".join(item.judge_models) or None, "cost_usd": item.cost_usd}
         scored = [(u, dim, v) for dim, units in item.scores.items() for u, v in units.items()]
         rows += [{**base, "unit": u, "dimension": dim, "score": float(v)} for u, dim, v in scored]
         if not scored:

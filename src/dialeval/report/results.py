@@ -40,11 +40,13 @@ class ItemResult(BaseModel):
     seconds: float | None = None
     cost_usd: float | None = None  # the item's model calls; None when one has no known price
     models: list[str] = Field(default_factory=list)  # the models its calls went to
+    judge_models: list[str] = Field(default_factory=list)  # those of its judges (not the system under test's)
     detail: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], item_scores: Any = None) -> ItemResult:
-        """A ``results.jsonl`` row made typed; ``item_scores`` is the benchmark's function."""
+    def from_row(cls, row: dict[str, Any], item_scores: Any = None, system_agents: frozenset[str] = frozenset()) -> ItemResult:
+        """A ``results.jsonl`` row made typed; ``item_scores`` is the benchmark's function,
+        ``system_agents`` the agents that played the system under test."""
         result = row.get("result")
         detail: dict[str, Any] = result if isinstance(result, dict) else {}
         ok = row.get("status") == "ok"
@@ -65,6 +67,7 @@ class ItemResult(BaseModel):
             seconds=row.get("seconds"),
             cost_usd=sum(float(u.get("cost") or 0.0) for u in usage) if priced else None,
             models=sorted({str(u["model"]) for u in usage if u.get("model")}),
+            judge_models=sorted({str(u["model"]) for u in usage if u.get("model") and u.get("agent") not in system_agents}),
             detail=detail,
         )
 
@@ -218,18 +221,23 @@ def read_run(path: str | Path, *, scores: bool = True) -> RunData:
     path = Path(path)
     config = read_json(path / "config.json", required=True)
     item_scores = None
+    system_agents: frozenset[str] = frozenset()
     if scores and config.get("benchmark"):
         from dialeval.benchmarks import get_benchmark
 
         try:
-            item_scores = get_benchmark(str(config["benchmark"])).item_scores
+            bench = get_benchmark(str(config["benchmark"]))
         except KeyError:
-            item_scores = None  # a plugin benchmark not installed here: items without scores
+            bench = None  # a plugin benchmark not installed here: items without scores
+        if bench is not None:
+            item_scores = bench.item_scores
+            swapped = config.get("agents") or {}
+            system_agents = frozenset(str(swapped.get(role) or bench.roles.get(role)) for role in bench.system_roles)
     rows = read_results(path)
     return RunData(
         path=path,
         config=config,
         metrics=read_json(path / "metrics.json"),
         usage=read_json(path / "usage.json"),
-        items=[ItemResult.from_row(row, item_scores) for row in rows],
+        items=[ItemResult.from_row(row, item_scores, system_agents) for row in rows],
     )
