@@ -85,6 +85,14 @@ def _wait_for(condition, seconds: float = PATIENCE) -> None:
         time.sleep(0.05)
 
 
+def _running(process: subprocess.Popen[str]) -> bool:
+    """True while ``process`` runs; its output as the failure when it ended early."""
+    if process.poll() is not None:
+        out, err = process.communicate()
+        raise AssertionError(f"the run ended early with {process.returncode}: {out}\n{err}")
+    return True
+
+
 def _children(pid: int) -> list[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(p) for p in path.read_text().split()] if path.exists() else []
@@ -181,7 +189,7 @@ def test_a_worker_killed_loses_nothing_finished_and_the_rerun_does_only_what_is_
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
         run_dir = tmp_path / "runs" / "shared"
         try:  # six answered and on disk, four held (two per worker)
-            _wait_for(lambda: len(server.requests) >= 10 and len(results_by_id(run_dir)) == 6)
+            _wait_for(lambda: _running(process) and len(server.requests) >= 10 and len(results_by_id(run_dir)) == 6)
             workers = _children(process.pid)
             assert len(workers) == 2
             os.kill(workers[0], signal.SIGKILL)
