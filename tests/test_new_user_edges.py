@@ -120,3 +120,13 @@ def test_no_preflight_still_stops_on_a_missing_key_before_anything_is_written(tm
     with pytest.raises(ConfigError, match=r"field 'model': model openai:gpt-4o-mini: no API key; set \$OPENAI_API_KEY"):
         run("answers", data, config, progress=False)
     assert not (tmp_path / "runs").exists()
+
+
+def test_an_extrapolated_cost_is_never_a_zero_that_means_something_else():
+    """A file's cost extrapolated from a run: unknown without a price, not measured when
+    the answers came from the response cache (they cost nothing now), else the figure."""
+    from dialeval.models.usage import estimate_text
+
+    assert estimate_text({"cost_known": False}, 0.0) == "unknown"
+    assert estimate_text({"cost_known": True, "from_cache": True}, 0.0) == "n/a (answers from the response cache)"
+    assert estimate_text({"cost_known": True, "from_cache": False}, 0.01234) == "0.0123"

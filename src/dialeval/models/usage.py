@@ -127,6 +127,16 @@ def cost_text(totals: dict[str, Any]) -> str:
     return f"{totals.get('cost_usd', 0.0):.4f}"
 
 
+def estimate_text(usage: dict[str, Any], cost: float) -> str:
+    """A cost extrapolated from a run's calls (``usage`` holds ``cost_known`` and
+    ``from_cache``): ``unknown`` without a price, never 0 because answers came from the cache."""
+    if not usage.get("cost_known", True):
+        return "unknown"
+    if usage.get("from_cache"):
+        return "n/a (answers from the response cache)"
+    return f"{cost:.4f}"
+
+
 current_ledger: contextvars.ContextVar[Ledger | None] = contextvars.ContextVar("dialeval_ledger", default=None)
 
 

@@ -18,6 +18,7 @@ from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.protocols.mdseval.view import conversation_view
 from dialeval.protocols.mdseval.figures import figures
 from dialeval.config import parse_options
+from dialeval.models.usage import estimate_text
 from dialeval.report.tables import markdown_table, num, row, rule
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, SHORT, MdsDialogue, load_mdseval
 from dialeval.protocols.mdseval import metrics as mm
@@ -335,8 +336,6 @@ def tables(m: dict[str, Any]) -> str:
     u = m.get("usage")
     if u:
         per, est = u["per_dialogue"], u["file_estimate"]
-        unmeasured = ("unknown" if not u.get("cost_known", True)
-                      else "n/a (answers from the response cache)" if u.get("from_cache") else None)
         lines += [
             "",
             f"Cost of the whole file ({u['file_dialogues']} dialogues"
@@ -345,8 +344,8 @@ def tables(m: dict[str, Any]) -> str:
             "",
             *markdown_table(
                 [None, "calls", "input tokens", "output tokens", "cost (USD)"],
-                [["per dialogue", f"{per['calls']:.1f}", f"{per['input_tokens']:.0f}", f"{per['output_tokens']:.0f}", unmeasured or f"{per['cost_usd']:.4f}"],
-                 ["whole file", f"{est['calls']:.0f}", f"{est['input_tokens']:.0f}", f"{est['output_tokens']:.0f}", unmeasured or f"{est['cost_usd']:.4f}"]],
+                [["per dialogue", f"{per['calls']:.1f}", f"{per['input_tokens']:.0f}", f"{per['output_tokens']:.0f}", estimate_text(u, per["cost_usd"])],
+                 ["whole file", f"{est['calls']:.0f}", f"{est['input_tokens']:.0f}", f"{est['output_tokens']:.0f}", estimate_text(u, est["cost_usd"])]],
                 "lrrrr",
             ),
         ]

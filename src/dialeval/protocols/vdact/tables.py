@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dialeval.models.usage import estimate_text
 from dialeval.report.paired import system_test_lines
 from dialeval.report.tables import cell, num, pct, row, rule
 
@@ -62,8 +63,7 @@ def tables(metrics: dict[str, Any]) -> str:
     for name, s in metrics["systems"].items():
         u = s["usage"]
         per, est = u["per_dialogue"], u["file_estimate"]
-        cost = ("unknown" if not u.get("cost_known", True) else "n/a (answers from the response cache)" if u.get("from_cache")
-                else f"{est['cost_usd']:.4f}")
+        cost = estimate_text(u, est["cost_usd"])
         lines.append(row([
             cell(name), u["judged_dialogues"], f"{per['calls']:.1f}", f"{per['input_tokens']:.0f}", f"{per['output_tokens']:.0f}",
             u["file_dialogues"], f"{est['calls']:.0f}", f"{est['input_tokens']:.0f}", f"{est['output_tokens']:.0f}", cost,
