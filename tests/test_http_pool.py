@@ -43,7 +43,8 @@ def test_an_idle_connection_reads_as_closed_once_the_server_closes_it():
     assert socket_readable(ours) is True  # no descriptor any more: treated as closed, as httpcore does
 
 
-def test_the_pool_sends_and_reuses_its_connection():
+def test_the_pool_sends_and_reuses_its_connection(monkeypatch):
+    monkeypatch.setenv("DIALEVAL_HTTP_TRANSPORT", "httpx")  # the httpx pool this file is about
     with OpenAIStub(respond=lambda body: "Four.") as server:
 
         async def two_gets() -> tuple[list[int], int]:

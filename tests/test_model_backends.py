@@ -269,10 +269,10 @@ def test_without_the_private_client_names_the_anthropic_model_keeps_its_own_clie
 
     model = ChatAnthropic(model="claude-haiku-4-5", api_key="sk-ant-test")
     monkeypatch.setattr(ChatAnthropic, "_client_params", None)
-    assert own_async_client(model, None, 10.0) is False and "_async_client" not in model.__dict__
+    assert own_async_client(model, None, ModelSettings(spec="anthropic:claude-haiku-4-5")) is False and "_async_client" not in model.__dict__
     monkeypatch.undo()
     _async_client_without_cache(monkeypatch)
-    assert own_async_client(model, None, 10.0) is False and "_async_client" not in model.__dict__
+    assert own_async_client(model, None, ModelSettings(spec="anthropic:claude-haiku-4-5")) is False and "_async_client" not in model.__dict__
 
 
 def test_the_anthropic_fallback_still_answers(monkeypatch):

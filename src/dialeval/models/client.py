@@ -188,6 +188,18 @@ class ModelClient:
                     self._per_loop[loop] = model
             return model
 
+    async def close_loop(self) -> None:
+        """Close the HTTP pool this event loop's chat model opened and forget the model (a
+        later run in this loop builds a new one): aiohttp's session must be closed in its
+        own loop, or it complains when the loop ends."""
+        if not self.is_api or self.injected:
+            return
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            model = self._per_loop.pop(loop, None)
+        if model is not None:
+            await self.impl.close(model)
+
     def _cost(
         self, input_tokens: int, output_tokens: int, cached_input: int = 0, cache_write: int = 0, price: Price | None = None
     ) -> float:
@@ -378,6 +390,14 @@ def preflight(client: ModelClient) -> None:
 
 _CLIENTS: dict[str, ModelClient] = {}
 _CLIENTS_LOCK = threading.Lock()
+
+
+async def close_clients() -> None:
+    """Close every API client's HTTP pool opened in this event loop (the end of a run)."""
+    with _CLIENTS_LOCK:
+        clients = list(_CLIENTS.values())
+    for client in clients:
+        await client.close_loop()
 
 
 def current_limits() -> dict[str, int]:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.config import RunConfig
 from dialeval.errors import ConfigError, DataError, RunLocked  # noqa: F401  (RunLocked: its old import location)
+from dialeval.models.client import close_clients
 from dialeval.models.progress import call_bar, known_total
 from dialeval.models.usage import CallRecord, Ledger, current_ledger
 from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old import location)
@@ -325,6 +326,7 @@ async def run_async(
             raise
         finally:
             tally.close()
+            await close_clients()  # this loop's HTTP pools (aiohttp's sessions close in their loop)
             if batched:
                 await batched.finish()
             batch_queue.reset(queue_token)

@@ -362,6 +362,9 @@ async def _work(conn: Any, job: ItemJob, todo: list[Any]) -> None:
             await runner.run()
         finally:
             loop.remove_reader(conn.fileno())
+            from dialeval.models.client import close_clients
+
+            await close_clients()  # this worker loop's HTTP pools
     if calls[0]:
         send(("calls", calls[0]))
 

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from dialeval.models.backends.base import RATE_LIMIT, ApiBackend
-from dialeval.models.backends.http import PreflightError, check_models_route, http_timeout, limit_hooks
+from dialeval.models.backends.http import PreflightError, async_http, check_models_route
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.prompt_cache import with_cache_breakpoints
 
@@ -23,11 +23,13 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from pydantic import BaseModel
 
+    from dialeval.config import ModelSettings
+
 log = logging.getLogger(__name__)
 API_VERSION = "2023-06-01"
 
 
-def own_async_client(model: Any, limit: AdaptiveLimit | None, timeout: Any) -> bool:
+def own_async_client(model: Any, limit: AdaptiveLimit | None, settings: ModelSettings) -> bool:
     """Give ``model`` an async SDK client with a pool of its own; False (and the model's
     own client kept) when ``ChatAnthropic`` no longer has the private names used here:
     ``_client_params`` (the SDK client's arguments) and the cached property ``_async_client``."""
@@ -39,9 +41,7 @@ def own_async_client(model: Any, limit: AdaptiveLimit | None, timeout: Any) -> b
         log.warning("langchain-anthropic changed its client attributes: the model keeps its shared HTTP pool")
         return False
     # a cached property reads the instance's __dict__ first: this client is the one used from now on
-    model.__dict__["_async_client"] = anthropic.AsyncClient(
-        **params, http_client=anthropic.DefaultAsyncHttpxClient(timeout=timeout, event_hooks=limit_hooks(limit))
-    )
+    model.__dict__["_async_client"] = anthropic.AsyncClient(**params, http_client=async_http(settings, limit, sdk="anthropic"))
     return True
 
 
@@ -65,7 +65,7 @@ class AnthropicBackend(ApiBackend):
         if s.api_key_env and os.environ.get(s.api_key_env):
             kwargs["api_key"] = os.environ[s.api_key_env]
         model = ChatAnthropic(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
-        own_async_client(model, limit, http_timeout(s))
+        own_async_client(model, limit, s)
         return model
 
     def requirements(self) -> None:
@@ -80,6 +80,12 @@ class AnthropicBackend(ApiBackend):
         endpoint = self.endpoint or self.default_endpoint or ""
         headers = {"x-api-key": key, "anthropic-version": API_VERSION}
         check_models_route(endpoint.rstrip("/") + "/v1/models", headers, where, self.settings.timeout)
+
+    async def close(self, model: Any) -> None:
+        """Close the SDK client :func:`own_async_client` gave the model (its HTTP pool with it)."""
+        client = model.__dict__.get("_async_client") if hasattr(model, "__dict__") else None
+        if client is not None:
+            await client.close()
 
     def outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         """Claude caches a prompt prefix only where the request marks it."""

@@ -142,6 +142,9 @@ class Backend:
         """The message of an answer cut off by the token limit that the SDK raised as an error, else ``None``."""
         return None
 
+    async def close(self, model: Any) -> None:
+        """Close the HTTP pool ``model`` opened (in the event loop that used it); API backends only."""
+
     def decoding(self, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
         """Decoding rules that change answers without any parameter changing (cache key part)."""
         return None

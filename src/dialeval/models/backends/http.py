@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from dialeval.models.backends.aio_transport import aiohttp_transport
 from dialeval.models.concurrency import AdaptiveLimit, retry_after_seconds
 from dialeval.models.usage import count_response
 
@@ -26,15 +27,14 @@ def http_timeout(settings: ModelSettings) -> Any:
     return httpx.Timeout(settings.timeout, connect=min(CONNECT_TIMEOUT, settings.timeout))
 
 
-@functools.lru_cache(maxsize=1)
-def sdk_http() -> Any:
-    """The HTTP library the installed OpenAI SDK is built on (``httpx2`` in openai 3, else
-    ``httpx``): a client of its own kind avoids the SDK's compatibility layer per request."""
+@functools.lru_cache(maxsize=2)
+def sdk_http(sdk: str = "openai") -> Any:
+    """The HTTP library an installed SDK is built on (``httpx2`` in openai 3 and anthropic 2,
+    else ``httpx``): a client of its own kind avoids the SDK's compatibility layer per request."""
     import importlib
 
-    import openai
-
-    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient")
+    module = importlib.import_module(sdk)
+    base = next(c for c in module.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient")
     return importlib.import_module(base.__module__.split(".")[0])
 
 
@@ -52,18 +52,41 @@ def _sdk_timeout(http: Any, seconds: float) -> Any:
     return http.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
 
 
-def async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None) -> Any:
-    """A pool of this model's own (an SDK's shared pool breaks once a second event loop uses it)."""
-    http = sdk_http()
+TRANSPORT_VAR = "DIALEVAL_HTTP_TRANSPORT"
+TRANSPORTS = ("aiohttp", "httpx")
+
+
+def transport_name() -> str:
+    """The HTTP transport API calls use: ``aiohttp`` (the SDKs' own optional transport; a
+    request costs ~1 ms of CPU instead of ~2.4 ms with httpx's, measured in
+    ``benchmarks/workers.py``) unless ``$DIALEVAL_HTTP_TRANSPORT=httpx`` asks for the SDKs' default."""
+    import os
+
+    name = os.environ.get(TRANSPORT_VAR, "").strip().lower() or "aiohttp"
+    if name not in TRANSPORTS:
+        raise PreflightError(f"${TRANSPORT_VAR}={name!r}: use one of {', '.join(TRANSPORTS)}")
+    return name
+
+
+def async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None, sdk: str = "openai") -> Any:
+    """A pool of this model's own (an SDK's shared pool breaks once a second event loop uses it).
+
+    With the aiohttp transport (:func:`transport_name`) the client is the same httpx client
+    (hooks, time-outs, limits, TLS context, proxies from the environment) over the aiohttp
+    transport ``sdk`` (``openai`` or ``anthropic``) ships for its ``DefaultAioHttpClient``
+    (:mod:`dialeval.models.backends.aio_transport`); without aiohttp, httpx's own."""
+    http = sdk_http(sdk)
     limits = http.Limits(max_connections=256, max_keepalive_connections=64)
     verify = ssl_context(http.__name__)
-    return http.AsyncClient(
-        timeout=_sdk_timeout(http, settings.timeout),
-        limits=limits,
-        event_hooks=limit_hooks(limit),
-        verify=verify,
-        transport=cheap_probe_transport(http, limits, verify),
+    common: dict[str, Any] = dict(
+        timeout=_sdk_timeout(http, settings.timeout), limits=limits, event_hooks=limit_hooks(limit), verify=verify,
+        follow_redirects=False,
     )
+    if transport_name() == "aiohttp":
+        transport = aiohttp_transport(sdk, http, verify, limits)
+        if transport is not None:
+            return http.AsyncClient(**common, transport=transport)
+    return http.AsyncClient(**common, transport=cheap_probe_transport(http, limits, verify))
 
 
 def cheap_probe_transport(http: Any, limits: Any, verify: Any) -> Any:

@@ -58,7 +58,7 @@ class OpenAIBackend(ApiBackend):
             kwargs["api_key"] = key
         # our own pool: langchain-openai shares one process-wide async pool, which breaks
         # as soon as a second event loop (a second evaluate() call) uses it
-        kwargs["http_async_client"] = async_http(s, limit)
+        kwargs["http_async_client"] = async_http(s, limit, sdk="openai")
         kwargs["http_client"] = sync_http(s.timeout)
         return ChatOpenAI(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
 
@@ -94,6 +94,12 @@ class OpenAIBackend(ApiBackend):
             if message is not None:
                 return message
         return await super().send(model, messages, schema, json_schema, injected)
+
+    async def close(self, model: Any) -> None:
+        """The SDK client closes the HTTP pool it was given (aiohttp's session needs closing in its loop)."""
+        client = getattr(model, "root_async_client", None)
+        if client is not None:
+            await client.close()
 
     def truncated(self, err: Exception) -> Any | None:
         """The SDK raises on a cut-off structured answer; keep it as a ``length`` finish."""
