@@ -169,3 +169,64 @@ print(sum(1 for o in gc.get_objects() if isinstance(o, aiohttp.ClientSession) an
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "0 open"
     assert "nclosed" not in done.stderr, done.stderr  # "Unclosed client session", "unclosed transport"
+
+
+class _ForwardProxy:
+    """A plain HTTP forward proxy on 127.0.0.1 that counts what passes through it."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+        import urllib.request
+
+        seen = self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _forward(self) -> None:
+                seen.append(self.path)  # a proxy is asked for the absolute URL
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "proxy-connection", "connection")}
+                request = urllib.request.Request(self.path, data=body, headers=headers, method=self.command)
+                with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=30) as answer:
+                    payload = answer.read()
+                    self.send_response(answer.status)
+                    for k, v in answer.headers.items():
+                        if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                            self.send_header(k, v)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = _forward
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_a_proxy_from_the_environment_carries_the_requests(transport, tmp_path, monkeypatch):
+    """Proxies set in the environment are honoured as httpx honours them (the proxied
+    requests go through httpx's own proxy transport; the rest through ours)."""
+    proxy = _ForwardProxy()
+    try:
+        monkeypatch.setenv("DIALEVAL_HTTP_TRANSPORT", transport)
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with OpenAIStub(respond=lambda body: GRADE) as server:
+            config = RunConfig(model=ModelSettings(spec="openai-compatible:judge", base_url=server.base_url),
+                               output_dir=str(tmp_path), cache_path=None, preflight=False)
+            result = run("answers", DATA, config, progress=False)
+            answered = len(server.completions)
+    finally:
+        proxy.close()
+    assert result.complete and answered == 3
+    assert sum(path.endswith("/v1/chat/completions") for path in proxy.seen) == 3

@@ -71,22 +71,43 @@ def transport_name() -> str:
 def async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None, sdk: str = "openai") -> Any:
     """A pool of this model's own (an SDK's shared pool breaks once a second event loop uses it).
 
-    With the aiohttp transport (:func:`transport_name`) the client is the same httpx client
-    (hooks, time-outs, limits, TLS context, proxies from the environment) over the aiohttp
-    transport ``sdk`` (``openai`` or ``anthropic``) ships for its ``DefaultAioHttpClient``
-    (:mod:`dialeval.models.backends.aio_transport`); without aiohttp, httpx's own."""
+    The client is the HTTP library's (hooks, time-outs, limits, TLS context, proxies from
+    the environment); what it sends directly goes through :func:`direct_transport`."""
     http = sdk_http(sdk)
-    limits = http.Limits(max_connections=256, max_keepalive_connections=64)
-    verify = ssl_context(http.__name__)
-    common: dict[str, Any] = dict(
-        timeout=_sdk_timeout(http, settings.timeout), limits=limits, event_hooks=limit_hooks(limit), verify=verify,
-        follow_redirects=False,
+    return client_class(http, sdk)(
+        timeout=_sdk_timeout(http, settings.timeout),
+        limits=http.Limits(max_connections=256, max_keepalive_connections=64),
+        event_hooks=limit_hooks(limit),
+        verify=ssl_context(http.__name__),
     )
+
+
+@functools.lru_cache(maxsize=4)
+def client_class(http: Any, sdk: str) -> Any:
+    """``http.AsyncClient`` whose own transport is :func:`direct_transport`'s. Set this way
+    (as the SDKs set their aiohttp client), not with ``transport=``, which would also turn
+    off the proxies from the environment: those keep the library's proxy transports."""
+
+    class Client(http.AsyncClient):  # type: ignore[misc,name-defined]
+        def _init_transport(self, verify: Any = True, *args: Any, limits: Any = None, transport: Any = None, **kwargs: Any) -> Any:
+            if transport is None and limits is not None:
+                transport = direct_transport(sdk, http, verify, limits)
+            if limits is not None:
+                kwargs["limits"] = limits
+            return super()._init_transport(verify, *args, transport=transport, **kwargs)
+
+    return Client
+
+
+def direct_transport(sdk: str, http: Any, verify: Any, limits: Any) -> Any | None:
+    """aiohttp underneath (:mod:`dialeval.models.backends.aio_transport`; the default, see
+    :func:`transport_name`), else the library's own pool with a cheap idle check;
+    ``None`` leaves the library's default transport."""
     if transport_name() == "aiohttp":
         transport = aiohttp_transport(sdk, http, verify, limits)
         if transport is not None:
-            return http.AsyncClient(**common, transport=transport)
-    return http.AsyncClient(**common, transport=cheap_probe_transport(http, limits, verify))
+            return transport
+    return cheap_probe_transport(http, limits, verify)
 
 
 def cheap_probe_transport(http: Any, limits: Any, verify: Any) -> Any:
