@@ -230,3 +230,14 @@ def test_a_proxy_from_the_environment_carries_the_requests(transport, tmp_path, 
         proxy.close()
     assert result.complete and answered == 3
     assert sum(path.endswith("/v1/chat/completions") for path in proxy.seen) == 3
+
+
+def test_an_unknown_transport_stops_the_run_before_anything_is_written(tmp_path, monkeypatch):
+    from dialeval.errors import ConfigError
+
+    monkeypatch.setenv("DIALEVAL_HTTP_TRANSPORT", "curl")
+    config = RunConfig(model=ModelSettings(spec="openai-compatible:judge", base_url="http://127.0.0.1:9/v1"),
+                       output_dir=str(tmp_path / "runs"), cache_path=None, preflight=False)
+    with pytest.raises(ConfigError, match=r"field 'model': \$DIALEVAL_HTTP_TRANSPORT='curl': use one of aiohttp, httpx"):
+        run("answers", DATA, config, progress=False)
+    assert not (tmp_path / "runs").exists()

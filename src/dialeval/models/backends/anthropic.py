@@ -70,6 +70,7 @@ class AnthropicBackend(ApiBackend):
 
     def requirements(self) -> None:
         """A key."""
+        super().requirements()
         if not os.environ.get(self.key_env or ""):
             raise PreflightError(f"model {self.settings.spec}: no API key; set ${self.key_env} in the environment")
 

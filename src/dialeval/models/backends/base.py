@@ -170,6 +170,12 @@ class ApiBackend(Backend):
         # lower, at what the last run against this endpoint learned)
         return AdaptiveLimit(most, minimum=s.min_concurrency, maximum=most, adaptive=s.adaptive_concurrency)
 
+    def requirements(self) -> None:
+        """A known HTTP transport (``$DIALEVAL_HTTP_TRANSPORT``); subclasses add key and URL."""
+        from dialeval.models.backends.http import transport_name
+
+        transport_name()
+
     def price(self) -> Price | None:
         from dialeval.models.usage import price_of
 

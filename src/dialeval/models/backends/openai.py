@@ -64,6 +64,7 @@ class OpenAIBackend(ApiBackend):
 
     def requirements(self) -> None:
         """A URL, and a key where the OpenAI API needs one."""
+        super().requirements()
         if self.endpoint is None:
             raise PreflightError(
                 f"model {self.settings.spec}: openai-compatible models need base_url in the config (or $OPENAI_BASE_URL)"
