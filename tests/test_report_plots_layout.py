@@ -35,7 +35,7 @@ def matplotlibs_own_sequence(monkeypatch: pytest.MonkeyPatch) -> None:
         return fig, fig.subplots()
 
     monkeypatch.setattr(plots, "new_figure", new_figure)
-    monkeypatch.setattr(plots, "fit", lambda fig: fig.tight_layout())
+    monkeypatch.setattr(plots, "fit_margins", lambda fig: fig.tight_layout())
 
 
 def pngs(folder: Path) -> dict[str, bytes]:

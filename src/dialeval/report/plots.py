@@ -71,9 +71,9 @@ def draw(figures: list[Figure], run_dir: Path) -> dict[str, str]:
 
 
 def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tuple[Any, Any]:
-    """A figure and its axes from matplotlib's object API on an Agg canvas: no pyplot state, so
-    nothing to close and nothing shared between threads; laying it out (:func:`fit`) and saving
-    it use the canvas's one renderer, which keeps the text it measured between the two."""
+    """A figure and its axes from matplotlib's object API on an Agg canvas: no pyplot state,
+    so nothing to close and nothing shared between threads; laying it out (:func:`fit_margins`)
+    and saving it use the canvas's one renderer, which keeps the text it measured between the two."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
 
@@ -82,7 +82,7 @@ def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tupl
     return fig, fig.subplots()
 
 
-def fit(fig: Any) -> None:
+def fit_margins(fig: Any) -> None:
     """Margins that fit the labels (``tight_layout``), computed once.
 
     Why: ``Figure.tight_layout`` leaves a placeholder layout engine on the figure, and
@@ -153,7 +153,7 @@ def _histogram(ax: Any, figure: Histogram) -> None:
     ax.set_ylabel("count")
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=7)
-    fit(ax.figure)
+    fit_margins(ax.figure)
 
 
 def _bars(ax: Any, figure: Bars) -> None:
@@ -181,7 +181,7 @@ def _bars(ax: Any, figure: Bars) -> None:
     ax.set_ylabel(figure.ylabel)
     if len(figure.series) > 1 or figure.intervals:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fit(ax.figure)
+    fit_margins(ax.figure)
 
 
 def _scatter(ax: Any, figure: Scatter) -> None:
@@ -208,4 +208,4 @@ def _scatter(ax: Any, figure: Scatter) -> None:
     ax.set_xlabel(figure.xlabel)
     ax.set_ylabel(figure.ylabel + " (marker area: count)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fit(ax.figure)
+    fit_margins(ax.figure)
