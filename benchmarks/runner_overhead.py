@@ -253,15 +253,18 @@ class Burst:
     span: float
     after: float
     peak: int
+    cpu: float  # this process's CPU for the whole run (the stub runs in its own)
 
 
 def timed_burst(stub: StubProcess, fn: Callable[[], Any]) -> Burst:
     stub.peak(), stub.window()  # forget what came before
+    cpu = time.process_time()
     start = time.perf_counter()
     fn()
     end = time.perf_counter()
+    cpu = time.process_time() - cpu
     first, last = stub.window() or (start, start)
-    return Burst(end - start, first - start, last - first, end - last, stub.peak())
+    return Burst(end - start, first - start, last - first, end - last, stub.peak(), cpu)
 
 
 def throughput(tmp: Path, latency: float, repeats: int) -> None:
@@ -291,7 +294,8 @@ def throughput(tmp: Path, latency: float, repeats: int) -> None:
                 print(f"    where the run's time went (median ms): before the first request "
                       f"{1000 * statistics.median(b.before for b in runs):.0f}, requests' span "
                       f"{1000 * statistics.median(b.span for b in runs):.0f}, after the last answer "
-                      f"{1000 * statistics.median(b.after for b in runs):.0f}; load average {load()}")
+                      f"{1000 * statistics.median(b.after for b in runs):.0f}; the run's CPU "
+                      f"{1000 * statistics.median(b.cpu for b in runs):.0f}; load average {load()}")
 
 
 def latency_bound(tmp: Path, items: int, latency: float, concurrency: int) -> None:
