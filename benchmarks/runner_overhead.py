@@ -10,7 +10,8 @@
    the instant model, ceil(40/L) x latency with latency); each dialeval run gets a new
    client, so its request limit starts as in a new process, and the stub counts the most
    requests it held at once (the first burst's width) and the requests' span (first
-   request in to last answer out, at the server),
+   request in to last answer out, at the server); each row's second line splits the run's
+   wall time into before the first request, the span and after the last answer,
 3. wall time with latency vs the lower bound max(ceil(requests/L), chain) x latency,
 4. an identical re-run (same run id: nothing to do; new run id: all from the cache),
 5. start-up time of `dialeval --help` and `dialeval list`,
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,8 +66,8 @@ with OpenAIStub(respond=respond, latency=float(sys.argv[1])) as server:
         elif line.strip() == "peak":  # the most requests held at once since the last "peak"
             print(server.peak_in_flight, flush=True)
             server.peak_in_flight = 0
-        elif line.strip() == "span":  # first request in to last answer out, since the last "span"
-            print(max(answered) - min(answered) + server.latency if answered else 0.0, flush=True)
+        elif line.strip() == "window":  # [first request in, last answer made] since the last "window" (perf_counter)
+            print(json.dumps([min(answered) - server.latency, max(answered)] if answered else None), flush=True)
             answered.clear()
 """ % GRADE
 
@@ -98,9 +100,12 @@ class StubProcess:
         """The most requests in flight at once since the last call."""
         return int(self._ask("peak"))
 
-    def span(self) -> float:
-        """Seconds from the first request's arrival to the last answer since the last call."""
-        return float(self._ask("span"))
+    def window(self) -> tuple[float, float] | None:
+        """``time.perf_counter()`` when the first request since the last call came in and when
+        the last answer was made. Linux's ``perf_counter`` is the system-wide monotonic clock,
+        so these compare with this process's own stamps."""
+        found = json.loads(self._ask("window"))
+        return (found[0], found[1]) if found else None
 
     def __exit__(self, *exc: object) -> None:
         self.proc.stdin.close()
@@ -237,6 +242,31 @@ def overhead(tmp: Path, items: int, repeats: int, graph_share: bool = False) -> 
               f"overhead without the graph cpu {ms([n - b for n, b in zip(ng_c, bare_c)], items)}")
 
 
+@dataclass
+class Burst:
+    """One run of [2], split at the server's first request and last answer: what the run
+    did before its first request arrived, the requests' span, and what it did after the
+    last answer was made (the answers read, the rows recorded, ``finish_run``)."""
+
+    wall: float
+    before: float
+    span: float
+    after: float
+    peak: int
+    cpu: float  # this process's CPU for the whole run (the stub runs in its own)
+
+
+def timed_burst(stub: StubProcess, fn: Callable[[], Any]) -> Burst:
+    stub.peak(), stub.window()  # forget what came before
+    cpu = time.process_time()
+    start = time.perf_counter()
+    fn()
+    end = time.perf_counter()
+    cpu = time.process_time() - cpu
+    first, last = stub.window() or (start, start)
+    return Burst(end - start, first - start, last - first, end - last, stub.peak(), cpu)
+
+
 def throughput(tmp: Path, latency: float, repeats: int) -> None:
     n = 40
     data = write_items(tmp, n)
@@ -245,14 +275,14 @@ def throughput(tmp: Path, latency: float, repeats: int) -> None:
             dialeval_run(data, tmp / "warm-t", stub.base_url, 8, f"warm{lat}", None)
             bodies = stub.bodies()[-n:]
             for limit in (40, 8):
-                bare, dial, peaks, spans = [], [], [], []
+                bare: list[float] = []
+                runs: list[Burst] = []
                 for r in range(repeats):
                     bare.append(bare_loop(stub.base_url, bodies, limit))
-                    stub.peak(), stub.span()
                     name = f"t{lat}-{limit}-{r}"  # a fresh client per run: its first burst, as in a new process
-                    dial.append(timed(lambda: dialeval_run(data, tmp / "runs-t", stub.base_url, limit, name, None, name))[0])
-                    peaks.append(stub.peak())
-                    spans.append(stub.span())
+                    runs.append(timed_burst(stub, lambda: dialeval_run(data, tmp / "runs-t", stub.base_url, limit, name, None, name)))
+                dial = [b.wall for b in runs]
+                peaks = [b.peak for b in runs]
                 floor = statistics.median(bare) if lat == 0 else math.ceil(n / limit) * lat
                 name = "instant model" if lat == 0 else f"{1000 * lat:.0f} ms latency"
                 efficiency, bare_efficiency = floor / statistics.median(dial), floor / statistics.median(bare)
@@ -260,7 +290,12 @@ def throughput(tmp: Path, latency: float, repeats: int) -> None:
                       f"dialeval median {statistics.median(dial):.3f} s (min {min(dial):.3f}); floor {floor:.3f} s -> "
                       f"efficiency {efficiency:.2f} (best {floor / min(dial):.2f}; bare loop {bare_efficiency:.2f}, "
                       f"ratio {efficiency / bare_efficiency:.2f}); dialeval's peak in flight {min(peaks)}-{max(peaks)}, "
-                      f"requests' span median {statistics.median(spans):.3f} s")
+                      f"requests' span median {statistics.median(b.span for b in runs):.3f} s")
+                print(f"    where the run's time went (median ms): before the first request "
+                      f"{1000 * statistics.median(b.before for b in runs):.0f}, requests' span "
+                      f"{1000 * statistics.median(b.span for b in runs):.0f}, after the last answer "
+                      f"{1000 * statistics.median(b.after for b in runs):.0f}; the run's CPU "
+                      f"{1000 * statistics.median(b.cpu for b in runs):.0f}; load average {load()}")
 
 
 def latency_bound(tmp: Path, items: int, latency: float, concurrency: int) -> None:

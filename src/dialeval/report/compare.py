@@ -279,7 +279,7 @@ def _plots(out: Path, comparisons: list[dict[str, Any]], scales: dict[str, tuple
     import numpy as np
 
     from dialeval.figures import scale_of, slug
-    from dialeval.report.plots import PNG_METADATA, new_figure
+    from dialeval.report.plots import PNG_METADATA, fit_margins, new_figure
 
     pairs = {(c["a"], c["b"]) for c in comparisons}
     written: dict[str, str] = {}
@@ -317,7 +317,7 @@ def _plots(out: Path, comparisons: list[dict[str, Any]], scales: dict[str, tuple
         ax.set_xlabel(_short(c["a"]))
         ax.set_ylabel(_short(c["b"]))
         ax.set_title(f"{c['dimension']} (n={c['n']})", fontsize=10)
-        fig.tight_layout()
+        fit_margins(fig)
         stem = f"agreement-{slug(c['dimension'])}" + (f"-{slug(c['a'])}-vs-{slug(c['b'])}" if len(pairs) > 1 else "")
         name = f"{stem}.png"
         for k in range(2, len(comparisons) + 2):  # two dimensions may share a slug

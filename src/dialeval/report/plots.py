@@ -71,16 +71,36 @@ def draw(figures: list[Figure], run_dir: Path) -> dict[str, str]:
 
 
 def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tuple[Any, Any]:
-    """A figure and its axes from matplotlib's object API (Agg canvas): no pyplot state, so
-    nothing to close and nothing shared between threads."""
+    """A figure and its axes from matplotlib's object API on an Agg canvas: no pyplot state,
+    so nothing to close and nothing shared between threads; laying it out (:func:`fit_margins`)
+    and saving it use the canvas's one renderer, which keeps the text it measured between the two."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
 
     fig = MplFigure(figsize=(width_in, height_in), dpi=DPI)
+    FigureCanvasAgg(fig)
     return fig, fig.subplots()
 
 
+def fit_margins(fig: Any) -> None:
+    """Margins that fit the labels (``tight_layout``), computed once.
+
+    Why: ``Figure.tight_layout`` leaves a placeholder layout engine on the figure, and
+    ``savefig`` lays out any figure with an engine again (a whole draw without pixels)
+    before drawing it: a fifth of a small figure's time, for the same margins and the
+    same bytes. A figure without an engine gets the tight layout alone; one that has an
+    engine (from the user's matplotlibrc) keeps matplotlib's own sequence."""
+    from matplotlib.layout_engine import TightLayoutEngine
+
+    if fig.get_layout_engine() is None:
+        TightLayoutEngine().execute(fig)
+    else:
+        fig.tight_layout()
+
+
 class _Canvas:
-    """One titled figure; ``with _Canvas(title) as ax:`` draws on its axes."""
+    """One titled figure; ``with _Canvas(title) as ax:`` draws on its axes. Nothing to close
+    afterwards: the figure is garbage once saved (clearing it first only costs time)."""
 
     def __init__(self, title: str):
         self.fig, self.ax = new_figure()
@@ -90,7 +110,7 @@ class _Canvas:
         return self.ax
 
     def __exit__(self, *exc: object) -> None:
-        self.fig.clear()
+        return None
 
 
 def _integer_scale(scale: Scale | None, values: list[float]) -> list[float] | None:
@@ -133,7 +153,7 @@ def _histogram(ax: Any, figure: Histogram) -> None:
     ax.set_ylabel("count")
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=7)
-    ax.figure.tight_layout()
+    fit_margins(ax.figure)
 
 
 def _bars(ax: Any, figure: Bars) -> None:
@@ -161,7 +181,7 @@ def _bars(ax: Any, figure: Bars) -> None:
     ax.set_ylabel(figure.ylabel)
     if len(figure.series) > 1 or figure.intervals:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.figure.tight_layout()
+    fit_margins(ax.figure)
 
 
 def _scatter(ax: Any, figure: Scatter) -> None:
@@ -188,4 +208,4 @@ def _scatter(ax: Any, figure: Scatter) -> None:
     ax.set_xlabel(figure.xlabel)
     ax.set_ylabel(figure.ylabel + " (marker area: count)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.figure.tight_layout()
+    fit_margins(ax.figure)
