@@ -92,7 +92,10 @@ def process_cpu(pid: int) -> float:
 
 
 def _env(code: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(code)}
+    """The child's import path: the checkout's ``src/`` first (a venv's editable install
+    may point at another checkout), then the checkout itself."""
+    paths = [str(code / "src")] if (code / "src" / "dialeval").is_dir() else []
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, str(code)])}
 
 
 # ---------------------------------------------------------------- (a) and (d): a fresh CLI process
