@@ -193,7 +193,7 @@ def warm_clients(bench: Benchmark, context: Any) -> None:
         client = get_client(settings)
         if client.backend in API_BACKENDS:
             try:
-                client.model  # noqa: B018  (built and kept for this event loop)
+                client.impl.warm(client)
             except Exception:
                 pass
 

@@ -151,12 +151,9 @@ def single_node(graph: Any) -> SingleNode | None:
 
 def _watched() -> bool:
     """True when a callback handler or tracer would see a graph run started here."""
-    from langchain_core.callbacks.manager import AsyncCallbackManager
-    from langchain_core.runnables.config import ensure_config
+    from dialeval.models.watchers import nothing_watches
 
-    config = ensure_config()
-    manager = AsyncCallbackManager.configure(config.get("callbacks"), None, False, config.get("tags"), None)
-    return bool(manager.handlers)
+    return not nothing_watches(verbose=False)
 
 
 def _inspect(graph: Any) -> SingleNode | None:
