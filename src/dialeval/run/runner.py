@@ -263,7 +263,7 @@ async def run_async(
     created = not run_dir.exists()
     graph = run_graph(bench) if created or checks else None  # a finished run re-run needs none
     if created:  # a run that never starts (no key, server down) leaves no folder behind
-        warm_clients(bench, context)
+        warm_clients(bench, context, head_start=choose_workers(config, bench, context, len(items)) == 1)
         await await_preflight(checks, config)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(run_dir):
@@ -277,7 +277,7 @@ async def run_async(
         if todo and not created:
             if config.preflight and not checks:
                 checks = start_preflight(bench, context)
-            warm_clients(bench, context)  # while the checks are in flight
+            warm_clients(bench, context, head_start=choose_workers(config, bench, context, len(todo)) == 1)  # while the checks are in flight
             await await_preflight(checks, config)
 
         halt: list[Callable[[str], None]] = []  # the item runner's stop, once it exists

@@ -146,8 +146,9 @@ class Backend:
         model (``OpenAIBackend``: the request needs no LangChain chat model)."""
         return await self.send(client.model, messages, schema, json_schema, client.injected)
 
-    def warm(self, client: Any) -> None:
-        """Build what ``client``'s first request will need (the SDK import), during set-up."""
+    def warm(self, client: Any, head_start: bool = False) -> None:
+        """Build what ``client``'s first request will need (the SDK import), during set-up;
+        ``head_start``: the run may send its first requests before that (one process, unwatched)."""
         client.model  # noqa: B018  (built and kept for this event loop)
 
     def truncated(self, err: Exception) -> Any | None:

@@ -16,7 +16,9 @@ from dialeval.models.backends.base import ApiBackend
 from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sync_http
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.openai_body import answer_message, plain_setup, request_body, verified
-from dialeval.models.openai_direct import send_body
+from dialeval.models.head_start import HeadStart, sdk_pending, sdk_ready, start_sdk_import
+from dialeval.models.head_start import allowed as head_start_allowed
+from dialeval.models.openai_direct import _completion_type, _dumped, send_body
 from dialeval.models.spec import SpecError
 from dialeval.models.watchers import handlers, nothing_watches
 
@@ -49,6 +51,7 @@ class OpenAIBackend(ApiBackend):
     def __init__(self, spec: Any, settings: Any):
         super().__init__(spec, settings)
         self._light_clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # event loop -> SDK client
+        self._head_start: HeadStart | None = None  # set by warm(head_start=True)
 
     def build(self, limit: AdaptiveLimit | None = None) -> BaseChatModel:
         from langchain_openai import ChatOpenAI
@@ -101,10 +104,23 @@ class OpenAIBackend(ApiBackend):
                 return message
         return await self.send(client.model, messages, schema, json_schema, client.injected)
 
-    def warm(self, client: Any) -> None:
-        """The light path's SDK client when the first request will take that path, else the chat model."""
+    def warm(self, client: Any, head_start: bool = False) -> None:
+        """The light path's SDK client when the first request will take that path, else the
+        chat model; with ``head_start`` (one process, nothing watching), nothing: the first
+        requests leave while the SDK imports (:mod:`dialeval.models.head_start`)."""
+        if head_start and not client.injected and self._head_start_for() is not None:
+            self._head_start = self._head_start_for()
+            return
         if client.injected or self.light_client(client.limit) is None:
             super().warm(client)
+
+    def _head_start_for(self) -> HeadStart | None:
+        """The head start of this model, when its requests can take one."""
+        s = self.settings
+        if not head_start_allowed(s.base_url, self.key_env) or not self._light_possible():
+            return None
+        key = os.environ.get(self.key_env or "") or (None if self.needs_key else "not-needed")
+        return HeadStart(s.base_url or "", key, s.timeout) if key else None
 
     async def light_call(self, client: Any, messages: list[BaseMessage], schema: type[BaseModel] | None) -> Any | None:
         """What ``ChatOpenAI``'s unobserved ``ainvoke`` returns, built without LangChain's chat
@@ -118,20 +134,31 @@ class OpenAIBackend(ApiBackend):
         )  # fmt: skip
         if body is None or not nothing_watches():  # the ChatOpenAI build() makes: no callbacks, tags or cache of its own
             return None
+        if self._head_start is not None and sdk_pending():
+            start_sdk_import()
+            answer = await self._head_start.send(body, client.limit)
+            await sdk_ready()
+            if answer is not None:  # a 200 with a JSON object: the answer send_body would have returned
+                response = checked(body, _dumped(answer, _completion_type()))
+                return answer_message(response, self.spec.name) or chat_result_message(client.model, response)
         sdk = self.light_client(client.limit)
         if sdk is None:
             return None
         response = await post(sdk, body)
         return answer_message(response, self.spec.name) or chat_result_message(client.model, response)
 
+    def _light_possible(self) -> bool:
+        s = self.settings
+        return not s.requests_per_second and verified() and plain_setup(self.spec.name)
+
     def light_client(self, limit: AdaptiveLimit | None) -> Any | None:
         """The SDK client ``ChatOpenAI`` would hold (``root_async_client``) for this event
         loop, built as its ``validate_environment`` builds it from :meth:`build`'s arguments;
         ``None`` when the light path is off (another langchain-openai release, a special model
         name or environment, a rate limiter) or the client cannot be built that way."""
-        s = self.settings
-        if s.requests_per_second or not verified() or not plain_setup(self.spec.name):
+        if not self._light_possible():
             return None
+        s = self.settings
         loop = asyncio.get_running_loop()
         clients = self._light_clients
         if loop in clients:
@@ -294,6 +321,14 @@ async def post(sdk: Any, body: dict[str, Any]) -> Any:
             _, on_bad_request, on_api_error = helpers
             (on_bad_request if isinstance(err, openai.BadRequestError) else on_api_error)(err)
         raise
+    return checked(body, response)
+
+
+def checked(body: dict[str, Any], response: Any) -> Any:
+    """``response``, unless it is a structured answer the content filter stopped: the SDK's
+    ``parse`` raises ``ContentFilterFinishReasonError`` for it, and so does this."""
+    import openai
+
     if "response_format" in body and isinstance(response, dict) and any(
         isinstance(choice, dict) and choice.get("finish_reason") == "content_filter" for choice in response.get("choices") or ()
     ):
