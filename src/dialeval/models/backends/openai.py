@@ -135,7 +135,7 @@ class OpenAIBackend(ApiBackend):
         if body is None or not nothing_watches():  # the ChatOpenAI build() makes: no callbacks, tags or cache of its own
             return None
         if self._head_start is not None and sdk_pending():
-            start_sdk_import()
+            asyncio.get_running_loop().call_soon(start_sdk_import)  # once the items waiting to send have sent
             answer = await self._head_start.send(body, client.limit)
             await sdk_ready()
             if answer is not None:  # a 200 with a JSON object: the answer send_body would have returned
