@@ -111,3 +111,20 @@ def test_a_refused_head_start_request_is_sent_again_through_the_sdk(tmp_path):
             assert rows == sdk_rows and metrics == sdk_metrics  # the retry counted as the SDK's own is
             (usage,) = rows[0]["usage"]
             assert usage["retries"] == 1 and usage["rate_limited"] == (status == 429)
+
+
+def test_the_head_start_is_taken_only_where_its_request_is_certainly_the_sdks(monkeypatch):
+    from dialeval.models.head_start import allowed
+
+    for name in list(os.environ):
+        if name.startswith("OPENAI_") or "proxy" in name.lower():
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert allowed("http://127.0.0.1:8000/v1", "OPENAI_API_KEY")
+    assert allowed("https://api.example.test/v1", "MY_KEY")
+    assert not allowed(None, "OPENAI_API_KEY")  # the SDK would pick the URL (its variable or default)
+    assert not allowed("http://127.0.0.1:8000/v1?tenant=a", "OPENAI_API_KEY")
+    for variable in ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_BASE_URL", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.setenv(variable, "x")
+        assert not allowed("http://127.0.0.1:8000/v1", "OPENAI_API_KEY"), variable
+        monkeypatch.delenv(variable)

@@ -92,7 +92,7 @@ class HeadStart:
     """The light HTTP client of one model (one per event loop), for requests sent before the SDK is there."""
 
     def __init__(self, base_url: str, key: str | None, timeout: float):
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.url = (base_url if base_url.endswith("/") else base_url + "/") + "chat/completions"  # as the SDK joins them
         self.headers = {"Accept": "application/json"}
         if key:
             self.headers["Authorization"] = f"Bearer {key}"
@@ -111,6 +111,7 @@ class HeadStart:
             verify = ssl_context(_LIBRARY) if self.url.startswith("https:") else False
             client = http.AsyncClient(
                 timeout=http.Timeout(self.timeout, connect=min(CONNECT_TIMEOUT, self.timeout)),
+                limits=http.Limits(max_connections=256, max_keepalive_connections=64),  # the SDK client's pool
                 verify=verify,
                 event_hooks=limit_hooks(limit),  # as the SDK's client: the limit and the call's counts hear of it
             )
