@@ -5,6 +5,7 @@ and setting dialeval sends; anything else is declined before a request leaves.""
 from __future__ import annotations
 
 import asyncio
+import os
 import json
 from typing import Any
 
@@ -230,3 +231,31 @@ def test_nothing_watches_a_fresh_process_unless_tracing_is_asked_for(variable, q
     seen = json.loads(out.stdout)
     assert seen["quiet"] is quiet
     assert seen["langsmith"] is not quiet  # answered without LangSmith's client only when sure
+
+
+@pytest.mark.parametrize(
+    ("spec", "base_url", "env"),
+    [
+        ("openai-compatible:judge", "http://127.0.0.1:9/v1", {}),
+        ("openai:gpt-4o-mini", None, {"OPENAI_API_KEY": "sk-a", "OPENAI_ORG_ID": "org-1", "OPENAI_PROJECT_ID": "proj-1"}),
+        ("openai:gpt-4o-mini", None, {"OPENAI_API_KEY": "sk-a", "OPENAI_API_BASE": "http://127.0.0.1:9/v2"}),
+        ("openai:gpt-4o-mini", "http://127.0.0.1:9/v3", {"OPENAI_API_KEY": "sk-a", "OPENAI_ORGANIZATION": "org-2"}),
+    ],
+)
+def test_the_light_sdk_client_is_the_one_chatopenai_holds(monkeypatch, spec, base_url, env):
+    for name in list(os.environ):
+        if name.startswith("OPENAI_"):
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    client = ModelClient(ModelSettings(spec=spec, base_url=base_url, max_retries=2, timeout=30))
+
+    async def both() -> tuple[Any, Any]:
+        return client.impl.light_client(client.limit), client.model.root_async_client
+
+    light, theirs = asyncio.run(both())
+    assert light is not None
+    headers = lambda sdk: {k: v if isinstance(v, str) else type(v).__name__ for k, v in sdk.default_headers.items()}  # noqa: E731  (Omit markers)
+    seen = lambda sdk: (str(sdk.base_url), sdk.api_key, sdk.organization, sdk.project, sdk.max_retries, sdk.timeout,  # noqa: E731
+                        headers(sdk), dict(sdk.default_query), type(sdk._client))  # fmt: skip
+    assert seen(light) == seen(theirs)
