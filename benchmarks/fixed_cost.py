@@ -5,7 +5,8 @@ Against the local OpenAI-compatible stub (``dialeval/testing/openai_server.py``)
 
 (a) ``python -m dialeval.cli run answers ...`` in a fresh process: time from just before
     the process starts to the first chat request reaching the server, and to its exit
-    (``python -c pass`` alone is printed beside it as the floor);
+    (``python -c pass`` alone is printed beside it as the floor). The run takes the head
+    start (``models/head_start.py``): its first requests leave while the OpenAI SDK imports;
 (b) the fixed cost of ``run()`` in a warm process with an instant model: before the first
     request (config, fingerprint, data hash, folder, lock, preflight, data, graph) and after
     the last answer (metrics, report, usage files, flush), with the time spent in each
@@ -92,7 +93,10 @@ def process_cpu(pid: int) -> float:
 
 
 def _env(code: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(code)}
+    """The child's import path: the checkout's ``src/`` first (a venv's editable install
+    may point at another checkout), then the checkout itself."""
+    paths = [str(code / "src")] if (code / "src" / "dialeval").is_dir() else []
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, str(code)])}
 
 
 # ---------------------------------------------------------------- (a) and (d): a fresh CLI process
@@ -152,9 +156,9 @@ def cold_cli(code: Path, data: Path, items: int, phases: bool = False) -> dict[s
         out["phase"] = {
             "process start -> interpreter up": events["interpreter up"] - start,
             "interpreter up -> run() starts (CLI, config, runner imports)": events["run_async"] - events["interpreter up"],
-            "run() starts -> the first item starts (set-up: data, graph import and build, folder, preflight)":
+            "run() starts -> the first item starts (set-up: data, the declared node or the graph, folder, preflight)":
                 events["first item"] - events["run_async"],
-            "first item starts -> first request (chat model import and build, per-request path)":
+            "first item starts -> first request (per-request path; a head start's HTTP client, or the SDK's)":
                 clock.times[0] - events["first item"],
             "last answer -> finish_run starts": events["finish_run:start"] - clock.times[-1],
             "finish_run": events["finish_run:end"] - events["finish_run:start"],

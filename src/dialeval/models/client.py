@@ -346,7 +346,7 @@ class ModelClient:
         sent = self.impl.outgoing(messages)
         try:
             async with self.limit, slots if slots is not None else contextlib.nullcontext():
-                message = await self.impl.send(self.model, sent, schema, json_schema, self.injected)
+                message = await self.impl.call(self, sent, schema, json_schema)
         except Exception as err:
             message = self.impl.truncated(err)
             if message is None:

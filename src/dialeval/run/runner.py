@@ -47,6 +47,7 @@ from dialeval.run.preflight import (
     used_models,
     warm_clients,
 )
+from dialeval.run.single_node import run_graph
 from dialeval.run.tally import RunTally
 from dialeval.run.workers import WorkerPool, check_workers, choose_workers
 
@@ -122,7 +123,7 @@ def _causes(calls: list[CallRecord]) -> list[dict[str, Any]]:
 async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, options: dict[str, Any], on_call: Any) -> dict[str, Any]:
     """One item through the graph. ``failed`` when the graph raised or any agent call
     ended ``error``; the partial record is kept then, for the report, but never scored."""
-    from dialeval.run.single_node import single_node
+    from dialeval.run.single_node import runnable
     from dialeval.secrets import scrub
 
     ledger = Ledger(on_add=on_call)
@@ -130,8 +131,8 @@ async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, 
     started = time.perf_counter()
     row: dict[str, Any]
     try:
-        runnable = single_node(graph) or graph  # a one-node graph without LangGraph's per-item work
-        state = await runnable.ainvoke(bench.to_input(item, options), context=context, config={"recursion_limit": 10_000})
+        # a one-node graph without LangGraph's per-item work
+        state = await runnable(graph).ainvoke(bench.to_input(item, options), context=context, config={"recursion_limit": 10_000})
         record = bench.to_record(item, state)
         causes = _causes(ledger.calls)
         if causes:
@@ -261,9 +262,9 @@ async def run_async(
     if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
         checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
     created = not run_dir.exists()
-    graph = bench.graph() if created or checks else None  # a finished run re-run needs none
+    graph = run_graph(bench) if created or checks else None  # a finished run re-run needs none
     if created:  # a run that never starts (no key, server down) leaves no folder behind
-        warm_clients(bench, context)
+        warm_clients(bench, context, head_start=choose_workers(config, bench, context, len(items)) == 1)
         await await_preflight(checks, config)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(run_dir):
@@ -273,11 +274,11 @@ async def run_async(
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
         context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and graph is None:
-            graph = bench.graph()
+            graph = run_graph(bench)
         if todo and not created:
             if config.preflight and not checks:
                 checks = start_preflight(bench, context)
-            warm_clients(bench, context)  # while the checks are in flight
+            warm_clients(bench, context, head_start=choose_workers(config, bench, context, len(todo)) == 1)  # while the checks are in flight
             await await_preflight(checks, config)
 
         halt: list[Callable[[str], None]] = []  # the item runner's stop, once it exists

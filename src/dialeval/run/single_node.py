@@ -9,14 +9,21 @@ same state LangGraph would give it and returns the same output. Any graph it can
 prove equivalent (reducers, branches, retries, a checkpointer, a store, callbacks or
 tracing) gets ``None`` and runs through LangGraph. Studio always loads the real graph
 (``langgraph.json``); this is used by the runner only.
+
+A benchmark may also declare its one node (:class:`dialeval.benchmarks.OneNode`): the
+runner then calls it without importing or building LangGraph at all (about a second of
+start-up), and builds the real graph only if something watches (:class:`DeclaredGraph`).
 """
 
 from __future__ import annotations
 
 import functools
 import weakref
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field, is_dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from dialeval.benchmarks import Benchmark, OneNode
 
 _START, _END = "__start__", "__end__"
 _CHECKED: weakref.WeakKeyDictionary[Any, SingleNode | None] = weakref.WeakKeyDictionary()
@@ -33,18 +40,100 @@ class SingleNode:
     state_keys: frozenset[str]  # what an update may write
     output_keys: tuple[str, ...]  # what the graph returns
     coerce_context: Callable[[Any], Any]  # a dict context made the graph's context type, as LangGraph does
+    runtime: Callable[..., Any] | None = None  # what the node gets as ``runtime`` (None: LangGraph's Runtime)
 
     async def ainvoke(self, graph_input: dict[str, Any], context: Any = None, config: Any = None) -> dict[str, Any]:
         """What ``graph.ainvoke(graph_input, context=context)`` returns for this graph."""
-        from langgraph.runtime import Runtime
-
+        runtime = self.runtime or _langgraph_runtime()
         state = {k: v for k, v in graph_input.items() if k in self.input_keys}
-        update = await self.call({k: state[k] for k in self.node_keys if k in state}, runtime=Runtime(context=self.coerce_context(context)))
+        update = await self.call({k: state[k] for k in self.node_keys if k in state}, runtime=runtime(context=self.coerce_context(context)))
         if update is not None:
             if not isinstance(update, dict):  # LangGraph raises too (a Command would need its routing)
                 raise TypeError(f"node {self.name!r} returned {type(update).__name__}, expected a dict of state updates")
             state.update((k, v) for k, v in update.items() if k in self.state_keys)
         return {k: state[k] for k in self.output_keys if k in state}
+
+
+@dataclass(frozen=True)
+class ContextOnly:
+    """The ``runtime`` a declared node gets: the run's context (all a declared node may read)."""
+
+    context: Any
+
+
+@dataclass(eq=False)
+class DeclaredGraph:
+    """A declared one-node graph as the runner runs it: its node called directly while
+    nothing watches, the real graph (built on first need) when something does."""
+
+    direct: SingleNode
+    build_graph: Callable[[], Any]
+    _graph: Any = field(default=None, repr=False)
+
+    @property
+    def graph(self) -> Any:
+        if self._graph is None:
+            self._graph = self.build_graph()
+        return self._graph
+
+    async def ainvoke(self, graph_input: dict[str, Any], context: Any = None, config: Any = None) -> dict[str, Any]:
+        if _watched():
+            return await self.graph.ainvoke(graph_input, context=context, config=config)
+        return await self.direct.ainvoke(graph_input, context=context, config=config)
+
+
+def declared_node(one: OneNode) -> SingleNode:
+    """The direct form of a declared one-node graph, built without LangGraph."""
+    state_keys = _keys(one.state_schema)
+    return SingleNode(
+        name=one.name,
+        call=one.node(),
+        input_keys=frozenset(_keys(one.input_schema)),
+        node_keys=state_keys,  # a node added without its own input schema reads the whole state
+        state_keys=frozenset(state_keys),
+        output_keys=_keys(one.output_schema),
+        coerce_context=functools.partial(_coerce_context, one.context_schema),
+        runtime=ContextOnly,
+    )
+
+
+def run_graph(bench: Benchmark) -> Any:
+    """What the runner evaluates items with: a declared one node when nothing watches
+    (LangGraph never imported), else the benchmark's compiled graph."""
+    if bench.one_node is not None and not _watched():
+        return DeclaredGraph(declared_node(bench.one_node()), bench.graph)
+    return bench.graph()
+
+
+def runnable(graph: Any) -> Any:
+    """What runs one item: a declared graph as it is, a provably one-node compiled graph
+    directly (:func:`single_node`), any other graph through LangGraph."""
+    if isinstance(graph, DeclaredGraph):
+        return graph
+    return single_node(graph) or graph
+
+
+def _langgraph_runtime() -> Callable[..., Any]:
+    from langgraph.runtime import Runtime
+
+    return Runtime
+
+
+def _keys(schema: type) -> tuple[str, ...]:
+    """A TypedDict's keys, inherited ones first, as LangGraph orders its channels."""
+    return tuple(schema.__annotations__)
+
+
+def _coerce_context(schema: type | None, context: Any) -> Any:
+    """LangGraph's rule: a dict context becomes the context schema's class (a pydantic
+    model or a dataclass); anything else passes as it is."""
+    if context is None or schema is None or not isinstance(context, dict):
+        return context
+    from pydantic import BaseModel
+
+    if (isinstance(schema, type) and issubclass(schema, BaseModel)) or is_dataclass(schema):
+        return schema(**context)
+    return context
 
 
 def single_node(graph: Any) -> SingleNode | None:
@@ -62,12 +151,9 @@ def single_node(graph: Any) -> SingleNode | None:
 
 def _watched() -> bool:
     """True when a callback handler or tracer would see a graph run started here."""
-    from langchain_core.callbacks.manager import AsyncCallbackManager
-    from langchain_core.runnables.config import ensure_config
+    from dialeval.models.watchers import nothing_watches
 
-    config = ensure_config()
-    manager = AsyncCallbackManager.configure(config.get("callbacks"), None, False, config.get("tags"), None)
-    return bool(manager.handlers)
+    return not nothing_watches(verbose=False)
 
 
 def _inspect(graph: Any) -> SingleNode | None:

@@ -128,6 +128,7 @@ class OpenAIStub:
         self.prompt_cache = PrefixCache() if prompt_cache else None
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
+        self.request_headers: list[dict[str, str]] = []  # of each chat request, names lower-cased
         # OpenAI files + batches and Anthropic message batches; their lines never enter `requests`
         self.batch_api = BatchEndpoints(self)
         self._lock = threading.Lock()
@@ -297,6 +298,7 @@ class OpenAIStub:
                         status = 429
                     stub.requests.append(body)
                     stub.statuses.append(status)
+                    stub.request_headers.append({k.lower(): v for k, v in self.headers.items()})
                     if status == 200:
                         stub._in_flight += 1
                         stub.peak_in_flight = max(stub.peak_in_flight, stub._in_flight)

@@ -138,6 +138,19 @@ class Backend:
         bound = model if schema is None or not self.settings.structured_output else self.structured(model, schema, json_schema)
         return await bound.ainvoke(messages)
 
+    async def call(
+        self, client: Any, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None
+    ) -> Any:
+        """One request for ``client`` (the :class:`~dialeval.models.client.ModelClient` of this
+        backend): :meth:`send` to its chat model. A backend may answer without building that
+        model (``OpenAIBackend``: the request needs no LangChain chat model)."""
+        return await self.send(client.model, messages, schema, json_schema, client.injected)
+
+    def warm(self, client: Any, head_start: bool = False) -> None:
+        """Build what ``client``'s first request will need (the SDK import), during set-up;
+        ``head_start``: the run may send its first requests before that (one process, unwatched)."""
+        client.model  # noqa: B018  (built and kept for this event loop)
+
     def truncated(self, err: Exception) -> Any | None:
         """The message of an answer cut off by the token limit that the SDK raised as an error, else ``None``."""
         return None

@@ -6,15 +6,21 @@ a call, it skips LangChain's run machinery (see :func:`direct_call`).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
+import weakref
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dialeval.models.backends.base import ApiBackend
 from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sync_http
 from dialeval.models.concurrency import AdaptiveLimit
-from dialeval.models.openai_direct import send_body
+from dialeval.models.openai_body import answer_message, plain_setup, request_body, verified
+from dialeval.models.head_start import HeadStart, sdk_pending, sdk_ready, start_sdk_import
+from dialeval.models.head_start import allowed as head_start_allowed
+from dialeval.models.openai_direct import _completion_type, _dumped, send_body
 from dialeval.models.spec import SpecError
+from dialeval.models.watchers import handlers, nothing_watches
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -41,6 +47,11 @@ class OpenAIBackend(ApiBackend):
     url_vars = ("OPENAI_API_BASE", "OPENAI_BASE_URL")
     default_endpoint: ClassVar[str | None] = "https://api.openai.com/v1"
     needs_key = True
+
+    def __init__(self, spec: Any, settings: Any):
+        super().__init__(spec, settings)
+        self._light_clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # event loop -> SDK client
+        self._head_start: HeadStart | None = None  # set by warm(head_start=True)
 
     def build(self, limit: AdaptiveLimit | None = None) -> BaseChatModel:
         from langchain_openai import ChatOpenAI
@@ -82,6 +93,96 @@ class OpenAIBackend(ApiBackend):
 
     def structured(self, model: Any, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> Any:
         return model.bind(response_format=response_format(schema))
+
+    async def call(
+        self, client: Any, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None
+    ) -> Any:
+        """The light path (no ``ChatOpenAI`` built, ``langchain_openai`` not imported) when it
+        can send what ``ChatOpenAI`` would send, else :meth:`send` as every backend does."""
+        if not client.injected:
+            message = await self.light_call(client, messages, schema)
+            if message is not None:
+                return message
+        return await self.send(client.model, messages, schema, json_schema, client.injected)
+
+    def warm(self, client: Any, head_start: bool = False) -> None:
+        """The light path's SDK client when the first request will take that path, else the
+        chat model; with ``head_start`` (one process, nothing watching), nothing: the first
+        requests leave while the SDK imports (:mod:`dialeval.models.head_start`)."""
+        if head_start and not client.injected and self._head_start_for() is not None:
+            self._head_start = self._head_start_for()
+            return
+        if client.injected or self.light_client(client.limit) is None:
+            super().warm(client)
+
+    def _head_start_for(self) -> HeadStart | None:
+        """The head start of this model, when its requests can take one."""
+        s = self.settings
+        if not head_start_allowed(s.base_url, self.key_env) or not self._light_possible():
+            return None
+        key = os.environ.get(self.key_env or "") or (None if self.needs_key else "not-needed")
+        return HeadStart(s.base_url or "", key, s.timeout) if key else None
+
+    async def light_call(self, client: Any, messages: list[BaseMessage], schema: type[BaseModel] | None) -> Any | None:
+        """What ``ChatOpenAI``'s unobserved ``ainvoke`` returns, built without LangChain's chat
+        model (``models/openai_body.py``); ``None`` before anything is sent when this call is
+        not one the light path knows, or something would watch it."""
+        s = self.settings
+        structured = schema is not None and s.structured_output
+        body = request_body(
+            self.spec.name, messages, max_tokens=s.max_tokens, temperature=s.temperature,
+            response_format=response_format(schema) if structured and schema is not None else None,
+        )  # fmt: skip
+        if body is None or not nothing_watches():  # the ChatOpenAI build() makes: no callbacks, tags or cache of its own
+            return None
+        if self._head_start is not None and sdk_pending():
+            asyncio.get_running_loop().call_soon(start_sdk_import)  # once the items waiting to send have sent
+            answer = await self._head_start.send(body, client.limit)
+            await sdk_ready()
+            if answer is not None:  # a 200 with a JSON object: the answer send_body would have returned
+                response = checked(body, _dumped(answer, _completion_type()))
+                return answer_message(response, self.spec.name) or chat_result_message(client.model, response)
+        sdk = self.light_client(client.limit)
+        if sdk is None:
+            return None
+        response = await post(sdk, body)
+        return answer_message(response, self.spec.name) or chat_result_message(client.model, response)
+
+    def _light_possible(self) -> bool:
+        s = self.settings
+        return not s.requests_per_second and verified() and plain_setup(self.spec.name)
+
+    def light_client(self, limit: AdaptiveLimit | None) -> Any | None:
+        """The SDK client ``ChatOpenAI`` would hold (``root_async_client``) for this event
+        loop, built as its ``validate_environment`` builds it from :meth:`build`'s arguments;
+        ``None`` when the light path is off (another langchain-openai release, a special model
+        name or environment, a rate limiter) or the client cannot be built that way."""
+        if not self._light_possible():
+            return None
+        s = self.settings
+        loop = asyncio.get_running_loop()
+        clients = self._light_clients
+        if loop in clients:
+            return clients[loop]
+        base_url = s.base_url or os.environ.get("OPENAI_API_BASE") or None
+        if not base_url and not self.needs_key and not os.environ.get("OPENAI_BASE_URL"):
+            return None  # build() refuses it: the chat model's path says why
+        key = os.environ.get(self.key_env or "") or (None if self.needs_key else "not-needed") or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            return None  # the SDK refuses a client without a key: the chat model's path raises it
+        import openai
+
+        params: dict[str, Any] = {
+            "organization": os.getenv("OPENAI_ORG_ID") or os.getenv("OPENAI_ORGANIZATION"),
+            "base_url": base_url,
+            "timeout": http_timeout(s),
+            "default_headers": None,
+            "default_query": None,
+        }
+        if s.max_retries is not None:
+            params["max_retries"] = s.max_retries
+        clients[loop] = sdk = openai.AsyncOpenAI(**params, http_client=async_http(s, limit), api_key=key)
+        return sdk
 
     async def send(
         self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None,
@@ -182,25 +283,13 @@ def unobserved(model: Any) -> bool:
     environment, the model's own callbacks), so anything that would record the call
     makes this False.
     """
-    from langchain_core.callbacks.manager import AsyncCallbackManager
     from langchain_core.globals import get_llm_cache
-    from langchain_core.runnables.config import ensure_config
 
     if model.cache is not None and model.cache is not False:
         return False
     if model.cache is None and get_llm_cache() is not None:
         return False
-    config = ensure_config()
-    manager = AsyncCallbackManager.configure(
-        config.get("callbacks"),
-        model.callbacks,
-        model.verbose,
-        config.get("tags"),
-        model.tags,
-        config.get("metadata"),
-        model.metadata,
-    )
-    return not manager.handlers
+    return not handlers(model.callbacks, model.verbose, model.tags, model.metadata)
 
 
 async def direct_call(model: Any, messages: list[Any], kwargs: dict[str, Any]) -> Any | None:
@@ -215,32 +304,54 @@ async def direct_call(model: Any, messages: list[Any], kwargs: dict[str, Any]) -
     """
     if not _plain_chat_openai(model) or model.output_version == "v1" or not unobserved(model):
         return None
-    helpers = private_helpers()
-    if helpers is None:
+    if private_helpers() is None:
         return None
-    metadata_of, on_bad_request, on_api_error = helpers
     payload = model._get_request_payload(messages, **kwargs)
     if model._use_responses_api(payload):
         return None
-    import openai
-
     if model.rate_limiter is not None:
         await model.rate_limiter.aacquire(blocking=True)
-    structured = "response_format" in payload
+    return chat_result_message(model, await post(model.root_async_client, payload))
+
+
+async def post(sdk: Any, body: dict[str, Any]) -> Any:
+    """The answer to ``body`` through the SDK client ``sdk`` (a dict, or a non-JSON answer's
+    text), with SDK errors turned into LangChain's types as ``ainvoke`` turns them, and a
+    structured answer stopped by the content filter raised as the SDK's ``parse`` raises it."""
+    import openai
+
     try:
-        response = await send_body(model.root_async_client, payload)
-    except openai.BadRequestError as err:
-        on_bad_request(err)
-        raise
+        response = await send_body(sdk, body)
     except openai.APIError as err:
-        on_api_error(err)
+        helpers = private_helpers()  # imports langchain_openai: only on this error path
+        if helpers is not None:
+            _, on_bad_request, on_api_error = helpers
+            (on_bad_request if isinstance(err, openai.BadRequestError) else on_api_error)(err)
         raise
-    if structured and isinstance(response, dict) and any(
+    return checked(body, response)
+
+
+def checked(body: dict[str, Any], response: Any) -> Any:
+    """``response``, unless it is a structured answer the content filter stopped: the SDK's
+    ``parse`` raises ``ContentFilterFinishReasonError`` for it, and so does this."""
+    import openai
+
+    if "response_format" in body and isinstance(response, dict) and any(
         isinstance(choice, dict) and choice.get("finish_reason") == "content_filter" for choice in response.get("choices") or ()
     ):
         from openai.types.chat import ChatCompletion
 
         raise openai.ContentFilterFinishReasonError(completion=ChatCompletion.construct(**response))
+    return response
+
+
+def chat_result_message(model: Any, response: Any) -> Any:
+    """The ``AIMessage`` ``ainvoke`` makes of ``response``: ``model._create_chat_result`` and
+    the result's metadata (finish reason, token usage, model name)."""
+    helpers = private_helpers()
+    if helpers is None or not _plain_chat_openai(model):
+        raise RuntimeError("langchain-openai changed its private helpers; dialeval's direct path needs updating")
+    metadata_of = helpers[0]
     result = model._create_chat_result(response)
     message = result.generations[0].message
     message.response_metadata = metadata_of(result.generations[0])  # finish reason and more
