@@ -197,8 +197,7 @@ class ModelClient:
         loop = asyncio.get_running_loop()
         with self._lock:
             model = self._per_loop.pop(loop, None)
-        if model is not None:
-            await self.impl.close(model)
+        await self.impl.close(model)  # also what the backend keeps per loop without a chat model
 
     def _cost(
         self, input_tokens: int, output_tokens: int, cached_input: int = 0, cache_write: int = 0, price: Price | None = None

@@ -118,6 +118,12 @@ class HeadStart:
             self._clients[loop] = client
         return client
 
+    async def close(self) -> None:
+        """Close this event loop's client (the end of a run)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
     async def send(self, body: dict[str, Any], limit: AdaptiveLimit | None) -> dict[str, Any] | None:
         """The answer's JSON object when the server answered ``200`` with one, else ``None``
         (the caller then sends the request through the SDK)."""

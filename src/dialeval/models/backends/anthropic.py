@@ -82,9 +82,9 @@ class AnthropicBackend(ApiBackend):
         headers = {"x-api-key": key, "anthropic-version": API_VERSION}
         check_models_route(endpoint.rstrip("/") + "/v1/models", headers, where, self.settings.timeout)
 
-    async def close(self, model: Any) -> None:
+    async def close(self, model: Any | None) -> None:
         """Close the SDK client :func:`own_async_client` gave the model (its HTTP pool with it)."""
-        client = model.__dict__.get("_async_client") if hasattr(model, "__dict__") else None
+        client = model.__dict__.get("_async_client") if model is not None and hasattr(model, "__dict__") else None
         if client is not None:
             await client.close()
 

@@ -155,8 +155,9 @@ class Backend:
         """The message of an answer cut off by the token limit that the SDK raised as an error, else ``None``."""
         return None
 
-    async def close(self, model: Any) -> None:
-        """Close the HTTP pool ``model`` opened (in the event loop that used it); API backends only."""
+    async def close(self, model: Any | None) -> None:
+        """Close the HTTP pools this event loop opened: ``model``'s (``None``: no chat model was
+        built here) and any the backend keeps per loop; API backends only."""
 
     def decoding(self, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
         """Decoding rules that change answers without any parameter changing (cache key part)."""

@@ -197,11 +197,15 @@ class OpenAIBackend(ApiBackend):
                 return message
         return await super().send(model, messages, schema, json_schema, injected)
 
-    async def close(self, model: Any) -> None:
-        """The SDK client closes the HTTP pool it was given (aiohttp's session needs closing in its loop)."""
-        client = getattr(model, "root_async_client", None)
-        if client is not None:
-            await client.close()
+    async def close(self, model: Any | None) -> None:
+        """This loop's SDK clients (the chat model's and the light path's) close the HTTP pools
+        they were given (aiohttp's sessions need closing in their loop), and the head start's."""
+        loop = asyncio.get_running_loop()
+        for sdk in (self._light_clients.pop(loop, None), getattr(model, "root_async_client", None)):
+            if sdk is not None:
+                await sdk.close()
+        if self._head_start is not None:
+            await self._head_start.close()
 
     def truncated(self, err: Exception) -> Any | None:
         """The SDK raises on a cut-off structured answer; keep it as a ``length`` finish."""
