@@ -13,9 +13,8 @@ from langchain_core.messages import BaseMessage
 
 from dialeval.protocols.vdact.common import (
     current_turn,
-    example_of,
+    example_text,
     rating_judge,
-    render_example,
     summary_template,
     turn_block,
     turn_values,
@@ -52,7 +51,7 @@ def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessag
     history = "\n\n".join(blocks) or NO_HISTORY
     messages = template.render(
         **turn_values(state),
-        example=render_example(example_of(state)),
+        example=example_text(state),
         turn_num=current_turn(state)["turn_num"],
         history=history,
     )
