@@ -121,6 +121,7 @@ def _causes(calls: list[CallRecord]) -> list[dict[str, Any]]:
 async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, options: dict[str, Any], on_call: Any) -> dict[str, Any]:
     """One item through the graph. ``failed`` when the graph raised or any agent call
     ended ``error``; the partial record is kept then, for the report, but never scored."""
+    from dialeval.run.node_chain import node_chain
     from dialeval.run.single_node import single_node
     from dialeval.secrets import scrub
 
@@ -129,7 +130,7 @@ async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, 
     started = time.perf_counter()
     row: dict[str, Any]
     try:
-        runnable = single_node(graph) or graph  # a one-node graph without LangGraph's per-item work
+        runnable = single_node(graph) or node_chain(graph) or graph  # one node, or a chain, without LangGraph's per-step work
         state = await runnable.ainvoke(bench.to_input(item, options), context=context, config={"recursion_limit": 10_000})
         record = bench.to_record(item, state)
         causes = _causes(ledger.calls)
