@@ -58,7 +58,10 @@ def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessag
     text = messages[-1].content
     start = text.find(history) if blocks and isinstance(text, str) else -1
     if start >= 0:
-        ends = [start + len("\n\n".join(blocks[: i + 1])) for i in range(len(blocks))]
+        ends, end = [], start - len("\n\n")  # where each earlier turn ends, as running sums (not one join per turn)
+        for block in blocks:
+            end += len("\n\n") + len(block)
+            ends.append(end)
         messages[-1] = mark_stable_prefix(messages[-1], ends)
     return messages
 
