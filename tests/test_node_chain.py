@@ -194,3 +194,15 @@ def test_a_watched_run_goes_through_langgraph():
         assert node_chain(graph) is None  # a handler would see LangGraph's events: keep them
     finally:
         var_child_runnable_config.reset(token)
+
+
+def test_a_router_naming_no_known_node_fails_the_same_way():
+    async def lost(state: dict[str, Any]) -> str:
+        return "nowhere"
+
+    builder = StateGraph(Walk)
+    builder.add_node("start", start)
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", lost, ["start", END])
+    invoked, walked = both(builder.compile(), {"todo": []})
+    assert walked == invoked == "KeyError: 'nowhere'"

@@ -96,9 +96,9 @@ class NodeChain:
         chosen = await _isolated(step.route, seen, runtime if step.route_takes_runtime else None)
         if isinstance(chosen, (list, tuple)) and len(chosen) == 1:
             chosen = chosen[0]
-        if isinstance(chosen, (list, tuple)) or chosen not in step.ends:
+        if isinstance(chosen, (list, tuple)):
             raise ValueError(f"the router after a node returned {chosen!r}; this chain walks one next node of {sorted(map(str, step.ends))}")
-        return step.ends[chosen]
+        return step.ends[chosen]  # an unknown destination is a KeyError, as under LangGraph
 
 
 async def _isolated(call: Callable[..., Any], state: dict[str, Any], runtime: Any) -> Any:
