@@ -167,7 +167,8 @@ def vdact(tmp: Path, args: argparse.Namespace) -> None:
             per_call = 1000 * (got["cpu"] + got["workers_cpu"]) / got["calls"]
             line(f"dialeval workers={workers or 'default'}", got["wall"], bound,
                  f"  ({got['calls']} calls, longest dialogue {got['chain']}, bound {bound:.2f} s; "
-                 f"CPU {per_call:.2f} ms/call, stub {1000 * served / got['calls']:.2f})")
+                 f"CPU {per_call:.2f} ms/call (parent {1000 * got['cpu'] / got['calls']:.2f}), "
+                 f"stub {1000 * served / got['calls']:.2f})")
 
 
 def main() -> None:

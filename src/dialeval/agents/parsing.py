@@ -170,12 +170,19 @@ def _key_values(text: str, schema: type[BaseModel]) -> dict[str, Any]:
 
 def _fits(schema: type[BaseModel], name: str, raw: str) -> bool:
     """Whether ``raw`` alone is a valid value of field ``name``."""
-    field = schema.model_fields[name]
     try:
-        TypeAdapter(Annotated[field.annotation, field]).validate_python(raw)  # type: ignore[arg-type]
+        _field_adapter(schema, name).validate_python(raw)
     except ValidationError:
         return False
     return True
+
+
+@lru_cache(maxsize=256)
+def _field_adapter(schema: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """The validator of one field, built once per schema and field: building it costs
+    more than a whole judge call's other parsing (``So rating=2`` endings read it each time)."""
+    field = schema.model_fields[name]
+    return TypeAdapter(Annotated[field.annotation, field])  # type: ignore[arg-type]
 
 
 def _booleans_as_numbers(data: Any, annotation: Any, where: str) -> str | None:

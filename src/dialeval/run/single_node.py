@@ -139,14 +139,49 @@ def _coerce_context(schema: type | None, context: Any) -> Any:
 def single_node(graph: Any) -> SingleNode | None:
     """The direct form of ``graph`` when it is provably a plain one-node graph, else ``None``
     (checked once per compiled graph; whether anything watches is checked on every call)."""
+    return direct_form(graph, _CHECKED, _inspect)
+
+
+def direct_form(graph: Any, checked: weakref.WeakKeyDictionary[Any, Any], inspect: Callable[[Any], Any]) -> Any:
+    """``inspect(graph)``, remembered in ``checked`` per compiled graph, unless something watches the run."""
     try:
-        if graph in _CHECKED:
-            found = _CHECKED[graph]
+        if graph in checked:
+            found = checked[graph]
         else:
-            found = _CHECKED[graph] = _inspect(graph)
+            found = checked[graph] = inspect(graph)
     except TypeError:  # not weak-referenceable or not hashable: not a compiled graph
         return None
     return found if found is not None and not _watched() else None
+
+
+def state_graph_parts(graph: Any) -> tuple[Any, dict[str, Any]] | None:
+    """(builder, nodes) of a compiled ``StateGraph``, else ``None``."""
+    try:
+        from langgraph.graph.state import CompiledStateGraph
+    except ImportError:  # a LangGraph release moved it: take the graph's own path
+        return None
+    if type(graph) is not CompiledStateGraph:
+        return None
+    builder = getattr(graph, "builder", None)
+    nodes = getattr(builder, "nodes", None)
+    return (builder, nodes) if builder is not None and isinstance(nodes, dict) else None
+
+
+def plain_compiled(graph: Any, builder: Any) -> bool:
+    """No join, managed value, checkpointer, store, cache, interrupt, retry or debug: nothing
+    LangGraph's own loop would do beyond running the nodes."""
+    return bool(
+        not builder.waiting_edges
+        and not getattr(builder, "managed", None)
+        and graph.checkpointer in (None, False)
+        and graph.store is None
+        and graph.cache is None
+        and not graph.interrupt_before_nodes
+        and not graph.interrupt_after_nodes
+        and not graph.retry_policy
+        and graph.cache_policy is None
+        and not graph.debug
+    )
 
 
 def _watched() -> bool:
@@ -160,30 +195,18 @@ def _inspect(graph: Any) -> SingleNode | None:
     try:
         from langgraph._internal._runnable import RunnableCallable
         from langgraph.channels.last_value import LastValue
-        from langgraph.graph.state import CompiledStateGraph
         from langgraph.pregel.main import _coerce_context
     except ImportError:  # a LangGraph release moved them: take the graph's own path
         return None
-    if type(graph) is not CompiledStateGraph:
+    parts = state_graph_parts(graph)
+    if parts is None or len(parts[1]) != 1:
         return None
-    builder = getattr(graph, "builder", None)
-    nodes = getattr(builder, "nodes", None)
-    if builder is None or not isinstance(nodes, dict) or len(nodes) != 1:
-        return None
+    builder, nodes = parts
     (name, spec), = nodes.items()
     plain_graph = (
         set(builder.edges) == {(_START, name), (name, _END)}
         and not any(builder.branches.values())
-        and not builder.waiting_edges
-        and not getattr(builder, "managed", None)
-        and graph.checkpointer in (None, False)
-        and graph.store is None
-        and graph.cache is None
-        and not graph.interrupt_before_nodes
-        and not graph.interrupt_after_nodes
-        and not graph.retry_policy
-        and graph.cache_policy is None
-        and not graph.debug
+        and plain_compiled(graph, builder)
     )
     runnable: Any = getattr(spec, "runnable", None)
     plain_node = (

@@ -8,6 +8,7 @@ judges, ``LLM-Acc``/``LLM-Rel`` for the Video-ChatGPT judge) and the call's stat
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
@@ -71,6 +72,21 @@ def render_example(example: JudgeExample) -> str:
         for n, t in enumerate(example.turns, start=1)
     ]
     return "\n\n".join(blocks)
+
+
+def example_text(state: dict[str, Any]) -> str:
+    """The example dialogue as the prompts show it (:func:`render_example` of :func:`example_of`).
+
+    The built-in example is the same text in every prompt of a run: it is read from its
+    file and rendered once per process, not once per turn."""
+    if state.get("example"):
+        return render_example(example_of(state))
+    return _builtin_example_text(has_summary(state))
+
+
+@lru_cache(maxsize=2)
+def _builtin_example_text(with_summary: bool) -> str:
+    return render_example(builtin_example(with_summary=with_summary))
 
 
 def summary_template(name: str) -> TemplateChoice:

@@ -61,8 +61,11 @@ def _context(runtime: Any) -> EvalContext:
     return EvalContext.model_validate(context) if isinstance(context, dict) else context
 
 
-def prepare(state: VdactState, runtime: Any) -> dict[str, Any]:
-    """Input records -> the dialogue to judge (summary attached), and the example if one is configured."""
+async def prepare(state: VdactState, runtime: Any) -> dict[str, Any]:
+    """Input records -> the dialogue to judge (summary attached), and the example if one is configured.
+
+    Async, like ``more_turns``: LangGraph runs a sync node or branch in a thread pool, a
+    thread hand-off per step that cost more CPU than the step's own work."""
     from dialeval.protocols.vdact.data import dialogue_input, explicit_summaries, load_example
     from dialeval.protocols.vdact.options import parse_options
 
@@ -98,7 +101,7 @@ def judge_node() -> NodeFn:
     return judge_turn
 
 
-def more_turns(state: VdactState) -> str:
+async def more_turns(state: VdactState) -> str:
     return JUDGE_TURN if state.get("index", 0) < len(state["dialogue"]["turns"]) else END
 
 

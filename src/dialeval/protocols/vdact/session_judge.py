@@ -13,9 +13,8 @@ from langchain_core.messages import BaseMessage
 
 from dialeval.protocols.vdact.common import (
     current_turn,
-    example_of,
+    example_text,
     rating_judge,
-    render_example,
     summary_template,
     turn_block,
     turn_values,
@@ -52,14 +51,17 @@ def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessag
     history = "\n\n".join(blocks) or NO_HISTORY
     messages = template.render(
         **turn_values(state),
-        example=render_example(example_of(state)),
+        example=example_text(state),
         turn_num=current_turn(state)["turn_num"],
         history=history,
     )
     text = messages[-1].content
     start = text.find(history) if blocks and isinstance(text, str) else -1
     if start >= 0:
-        ends = [start + len("\n\n".join(blocks[: i + 1])) for i in range(len(blocks))]
+        ends, end = [], start - len("\n\n")  # where each earlier turn ends, as running sums (not one join per turn)
+        for block in blocks:
+            end += len("\n\n") + len(block)
+            ends.append(end)
         messages[-1] = mark_stable_prefix(messages[-1], ends)
     return messages
 

@@ -10,13 +10,13 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from dialeval.protocols.vdact.common import example_of, rating_judge, render_example, summary_template, turn_values
+from dialeval.protocols.vdact.common import example_text, rating_judge, summary_template, turn_values
 from dialeval.agents.templates import Template
 
 
 def build_messages(template: Template, state: dict[str, Any]) -> list[BaseMessage]:
     """The prompt for the turn at ``state['index']`` alone (summary only if the run uses one)."""
-    return template.render(**turn_values(state), example=render_example(example_of(state)))
+    return template.render(**turn_values(state), example=example_text(state))
 
 
 TURN_JUDGE = rating_judge(
