@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 from dialeval.jsonsafe import dumps, utf8
+from dialeval.models.shared_sqlite import connect_shared
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -42,11 +42,8 @@ class ResponseCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across crashes, no fsync per put
-        self._conn.execute(_SCHEMA)
-        self._conn.commit()
+        # WAL: durable across crashes with synchronous=NORMAL, no fsync per put; a run's workers share it
+        self._conn = connect_shared(self.path, ("PRAGMA synchronous=NORMAL", _SCHEMA))
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:

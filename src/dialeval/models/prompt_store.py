@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from dialeval.jsonsafe import dumps
+from dialeval.models.shared_sqlite import connect_shared
 
 PROMPTS = "prompts.sqlite"
 _INLINE_LIMIT = 256  # data: URLs longer than this are replaced by a marker
@@ -100,11 +101,12 @@ def _connect(run_dir: str) -> _Store:
     if store is None:
         path = Path(run_dir) / PROMPTS
         path.parent.mkdir(parents=True, exist_ok=True)
-        # worker processes of one run share the store: a writer waits for another's insert
-        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")  # ~30 us an insert instead of ~300 with a rollback journal
-        conn.execute("PRAGMA synchronous=OFF")  # a lost prompt costs nothing: the run does not depend on it
-        conn.execute("CREATE TABLE IF NOT EXISTS prompts (ref TEXT PRIMARY KEY, messages BLOB NOT NULL)")
+        # worker processes of one run share the store: a writer waits for another's insert;
+        # WAL: ~30 us an insert instead of ~300 with a rollback journal; synchronous=OFF: a
+        # lost prompt costs nothing, the run does not depend on it
+        conn = connect_shared(path, (
+            "PRAGMA synchronous=OFF", "CREATE TABLE IF NOT EXISTS prompts (ref TEXT PRIMARY KEY, messages BLOB NOT NULL)",
+        ), isolation_level=None)  # fmt: skip
         _recover(run_dir, conn)
         journal = os.open(_journal_path(run_dir, os.getpid()), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         store = _stores[run_dir] = _Store(conn, journal)
