@@ -131,7 +131,8 @@ def dialeval_run(
     data: Path, out: Path, base_url: str, concurrency: int, run_id: str, cache: Path | None, model: str = "stub"
 ) -> None:
     """A whole ``run("answers", ...)`` as a user starts it (preflight, cache, run folder, report);
-    a new ``model`` name gets a new client, whose request limit starts as a new process's would."""
+    a new ``model`` name gets a new client, whose request limit starts as a new process's would.
+    One process (``workers=1``): this process's CPU time is then the whole run's."""
     from dialeval.config import ModelSettings, RunConfig
     from dialeval.run.runner import run
 
@@ -141,16 +142,20 @@ def dialeval_run(
         concurrency=concurrency,
         run_id=run_id,
         cache_path=str(cache) if cache else None,
+        workers=1,
     )
     run("answers", data, config, progress=False)
 
 
-def bare_loop(base_url: str, bodies: list[dict[str, Any]], concurrency: int = 1) -> float:
-    """Seconds for ``bodies`` sent with a bare ``AsyncOpenAI`` (client built outside the timing)."""
+def bare_loop(base_url: str, bodies: list[dict[str, Any]], concurrency: int = 1, aiohttp: bool = False) -> float:
+    """Seconds for ``bodies`` sent with a bare ``AsyncOpenAI`` (client built outside the timing);
+    ``aiohttp``: over the SDK's documented aiohttp client (``DefaultAioHttpClient``), the
+    transport dialeval uses, instead of its default httpx one."""
     import openai
 
     async def go() -> float:
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed")
+        extra = {"http_client": openai.DefaultAioHttpClient()} if aiohttp else {}
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", **extra)
         slots = asyncio.Semaphore(concurrency)
 
         async def one(body: dict[str, Any]) -> None:
@@ -211,11 +216,14 @@ def overhead(tmp: Path, items: int, repeats: int, graph_share: bool = False) -> 
         dialeval_run(data, tmp / "warm", stub.base_url, 1, "warm", tmp / "warm.sqlite")  # imports, first connections
         bodies = stub.bodies()[-items:]  # the requests dialeval sent, to send bare
         bare_loop(stub.base_url, bodies[:20])
-        rows: dict[str, list[tuple[float, float]]] = {"bare": [], "dialeval": [], "one": [], "nograph": []}
-        for r in range(repeats):  # interleaved: bare, dialeval, 1-item run, bare, ...
+        rows: dict[str, list[tuple[float, float]]] = {"bare": [], "bare_aiohttp": [], "dialeval": [], "one": [], "nograph": []}
+        for r in range(repeats):  # interleaved: bare, bare over aiohttp, dialeval, 1-item run, bare, ...
             cpu = time.process_time()
             wall = bare_loop(stub.base_url, bodies)
             rows["bare"].append((wall, time.process_time() - cpu))
+            cpu = time.process_time()
+            wall = bare_loop(stub.base_url, bodies, aiohttp=True)
+            rows["bare_aiohttp"].append((wall, time.process_time() - cpu))
             rows["dialeval"].append(timed(lambda: dialeval_run(data, tmp / "runs", stub.base_url, 1, f"r{r}", tmp / f"c{r}.sqlite")))
             rows["one"].append(timed(lambda: dialeval_run(one, tmp / "runs", stub.base_url, 1, f"one{r}", tmp / f"o{r}.sqlite")))
             if graph_share:
@@ -225,11 +233,14 @@ def overhead(tmp: Path, items: int, repeats: int, graph_share: bool = False) -> 
     dial_w, dial_c = [w for w, _ in rows["dialeval"]], [c for _, c in rows["dialeval"]]
     one_w, one_c = [w for w, _ in rows["one"]], [c for _, c in rows["one"]]
     print(f"[1] instant model, {items} items sequential, {repeats} interleaved repetitions (ms per request)")
+    aio_w, aio_c = [w for w, _ in rows["bare_aiohttp"]], [c for _, c in rows["bare_aiohttp"]]
     print(f"    bare AsyncOpenAI loop      wall {ms(bare_w, items)}   cpu {ms(bare_c, items)}")
+    print(f"    the same over aiohttp      wall {ms(aio_w, items)}   cpu {ms(aio_c, items)}")
     print(f"    dialeval run('answers')    wall {ms(dial_w, items)}   cpu {ms(dial_c, items)}")
     diff_w = [d - b for d, b in zip(dial_w, bare_w)]
     diff_c = [d - b for d, b in zip(dial_c, bare_c)]
     print(f"    overhead (dialeval - bare) wall {ms(diff_w, items)}   cpu {ms(diff_c, items)}   (target <= 1.5 ms cpu)")
+    print(f"    overhead over the aiohttp bare loop   cpu {ms([d - b for d, b in zip(dial_c, aio_c)], items)}")
     # a 1-item run is the fixed cost plus one request; the rest is per request
     per_w = [(d - o) / (items - 1) * items for d, o in zip(dial_w, one_w)]
     per_c = [(d - o) / (items - 1) * items for d, o in zip(dial_c, one_c)]
@@ -321,15 +332,19 @@ def wide(tmp: Path, items: int, concurrency: int, repeats: int) -> None:
     with StubProcess() as stub:
         dialeval_run(data, tmp / "wide-warm", stub.base_url, concurrency, "wide-warm", None)
         bodies = stub.bodies()[-items:]
-        bare, dial = [], []
+        bare, aio, dial = [], [], []
         for r in range(repeats):
             cpu = time.process_time()
             bare_loop(stub.base_url, bodies, concurrency)
             bare.append(time.process_time() - cpu)
+            cpu = time.process_time()
+            bare_loop(stub.base_url, bodies, concurrency, aiohttp=True)
+            aio.append(time.process_time() - cpu)
             dial.append(timed(lambda: dialeval_run(data, tmp / "wide", stub.base_url, concurrency, f"w{r}", tmp / f"w{r}.sqlite"))[1])
     print(f"[6] instant model, {items} items at concurrency {concurrency}, {repeats} interleaved repetitions (CPU ms per request)")
     print(f"    bare AsyncOpenAI loop {ms(bare, items)}   dialeval run('answers') {ms(dial, items)}   "
           f"overhead {ms([d - b for d, b in zip(dial, bare)], items)}")
+    print(f"    bare loop over aiohttp {ms(aio, items)}   overhead over it {ms([d - b for d, b in zip(dial, aio)], items)}")
 
 
 def startup() -> None:
