@@ -113,6 +113,34 @@ def test_a_refused_head_start_request_is_sent_again_through_the_sdk(tmp_path):
             assert usage["retries"] == 1 and usage["rate_limited"] == (status == 429)
 
 
+def test_whatever_the_server_says_to_a_head_start_request_ends_the_item_as_without_it(tmp_path):
+    """The head start's outcome is the SDK's first attempt: a 401 or 400 is not retried (the
+    item fails as it would have), and a server that keeps failing gets no extra request."""
+    data = write_items(tmp_path, 1)
+
+    def served(mode: str, failures: list[int], out: str) -> tuple[int, list[int], Any, list[bool]]:
+        server.requests.clear(), server.statuses.clear(), server.request_headers.clear()
+        server.failures = list(failures)
+        done = run_cli(mode, data, server, tmp_path / out)
+        return done.returncode, list(server.statuses), run_files(tmp_path / out), [by_sdk(h) for h in server.request_headers]
+
+    with OpenAIStub(respond=grade) as server:
+        for failures in ([401], [400], [500] * 6, [429] * 6):
+            name = f"{failures[0]}x{len(failures)}"
+            code, statuses, files, senders = served("plain", failures, f"early-{name}")
+            sdk_code, sdk_statuses, sdk_files, sdk_senders = served("sdk-first", failures, f"sdk-{name}")
+            assert senders[0] is False and all(sdk_senders)  # the first request left early, or not
+            assert (code, statuses) == (sdk_code, sdk_statuses), name  # the same requests, the same exit
+            rows, metrics = files
+            sdk_rows, sdk_metrics = sdk_files
+            strip = lambda rows: json.loads(json.dumps(rows).replace(server.base_url, "<url>"))  # noqa: E731
+            assert strip(rows) == strip(sdk_rows) and metrics == sdk_metrics, name
+            if failures[0] in (401, 400):  # refused for good: no second request, the item failed
+                assert statuses == failures and code == 1, name
+            else:  # the SDK's retries, the head start's request counted as its first attempt
+                assert statuses == failures[: len(statuses)] and len(statuses) < len(failures), name
+
+
 def test_the_head_start_is_taken_only_where_its_request_is_certainly_the_sdks(monkeypatch):
     from dialeval.models.head_start import allowed
 

@@ -241,3 +241,20 @@ def test_an_unknown_transport_stops_the_run_before_anything_is_written(tmp_path,
     with pytest.raises(ConfigError, match=r"field 'model': \$DIALEVAL_HTTP_TRANSPORT='curl': use one of aiohttp, httpx"):
         run("answers", DATA, config, progress=False)
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_server_out_of_reach_through_a_proxy_names_the_proxy(monkeypatch):
+    from dialeval.models.backends.http import check_models_route
+
+    monkeypatch.setenv("HTTP_PROXY", f"http://user:secret@127.0.0.1:{_closed_port()}")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(PreflightError) as refused:
+        check_models_route("http://127.0.0.1:9/v1/models", {}, "judge at http://127.0.0.1:9/v1", 5.0)
+    message = str(refused.value)
+    assert "cannot reach judge at http://127.0.0.1:9/v1 through the proxy http://127.0.0.1:" in message
+    assert "($HTTP_PROXY)" in message and "secret" not in message
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with pytest.raises(PreflightError) as refused:
+        check_models_route("http://127.0.0.1:9/v1/models", {}, "judge", 5.0)
+    assert "proxy" not in str(refused.value)  # not used for this host

@@ -94,7 +94,7 @@ def test_the_endpoint_is_the_config_then_the_sdk_variable_then_the_sdk_default(m
     openai = _backend("openai:gpt-4o-mini")
     assert (openai.endpoint, openai.endpoint_source) == ("http://proxy.test/v1", "$OPENAI_BASE_URL")
     configured = _backend("openai:gpt-4o-mini", base_url="http://mine.test/v1")
-    assert (configured.endpoint, configured.endpoint_source) == ("http://mine.test/v1", "base_url in the config")
+    assert (configured.endpoint, configured.endpoint_source) == ("http://mine.test/v1", "base_url (the config or --base-url)")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://claude-proxy.test")
     assert _backend("anthropic:claude-haiku-4-5").endpoint == "http://claude-proxy.test"
     assert _backend("openai-compatible:judge").endpoint == "http://proxy.test/v1"

@@ -28,7 +28,7 @@ from dialeval.config import ConfigError, ModelSettings, RunConfig
 from dialeval.errors import RunLocked
 from dialeval.run.folder import results_by_id
 from dialeval.run.runner import run
-from dialeval.run.workers import choose_workers, cores
+from dialeval.run.workers import ITEMS_PER_WORKER, choose_workers, cores
 from dialeval.testing.openai_server import OpenAIStub, last_user_text
 from tests.helpers import http_config
 
@@ -264,7 +264,8 @@ def test_the_default_is_as_many_workers_as_help():
     bench = get_benchmark("answers")
     api = RunConfig(model=ModelSettings(spec="openai-compatible:judge", base_url="http://127.0.0.1:9/v1"))
     assert choose_workers(api, bench, api.context(), 40) == 1  # a few items: one process
-    assert choose_workers(api, bench, api.context(), 10_000) == min(cores(), 64)
+    assert choose_workers(api, bench, api.context(), 1_000) == 1  # one process keeps up with these
+    assert choose_workers(api, bench, api.context(), 10_000) == min(cores(), 10_000 // ITEMS_PER_WORKER)
     dry = RunConfig(model=ModelSettings(spec="dry-run"))
     assert choose_workers(dry, bench, dry.context(), 10_000) == 1
     asked = api.model_copy(update={"workers": 3, "concurrency": 2})

@@ -1,16 +1,18 @@
-"""A run's first requests leave while the OpenAI SDK is still importing.
+"""A run's first requests leave while the OpenAI SDK is still importing: the SDK's first
+attempt, sent early.
 
 ``import openai`` costs about 0.7-1 s of CPU, most of a run's start-up; the first
 requests need only their body (``models/openai_body.py``) and an HTTP client. While the
-SDK imports in a thread, a request the light path is about to send goes out through
-the SDK's own HTTP library (``httpx2``), with the SDK's auth and JSON headers, the
-run's time-outs and TLS context, and the HTTP hooks the SDK's client has (so the
-request limit and the call's retry counts hear of it as they would). Only a ``200``
-whose body is a JSON object is kept, and it goes through the same answer path once the
-SDK is there (the SDK's ``ChatCompletion`` fields filled in, ``models/openai_direct.py``);
-anything else (an error status, no connection, a time-out, another body) is dropped and
-the request is sent again through the SDK as always: its retries, error types and 429
-handling unchanged. So a run records and scores exactly what it records without this.
+SDK imports in a thread, a request the light path is about to send goes out through the
+SDK's own HTTP library (``httpx2``) with the key, the JSON content type, the run's
+time-outs and TLS context (not the SDK's ``User-Agent`` and ``x-stainless-*`` headers,
+which servers do not need). What comes back, whatever it is (an answer, a 401, a 429, a
+500, a refused connection, a time-out), is kept, and once the SDK is there the same
+request goes through the SDK as always, whose client is handed the kept outcome as its
+first attempt's (:class:`FirstAttempts`): the SDK's own rules then decide, as for any
+attempt, whether to accept it, retry it (counting it, so no extra request is sent) or
+raise, and the client's hooks (the request limit, the call's retry counts) see it once.
+So a run records and scores exactly what it records without a head start.
 
 It is used only where the request it sends is certainly the SDK's: an explicit
 ``base_url``, no proxy variables, and no ``OPENAI_*`` variable besides the key (the SDK
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import os
 import sys
 import threading
@@ -28,8 +31,6 @@ import weakref
 from concurrent.futures import Future
 from typing import Any
 
-from dialeval.models.backends.http import CONNECT_TIMEOUT, limit_hooks, ssl_context
-from dialeval.models.concurrency import AdaptiveLimit
 
 _LIBRARY = "httpx2"  # what the SDK (openai 3) sends with
 _sdk_import: Future[None] | None = None
@@ -98,9 +99,12 @@ class HeadStart:
             self.headers["Authorization"] = f"Bearer {key}"
         self.timeout = timeout
         self._clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self.kept: dict[str, list[Any]] = {}  # body -> outcomes not yet handed to the SDK client
 
-    def _client(self, limit: AdaptiveLimit | None) -> Any:
+    def _client(self) -> Any:
         import importlib
+
+        from dialeval.models.backends.http import CONNECT_TIMEOUT, ssl_context  # here: that package imports this module
 
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
@@ -113,31 +117,74 @@ class HeadStart:
                 timeout=http.Timeout(self.timeout, connect=min(CONNECT_TIMEOUT, self.timeout)),
                 limits=http.Limits(max_connections=256, max_keepalive_connections=64),  # the SDK client's pool
                 verify=verify,
-                event_hooks=limit_hooks(limit),  # as the SDK's client: the limit and the call's counts hear of it
-            )
+            )  # no hooks: the SDK client's hear of the outcome when it is handed over
             self._clients[loop] = client
         return client
 
     async def close(self) -> None:
-        """Close this event loop's client (the end of a run)."""
+        """Close this event loop's client (the end of a run); outcomes never handed over
+        (a cancelled run's) are dropped."""
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.aclose()
+        self.kept.clear()
 
-    async def send(self, body: dict[str, Any], limit: AdaptiveLimit | None) -> dict[str, Any] | None:
-        """The answer's JSON object when the server answered ``200`` with one, else ``None``
-        (the caller then sends the request through the SDK)."""
-        import json
-
+    async def send(self, body: dict[str, Any]) -> None:
+        """Send ``body`` now and keep what comes back for the SDK client's first attempt at it."""
+        outcome: Any
         try:
-            response = await self._client(limit).post(self.url, json=body, headers=self.headers)
-            if response.status_code != 200:
-                return None
-            answer = json.loads(response.content)
-        except (ValueError, OSError):
-            return None
-        except Exception as err:  # the HTTP library's own errors (time-outs, protocol errors)
+            response = await self._client().post(self.url, json=body, headers=self.headers)
+            outcome = (response.status_code, response.headers.multi_items(), response.content)
+        except Exception as err:  # the HTTP library's errors (refused, time-out, protocol): the SDK's to judge
             if type(err).__module__.split(".")[0] != _LIBRARY:
                 raise
+            outcome = err
+        self.kept.setdefault(body_key(body), []).append(outcome)
+
+    def take(self, content: bytes) -> Any:
+        """The kept outcome of a request whose body is ``content``, once; ``None`` if there is none."""
+        if not self.kept:
             return None
-        return answer if isinstance(answer, dict) else None
+        try:
+            key = body_key(json.loads(content))
+        except ValueError:
+            return None
+        outcomes = self.kept.get(key)
+        if not outcomes:
+            return None
+        outcome = outcomes.pop(0)
+        if not outcomes:
+            del self.kept[key]
+        return outcome
+
+
+def body_key(body: Any) -> str:
+    """One text per request body, however its JSON was spelled."""
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+_UNSENT_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}  # the kept content is decoded
+
+
+def first_attempts(head_start: HeadStart, http: Any) -> Any:
+    """A wrapper for the SDK client's transport (the HTTP library ``http``) that answers a
+    request the head start already sent with what came back, once, instead of sending it."""
+
+    class FirstAttempts(http.AsyncBaseTransport):  # type: ignore[misc,name-defined]
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        async def handle_async_request(self, request: Any) -> Any:
+            outcome = head_start.take(request.content) if head_start.kept else None
+            if outcome is None:
+                return await self.inner.handle_async_request(request)
+            if isinstance(outcome, Exception):  # as this library would raise it
+                raise getattr(http, type(outcome).__name__, http.TransportError)(str(outcome), request=request) from outcome
+            status, headers, content = outcome
+            kept = [(k, v) for k, v in headers if k.lower() not in _UNSENT_HEADERS]
+            return http.Response(status, headers=kept, content=content, request=request)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return FirstAttempts

@@ -167,7 +167,8 @@ class CallMeter:
     endpoint: str | None = None
     started: float = field(default_factory=time.perf_counter)
     refused: int = 0  # answers with a status the SDK retries
-    rate_limited: int = 0
+    rate_limited: int = 0  # those of them that were 429/529
+    last_limited: bool = False  # the latest refusal was a 429/529
     server_model: str | None = None
 
     def fill(self, entry: CallRecord) -> None:
@@ -175,9 +176,10 @@ class CallMeter:
         if not (entry.requests or entry.status == "error") or entry.estimated:
             return
         entry.endpoint = self.endpoint or public_url(entry.endpoint)
-        # the last refusal of a call that ended in error was not retried
-        entry.retries = max(0, self.refused - (1 if entry.status == "error" and self.refused else 0))
-        entry.rate_limited = self.rate_limited
+        # the last refusal of a call that ended in error was not retried: neither a retry nor a retried 429
+        unretried = entry.status == "error" and self.refused > 0
+        entry.retries = max(0, self.refused - unretried)
+        entry.rate_limited = max(0, self.rate_limited - (unretried and self.last_limited))
         entry.latency_s = round(time.perf_counter() - self.started, 3)
         entry.server_model = self.server_model
 
@@ -199,8 +201,8 @@ def count_response(status: int) -> None:
         return
     if status in RETRIED_STATUSES or status >= 500:
         meter.refused += 1
-    if status in (429, 529):
-        meter.rate_limited += 1
+        meter.last_limited = status in (429, 529)
+        meter.rate_limited += meter.last_limited
 
 
 def note_server_model(message: Any) -> None:

@@ -40,8 +40,11 @@ from dialeval.run.preflight import used_models
 from dialeval.run.tally import RunTally
 
 # below this many items per worker, starting one (a fork, its own HTTP pool, an idle
-# tail while the others finish) costs more than the core it adds saves
-ITEMS_PER_WORKER = 100
+# tail while the others finish) costs more than the core it adds saves: with ~2 ms of
+# CPU a request one process keeps 64 requests in flight at 200 ms, and on 2 cores 1,000
+# `answers` items ran faster in one process (5.2-5.4 s) than in two (5.7-6.0 s), while
+# 10,000 ran a little faster in two (34.0 s against 35.1 s; benchmarks/workers.py)
+ITEMS_PER_WORKER = 2500
 # their note store (Chroma, under the run folder) belongs to one process
 ONE_PROCESS_BENCHMARKS = ("mmrc", "dialogue")
 CALLS_EVERY = 0.25  # seconds between a worker's reports of finished calls (the call bar)

@@ -99,7 +99,7 @@ class Backend:
     def endpoint_source(self) -> str:
         """Where :attr:`endpoint` came from, for messages."""
         if self.settings.base_url:
-            return "base_url in the config"
+            return "base_url (the config or --base-url)"
         return next((f"${v}" for v in self.url_vars if os.environ.get(v)), "the SDK default")
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from dialeval.models.backends.aio_transport import aiohttp_transport
 from dialeval.models.concurrency import AdaptiveLimit, retry_after_seconds
@@ -68,17 +68,21 @@ def transport_name() -> str:
     return name
 
 
-def async_http(settings: ModelSettings, limit: AdaptiveLimit | None = None, sdk: str = "openai") -> Any:
+def async_http(
+    settings: ModelSettings, limit: AdaptiveLimit | None = None, sdk: str = "openai", wrap: Callable[[Any], Any] | None = None
+) -> Any:
     """A pool of this model's own (an SDK's shared pool breaks once a second event loop uses it).
 
     The client is the HTTP library's (hooks, time-outs, limits, TLS context, proxies from
-    the environment); what it sends directly goes through :func:`direct_transport`."""
+    the environment); what it sends directly goes through :func:`direct_transport`, inside
+    ``wrap(transport)`` when given (the head start's first attempts)."""
     http = sdk_http(sdk)
     return client_class(http, sdk)(
         timeout=_sdk_timeout(http, settings.timeout),
         limits=http.Limits(max_connections=256, max_keepalive_connections=64),
         event_hooks=limit_hooks(limit),
         verify=ssl_context(http.__name__),
+        wrap=wrap,
     )
 
 
@@ -89,12 +93,17 @@ def client_class(http: Any, sdk: str) -> Any:
     off the proxies from the environment: those keep the library's proxy transports."""
 
     class Client(http.AsyncClient):  # type: ignore[misc,name-defined]
+        def __init__(self, *args: Any, wrap: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
+            self._wrap = wrap  # read by _init_transport, which the library's __init__ calls
+            super().__init__(*args, **kwargs)
+
         def _init_transport(self, verify: Any = True, *args: Any, limits: Any = None, transport: Any = None, **kwargs: Any) -> Any:
             if transport is None and limits is not None:
                 transport = direct_transport(sdk, http, verify, limits)
             if limits is not None:
                 kwargs["limits"] = limits
-            return super()._init_transport(verify, *args, transport=transport, **kwargs)
+            transport = super()._init_transport(verify, *args, transport=transport, **kwargs)
+            return self._wrap(transport) if self._wrap is not None else transport
 
     return Client
 
@@ -252,6 +261,25 @@ def check_models_route(url: str, headers: dict[str, str], where: str, timeout: f
     try:
         response = http.get(url, headers=headers, timeout=min(CONNECT_TIMEOUT, timeout), verify=verify)
     except http.HTTPError as err:
-        raise PreflightError(scrub(f"cannot reach {where}: {type(err).__name__}: {err}")) from None
+        raise PreflightError(scrub(f"cannot reach {where}{proxy_note(url)}: {type(err).__name__}: {err}")) from None
     if response.status_code in (401, 403):
         raise PreflightError(scrub(f"{where} refused the key (HTTP {response.status_code}): {response.text[:200]}"))
+
+
+def proxy_note(url: str) -> str:
+    """`` through the proxy $HTTPS_PROXY (http://...)`` when a proxy variable of the
+    environment applies to ``url`` (the HTTP library then connects to the proxy, and a
+    proxy that is down looks like a server that is down), else ``""``."""
+    import os
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    from dialeval.models.usage import public_url
+
+    scheme = urlsplit(url).scheme
+    proxy = urllib.request.getproxies_environment().get(scheme)
+    bypass = getattr(urllib.request, "proxy_bypass_environment")  # undeclared in typeshed, documented in the module
+    if not proxy or bypass(urlsplit(url).hostname or ""):
+        return ""
+    names = [n for n in (f"{scheme.upper()}_PROXY", f"{scheme}_proxy", "ALL_PROXY", "all_proxy") if os.environ.get(n)]
+    return f" through the proxy {public_url(proxy)}" + (f" (${names[0]})" if names else "")

@@ -18,7 +18,7 @@ from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.openai_body import answer_message, plain_setup, request_body, verified
 from dialeval.models.head_start import HeadStart, sdk_pending, sdk_ready, start_sdk_import
 from dialeval.models.head_start import allowed as head_start_allowed
-from dialeval.models.openai_direct import _completion_type, _dumped, send_body
+from dialeval.models.openai_direct import send_body
 from dialeval.models.spec import SpecError
 from dialeval.models.watchers import handlers, nothing_watches
 
@@ -137,11 +137,8 @@ class OpenAIBackend(ApiBackend):
             return None
         if self._head_start is not None and sdk_pending():
             asyncio.get_running_loop().call_soon(start_sdk_import)  # once the items waiting to send have sent
-            answer = await self._head_start.send(body, client.limit)
+            await self._head_start.send(body)  # kept: the SDK client's first attempt at this body (below)
             await sdk_ready()
-            if answer is not None:  # a 200 with a JSON object: the answer send_body would have returned
-                response = checked(body, _dumped(answer, _completion_type()))
-                return answer_message(response, self.spec.name) or chat_result_message(client.model, response)
         sdk = self.light_client(client.limit)
         if sdk is None:
             return None
@@ -181,7 +178,13 @@ class OpenAIBackend(ApiBackend):
         }
         if s.max_retries is not None:
             params["max_retries"] = s.max_retries
-        clients[loop] = sdk = openai.AsyncOpenAI(**params, http_client=async_http(s, limit), api_key=key)
+        wrap = None
+        if self._head_start is not None:  # the requests it sent early are this client's first attempts
+            from dialeval.models.backends.http import sdk_http
+            from dialeval.models.head_start import first_attempts
+
+            wrap = first_attempts(self._head_start, sdk_http("openai"))
+        clients[loop] = sdk = openai.AsyncOpenAI(**params, http_client=async_http(s, limit, wrap=wrap), api_key=key)
         return sdk
 
     async def send(
