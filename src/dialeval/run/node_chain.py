@@ -23,7 +23,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from dialeval.run.single_node import _validated, direct_form, plain_compiled, state_graph_parts
+from dialeval.run.single_node import DeclaredGraph, _validated, direct_form, plain_compiled, single_node, state_graph_parts
 
 _START, _END = "__start__", "__end__"
 _CHECKED: weakref.WeakKeyDictionary[Any, NodeChain | None] = weakref.WeakKeyDictionary()
@@ -209,3 +209,12 @@ def _inspect(graph: Any) -> NodeChain | None:
         output_keys=tuple(output),
         coerce_context=functools.partial(_coerce_context, graph.context_schema),  # not the graph: a weak key
     )
+
+
+def runnable(graph: Any) -> Any:
+    """What runs one item: a declared graph as it is, a provably one-node compiled graph
+    directly (:func:`~dialeval.run.single_node.single_node`), a provable chain walked
+    (:func:`node_chain`), any other graph through LangGraph."""
+    if isinstance(graph, DeclaredGraph):
+        return graph
+    return single_node(graph) or node_chain(graph) or graph

@@ -123,8 +123,7 @@ def _causes(calls: list[CallRecord]) -> list[dict[str, Any]]:
 async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, options: dict[str, Any], on_call: Any) -> dict[str, Any]:
     """One item through the graph. ``failed`` when the graph raised or any agent call
     ended ``error``; the partial record is kept then, for the report, but never scored."""
-    from dialeval.run.node_chain import node_chain
-    from dialeval.run.single_node import DeclaredGraph, runnable
+    from dialeval.run.node_chain import runnable
     from dialeval.secrets import scrub
 
     ledger = Ledger(on_add=on_call)
@@ -133,10 +132,7 @@ async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, 
     row: dict[str, Any]
     try:
         # a declared or one-node graph, or a chain, without LangGraph's per-step work
-        form = runnable(graph)
-        if form is graph and not isinstance(graph, DeclaredGraph):
-            form = node_chain(graph) or graph
-        state = await form.ainvoke(bench.to_input(item, options), context=context, config={"recursion_limit": 10_000})
+        state = await runnable(graph).ainvoke(bench.to_input(item, options), context=context, config={"recursion_limit": 10_000})
         record = bench.to_record(item, state)
         causes = _causes(ledger.calls)
         if causes:

@@ -105,14 +105,6 @@ def run_graph(bench: Benchmark) -> Any:
     return bench.graph()
 
 
-def runnable(graph: Any) -> Any:
-    """What runs one item: a declared graph as it is, a provably one-node compiled graph
-    directly (:func:`single_node`), any other graph through LangGraph."""
-    if isinstance(graph, DeclaredGraph):
-        return graph
-    return single_node(graph) or graph
-
-
 def _langgraph_runtime() -> Callable[..., Any]:
     from langgraph.runtime import Runtime
 

@@ -13,10 +13,10 @@ import weakref
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dialeval.models.backends.base import ApiBackend
-from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sync_http
+from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sdk_http, sync_http
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.openai_body import answer_message, plain_setup, request_body, verified
-from dialeval.models.head_start import HeadStart, sdk_pending, sdk_ready, start_sdk_import
+from dialeval.models.head_start import HeadStart, first_attempts, sdk_pending, sdk_ready, start_sdk_import
 from dialeval.models.head_start import allowed as head_start_allowed
 from dialeval.models.openai_direct import send_body
 from dialeval.models.spec import SpecError
@@ -64,7 +64,7 @@ class OpenAIBackend(ApiBackend):
             kwargs["base_url"] = s.base_url
         elif not self.needs_key and not os.environ.get("OPENAI_BASE_URL"):
             raise SpecError(f"{s.spec}: openai-compatible models need base_url (or OPENAI_BASE_URL)")
-        key = os.environ.get(self.key_env or "") or (None if self.needs_key else "not-needed")
+        key = self._key()
         if key:  # local servers usually ignore the key
             kwargs["api_key"] = key
         # our own pool: langchain-openai shares one process-wide async pool, which breaks
@@ -109,9 +109,10 @@ class OpenAIBackend(ApiBackend):
         """The light path's SDK client when the first request will take that path, else the
         chat model; with ``head_start`` (one process, nothing watching), nothing: the first
         requests leave while the SDK imports (:mod:`dialeval.models.head_start`)."""
-        if head_start and not client.injected and self._head_start_for() is not None:
+        if head_start and not client.injected:
             self._head_start = self._head_start_for()
-            return
+            if self._head_start is not None:
+                return
         if client.injected or self.light_client(client.limit) is None:
             super().warm(client)
 
@@ -120,8 +121,12 @@ class OpenAIBackend(ApiBackend):
         s = self.settings
         if not head_start_allowed(s.base_url, self.key_env) or not self._light_possible():
             return None
-        key = os.environ.get(self.key_env or "") or (None if self.needs_key else "not-needed")
+        key = self._key()
         return HeadStart(s.base_url or "", key, s.timeout) if key else None
+
+    def _key(self) -> str | None:
+        """The key sent: the configured variable's, else a placeholder where none is needed."""
+        return os.environ.get(self.key_env or "") or (None if self.needs_key else "not-needed")
 
     async def light_call(self, client: Any, messages: list[BaseMessage], schema: type[BaseModel] | None) -> Any | None:
         """What ``ChatOpenAI``'s unobserved ``ainvoke`` returns, built without LangChain's chat
@@ -154,17 +159,17 @@ class OpenAIBackend(ApiBackend):
         loop, built as its ``validate_environment`` builds it from :meth:`build`'s arguments;
         ``None`` when the light path is off (another langchain-openai release, a special model
         name or environment, a rate limiter) or the client cannot be built that way."""
+        loop = asyncio.get_running_loop()
+        clients = self._light_clients
+        if loop in clients:  # built after the same checks (the body's own run on every call)
+            return clients[loop]
         if not self._light_possible():
             return None
         s = self.settings
-        loop = asyncio.get_running_loop()
-        clients = self._light_clients
-        if loop in clients:
-            return clients[loop]
         base_url = s.base_url or os.environ.get("OPENAI_API_BASE") or None
         if not base_url and not self.needs_key and not os.environ.get("OPENAI_BASE_URL"):
             return None  # build() refuses it: the chat model's path says why
-        key = os.environ.get(self.key_env or "") or (None if self.needs_key else "not-needed") or os.environ.get("OPENAI_API_KEY")
+        key = self._key() or os.environ.get("OPENAI_API_KEY")
         if not key:
             return None  # the SDK refuses a client without a key: the chat model's path raises it
         import openai
@@ -178,12 +183,8 @@ class OpenAIBackend(ApiBackend):
         }
         if s.max_retries is not None:
             params["max_retries"] = s.max_retries
-        wrap = None
-        if self._head_start is not None:  # the requests it sent early are this client's first attempts
-            from dialeval.models.backends.http import sdk_http
-            from dialeval.models.head_start import first_attempts
-
-            wrap = first_attempts(self._head_start, sdk_http("openai"))
+        # the requests a head start sent early are this client's first attempts
+        wrap = first_attempts(self._head_start, sdk_http("openai")) if self._head_start is not None else None
         clients[loop] = sdk = openai.AsyncOpenAI(**params, http_client=async_http(s, limit, wrap=wrap), api_key=key)
         return sdk
 
