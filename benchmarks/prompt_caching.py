@@ -65,7 +65,6 @@ def vdact_example(folder: Path) -> Path | None:
     dialogue of the shared data, verdicts of typical length. The shared data holds no
     training-split dialogue, so a test dialogue of another system stands in; written to
     ``folder`` at run time, never committed."""
-    import json
 
     from dialeval.protocols.vdact.common import DRY_RUN_RATIONALE
 
@@ -83,7 +82,6 @@ def vdact_example(folder: Path) -> Path | None:
 
 def conversation_cases(shared: bool, folder: Path) -> list[tuple[str, str, Path, dict]]:
     """(benchmark, label, data, options) of the protocols with a growing conversation, at realistic length."""
-    import json
 
     from dialeval.testing.conversations import mmdu_dialogues, mmrc_conversations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage
 
-from dialeval.config import ModelSettings, RunConfig
+from dialeval.config import RunConfig
 from dialeval.run.runner import run
 from tests.helpers import scripted
 

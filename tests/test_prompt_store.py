@@ -25,6 +25,8 @@ time.sleep(600)
 
 
 def _in_sqlite(run_dir) -> set[str]:
+    if not (run_dir / PROMPTS).exists():
+        return set()
     conn = sqlite3.connect(str(run_dir / PROMPTS))
     try:
         return {ref for (ref,) in conn.execute("SELECT ref FROM prompts")}
@@ -45,9 +47,11 @@ def test_prompts_of_a_killed_process_are_kept_and_moved_into_the_store_by_the_ne
     assert set(load_prompts(run_dir)) == set(refs)  # the viewer sees them already
     assert load_prompts(run_dir)[refs[3]] == [{"role": "human", "content": "grade answer 3"}]
 
-    store_prompt(run_dir, [HumanMessage("a prompt of the next run")])  # the next process opens the store
-    assert _in_sqlite(run_dir) == set(refs)
+    nxt = store_prompt(run_dir, [HumanMessage("a prompt of the next run")])  # the next process journals it
+    prompt_store.close(run_dir)  # as at the end of its run: its flush opens the store
+    assert _in_sqlite(run_dir) == {*refs, nxt}
     assert not (run_dir / f"prompts.{child.pid}.journal").exists()
+    assert list(run_dir.glob("prompts.*.journal")) == []
 
 
 def test_prompts_reach_sqlite_in_batches_and_all_of_them_at_the_latest_on_close(tmp_path):

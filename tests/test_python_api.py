@@ -91,3 +91,27 @@ def test_judge_model_names_the_judges_not_the_system_under_test(tmp_path):
                 "cache_path": None, "output_dir": str(tmp_path / "runs")}
     frame = dialeval.read_run(dialeval.evaluate("mmdu", data, settings).run_dir).to_pandas()
     assert set(frame["judge_model"]) == {"dry-run:gpt-4o-mini"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists open files through /proc")
+def test_runs_one_after_another_leave_no_file_of_their_folders_open(tmp_path):
+    """A sweep in one process: each run lets go of its prompt store (four descriptors a run
+    otherwise, until the process ran out of them)."""
+
+    def held_in(folder: Path) -> list[str]:
+        targets = []
+        for fd in Path("/proc/self/fd").iterdir():
+            try:
+                targets.append(str(fd.readlink()))
+            except OSError:  # closed while listing
+                continue
+        return [t for t in targets if t.startswith(str(folder))]
+
+    data = _predictions(tmp_path)
+    with OpenAIStub(respond=lambda body: "Fine. So rating=3") as server:
+        runs = [dialeval.evaluate("vdact", data, {**_settings(server, tmp_path), "run_id": f"sweep-{i}"}) for i in range(3)]
+    assert held_in(tmp_path) == []
+    for result in runs:  # the prompts are all in the store, no journal left behind
+        assert (result.run_dir / "prompts.sqlite").exists()
+        assert list(result.run_dir.glob("prompts.*.journal")) == []
+        assert dialeval.read_run(result.run_dir).to_pandas().shape[0] > 0

@@ -23,19 +23,24 @@ FIGURES: list[Figure] = [
     Bars("bars-intervals", "two judges", "mean", ["p", "q"], {"s": [1.0, 2.0], "t": [2.0, 3.0]},
          {"s": [(0.5, 1.5), None]}, (0, 5)),
     Scatter("scatter", "judge against humans", "human", "judge", {"p": [(1.0, 2.0), (2.0, 2.0), (3.0, 4.0)]}, (1, 5)),
+    # a million in one bar: the y axis shows an offset (1e6), so the title is placed as matplotlib places it
+    Histogram("hist-offset", "a long title, long enough that matplotlib would move it above an offset: scores",
+              {"all": [1.0] * 1_000_000 + [2.0]}, (1, 2)),
 ]
 COMPARISON = [{"a": "run-a", "b": "run-b", "dimension": "score", "n": 3, "scale": "integer",
                "pairs": [("q1", 3, 4), ("q2", 4, 4), ("q3", 5, 2)]}]
 
 
 def matplotlibs_own_sequence(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Draw as the report did before: a figure on matplotlib's default canvas, ``tight_layout()``."""
+    """Draw as the report did before: a figure on matplotlib's default canvas, ``tight_layout()``,
+    the title placed by matplotlib (never pinned to the top edge)."""
     def new_figure(width_in: float = plots.WIDTH_IN, height_in: float = plots.HEIGHT_IN) -> tuple[Any, Any]:
         fig = MplFigure(figsize=(width_in, height_in), dpi=plots.DPI)
         return fig, fig.subplots()
 
     monkeypatch.setattr(plots, "new_figure", new_figure)
     monkeypatch.setattr(plots, "fit_margins", lambda fig: fig.tight_layout())
+    monkeypatch.setattr(plots, "_nothing_above", lambda ax: False)
 
 
 def pngs(folder: Path) -> dict[str, bytes]:
@@ -56,6 +61,16 @@ def test_every_kind_of_figure_is_the_same_bytes_as_matplotlibs_own_sequence_draw
     now, before = pngs(tmp_path / "now"), pngs(tmp_path / "before")
     assert sorted(now) == sorted([f"{f.name}.png" for f in FIGURES] + ["agreement-score.png"])
     assert now == before
+
+
+def test_the_title_is_pinned_to_the_top_edge_unless_the_y_axis_shows_an_offset():
+    for figure, pinned in ((FIGURES[0], True), (FIGURES[-1], False)):
+        fig, ax = plots.new_figure()
+        plots._histogram(ax, figure)
+        assert plots._nothing_above(ax) is pinned
+        plots._title(ax, figure.title)
+        fig.canvas.draw()
+        assert bool(ax.yaxis.offsetText.get_text()) is not pinned  # what the check foresaw is what was drawn
 
 
 def test_a_figure_is_drawn_once_when_saved(tmp_path, monkeypatch):

@@ -17,9 +17,10 @@ import os
 import sqlite3
 import threading
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from dialeval.jsonsafe import dumps
 from dialeval.models.shared_sqlite import connect_shared
@@ -68,19 +69,22 @@ def prompt_hash(payload: list[dict[str, Any]]) -> str:
 
 # The hot path only appends each new prompt to this process's journal beside the store
 # (one ``write`` call: once it returns the kernel holds the line, so a SIGKILL loses
-# nothing); every FLUSH_EVERY prompts, at exit and whenever they are read, the journal
-# goes into the SQLite store in one transaction and starts empty again. A journal left
-# by a killed process is moved into the store by the next process that opens it.
+# nothing); every FLUSH_EVERY prompts, at the end of the run, at exit and whenever they
+# are read, the journal goes into the SQLite store in one transaction and starts empty
+# again. A journal left by a killed process is moved into the store by the next process
+# that flushes into it. SQLite is opened at the first flush, not at the first prompt: a
+# run's first answers are not kept waiting for a database file to be set up.
 FLUSH_EVERY = 256
 _JOURNAL_GLOB = "prompts.*.journal"
 
 
 @dataclass
 class _Store:
-    """One run folder's open store in this process: the SQLite file and our journal."""
+    """One run folder's open store in this process: our journal, and the SQLite file once flushed into."""
 
-    conn: sqlite3.Connection
+    run_dir: str
     journal: int  # file descriptor, O_APPEND
+    conn: sqlite3.Connection | None = None
     seen: set[str] = field(default_factory=set)  # refs already stored by this process
     pending: list[tuple[str, bytes]] = field(default_factory=list)  # journalled, not yet in SQLite
 
@@ -95,22 +99,27 @@ def _journal_path(run_dir: str, pid: int) -> str:
 def _connect(run_dir: str) -> _Store:
     """The open store of a run folder (keyed by the folder string: no path resolution per call)."""
     store = _stores.get(run_dir)
-    if store is not None and not os.path.exists(os.path.join(run_dir, PROMPTS)):  # the folder was deleted and made again
+    if store is not None and not os.path.exists(_journal_path(run_dir, os.getpid())):  # the folder was made again
         _close(store)
         store = None
     if store is None:
-        path = Path(run_dir) / PROMPTS
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(run_dir, exist_ok=True)
+        journal = os.open(_journal_path(run_dir, os.getpid()), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        store = _stores[run_dir] = _Store(run_dir, journal)
+    return store
+
+
+def _database(store: _Store) -> sqlite3.Connection:
+    """The run's SQLite store, opened (and the journals of killed processes moved in) on first use."""
+    if store.conn is None:
         # worker processes of one run share the store: a writer waits for another's insert;
         # WAL: ~30 us an insert instead of ~300 with a rollback journal; synchronous=OFF: a
         # lost prompt costs nothing, the run does not depend on it
-        conn = connect_shared(path, (
+        store.conn = connect_shared(Path(store.run_dir) / PROMPTS, (
             "PRAGMA synchronous=OFF", "CREATE TABLE IF NOT EXISTS prompts (ref TEXT PRIMARY KEY, messages BLOB NOT NULL)",
         ), isolation_level=None)  # fmt: skip
-        _recover(run_dir, conn)
-        journal = os.open(_journal_path(run_dir, os.getpid()), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        store = _stores[run_dir] = _Store(conn, journal)
-    return store
+        _recover(store.run_dir, store.conn)
+    return store.conn
 
 
 def _journal_lines(path: Path) -> list[tuple[str, bytes]]:
@@ -157,7 +166,7 @@ def _insert(conn: sqlite3.Connection, rows: list[tuple[str, bytes]]) -> None:
 def _flush(store: _Store) -> None:
     """The journalled prompts into SQLite, then an empty journal."""
     if store.pending:
-        _insert(store.conn, store.pending)
+        _insert(_database(store), store.pending)
         store.pending.clear()
         os.ftruncate(store.journal, 0)
 
@@ -168,13 +177,39 @@ def _close(store: _Store) -> None:
     except (OSError, sqlite3.Error):  # the folder is gone; its prompts with it
         pass
     os.close(store.journal)
-    store.conn.close()  # checkpoints the WAL into the file and removes the -wal/-shm companions
-    for run_dir, open_store in list(_stores.items()):
-        if open_store is store:
-            del _stores[run_dir]
-            journal = _journal_path(run_dir, os.getpid())
-            if not store.pending and os.path.exists(journal) and os.path.getsize(journal) == 0:
-                os.unlink(journal)
+    if store.conn is not None:
+        store.conn.close()  # checkpoints the WAL into the file and removes the -wal/-shm companions
+    if _stores.get(store.run_dir) is store:
+        del _stores[store.run_dir]
+    journal = _journal_path(store.run_dir, os.getpid())
+    if not store.pending and os.path.exists(journal) and os.path.getsize(journal) == 0:
+        os.unlink(journal)
+
+
+@contextmanager
+def closing(run_dir: str | Path) -> Iterator[None]:
+    """The block runs while :func:`close` runs in a thread; the store is closed when it ends.
+
+    Why: closing opens the SQLite file and moves the run's prompts in (a few milliseconds,
+    mostly in SQLite, which lets go of the GIL), work the end of a run can overlap with
+    writing its report."""
+    thread = threading.Thread(target=close, args=(run_dir,), name="dialeval-prompt-store")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+
+
+def close(run_dir: str | Path) -> None:
+    """Flush what this process journalled for ``run_dir`` and let go of its files.
+
+    Why: a run's store otherwise stays open until the process exits, four descriptors a
+    run: a notebook or a sweep running evaluations one after another runs out of them."""
+    target = os.path.realpath(run_dir)
+    with _lock:
+        for store in [s for key, s in _stores.items() if os.path.realpath(key) == target]:
+            _close(store)
 
 
 @atexit.register
@@ -194,7 +229,8 @@ def _forget_inherited() -> None:
     own journal); the child opens its own store and journal on first use."""
     global _lock
     for store in _stores.values():
-        _inherited.append(store.conn)
+        if store.conn is not None:
+            _inherited.append(store.conn)
         os.close(store.journal)  # the child's copy of the descriptor only
     _stores.clear()
     _lock = threading.Lock()  # it may have been held by another thread at the fork

@@ -35,6 +35,7 @@ from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old impor
     results_by_id,
 )
 from dialeval.run import provenance
+from dialeval.run.heap import older_objects_frozen
 from dialeval.run.identity import check_same_setup, data_digest, identity, referenced_files, resolved_config, run_id
 from dialeval.run.items import ItemJob, ItemRunner, TrippingBreaker, current_item
 from dialeval.run.preflight import (
@@ -235,7 +236,18 @@ async def run_async(
     when the run is cancelled (Ctrl-C).Models with ``batch: true`` go through batch
     rounds (:mod:`dialeval.run.batch_rounds`), polled every ``batch_poll`` seconds;
     ``wait=False`` raises :class:`BatchesPending` instead of waiting for a batch."""
+    with older_objects_frozen():
+        return await _run_async(benchmark, data, config, progress=progress, on_interrupt=on_interrupt, wait=wait,
+                                batch_poll=batch_poll)
+
+
+async def _run_async(
+    benchmark: str, data: str | Path, config: RunConfig | None, *, progress: bool,
+    on_interrupt: Callable[[str], None] | None, wait: bool, batch_poll: float,
+) -> RunResult:
     from dialeval.models.batch_queue import batch_queue
+    from dialeval.models.prompt_store import close as close_prompts
+    from dialeval.models.prompt_store import closing as prompts_closing
     from dialeval.report.writer import finish_run
     from dialeval.run.batch_rounds import BatchesPending, batch_rounds_for
 
@@ -324,6 +336,7 @@ async def run_async(
                     + ("submitted batches keep running; " if batched and batched.batches else "")
                     + "re-run the same command to resume"
                 )
+            close_prompts(run_dir)
             raise
         finally:
             tally.close()
@@ -332,14 +345,15 @@ async def run_async(
                 await batched.finish()
             batch_queue.reset(queue_token)
 
-        if batched and batched.pending_message:
-            raise BatchesPending(batched.pending_message)
+        with prompts_closing(run_dir):  # this process's prompts go into the run's store while the report is written
+            if batched and batched.pending_message:
+                raise BatchesPending(batched.pending_message)
 
-        rows = [done[item.id] for item in items if item.id in done]
-        not_evaluated = len(items) - len(rows)
-        stopped = stopped if len(rows) < len(items) else None
-        resolved["provenance"] = provenance.stamp(run_dir / CONFIG, provenance.finish(resolved["provenance"]))
-        metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped)
+            rows = [done[item.id] for item in items if item.id in done]
+            not_evaluated = len(items) - len(rows)
+            stopped = stopped if len(rows) < len(items) else None
+            resolved["provenance"] = provenance.stamp(run_dir / CONFIG, provenance.finish(resolved["provenance"]))
+            metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped)
     records = [r["result"] for r in rows if r["status"] == "ok"]
     failed = sum(1 for r in rows if r["status"] != "ok")
     summary = failure_summary(rows, len(items))
