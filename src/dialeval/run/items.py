@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, AsyncContextManager, Awaitable, Callable
 
@@ -80,6 +81,33 @@ def items_open(concurrency: int) -> int:
     return concurrency + concurrency // 8
 
 
+class Turnstile:
+    """Lets one waiter through per pass of the event loop (``await turnstile.turn()``)."""
+
+    def __init__(self) -> None:
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self._busy = False  # someone went through in this pass
+
+    async def turn(self) -> None:
+        if not self._busy:
+            self._busy = True
+            asyncio.get_running_loop().call_soon(self._next)
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        await waiter
+
+    def _next(self) -> None:
+        """At the next pass: the longest waiting goes through (one whose task was cancelled is skipped)."""
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                asyncio.get_running_loop().call_soon(self._next)
+                return
+        self._busy = False
+
+
 class ItemRunner:
     """Runs items as they are added, at most ``concurrency`` at once, until closed and
     drained or stopped. A stop (the breaker opened, here or in another worker) cancels
@@ -96,6 +124,12 @@ class ItemRunner:
         self._on_row = on_row
         self._on_call = on_call
         self._slots = asyncio.Semaphore(job.items_at_once or items_open(job.concurrency))
+        # Items begin one per pass of the event loop, so each item's request leaves while the
+        # next item is being prepared. Begun all in one pass, every request waits for the last
+        # one to be built, the answers come back together, and reading them all is added to
+        # the run after the last answer; staggered, each answer is read while later ones are
+        # on their way.
+        self._starting = Turnstile()
         self._wake = asyncio.Event()
         loop = asyncio.get_running_loop()
         self._on_trip = on_trip  # told this process's breaker opened (a worker tells its parent)
@@ -143,6 +177,7 @@ class ItemRunner:
 
     async def _one(self, item: Any) -> None:
         async with self._slots:
+            await self._starting.turn()  # one item starts per pass of the event loop (see __init__)
             if self.breaker.message is not None:  # stopped: leave the item for the next run
                 return
             current_item.set(item.id)  # this task's own context: the breaker sees whose call failed
