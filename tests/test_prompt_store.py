@@ -67,3 +67,26 @@ def test_prompts_reach_sqlite_in_batches_and_all_of_them_at_the_latest_on_close(
     (blob,) = conn.execute("SELECT messages FROM prompts WHERE ref = ?", (refs[0],)).fetchone()
     conn.close()
     assert b"prompt 0" in zlib.decompress(blob)
+
+
+def test_a_closed_store_is_one_file_that_a_read_only_look_leaves_alone(tmp_path):
+    store_prompt(tmp_path, [HumanMessage("a prompt")])
+    prompt_store.close(tmp_path)
+    look = sqlite3.connect(f"file:{tmp_path / PROMPTS}?mode=ro", uri=True)  # as a re-run's store check does
+    assert look.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    look.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [PROMPTS]  # no -wal, no -shm, no journal
+
+
+def test_closing_beside_another_writer_leaves_it_its_wal(tmp_path):
+    store_prompt(tmp_path, [HumanMessage("mine")])
+    prompt_store.flush(tmp_path)
+    other = sqlite3.connect(str(tmp_path / PROMPTS), isolation_level=None)  # a worker of the same run
+    other.execute("BEGIN IMMEDIATE")  # in the middle of its own insert
+    try:
+        prompt_store.close(tmp_path)
+    finally:
+        other.execute("ROLLBACK")
+    assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    other.close()
+    assert "mine" in str(load_prompts(tmp_path))

@@ -178,6 +178,7 @@ def _close(store: _Store) -> None:
         pass
     os.close(store.journal)
     if store.conn is not None:
+        _as_one_file(store.conn)
         store.conn.close()  # checkpoints the WAL into the file and removes the -wal/-shm companions
     if _stores.get(store.run_dir) is store:
         del _stores[store.run_dir]
@@ -199,6 +200,19 @@ def closing(run_dir: str | Path) -> Iterator[None]:
         yield
     finally:
         thread.join()
+
+
+def _as_one_file(conn: sqlite3.Connection) -> None:
+    """Leave the store a plain one-file database (rollback journal) when this is its last
+    connection. Why: a WAL-mode file grows ``-wal``/``-shm`` companions whenever anything
+    opens it read-only (the re-run's store check, the viewer), and those cannot remove
+    them, so a finished run's folder kept two stray files. Another process still writing
+    (a worker) keeps WAL: the switch needs the file to itself, and SQLite refuses it at once
+(no busy wait) when another connection has it open."""
+    try:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.Error:
+        pass
 
 
 def close(run_dir: str | Path) -> None:
