@@ -208,7 +208,7 @@ def _as_one_file(conn: sqlite3.Connection) -> None:
     opens it read-only (the re-run's store check, the viewer), and those cannot remove
     them, so a finished run's folder kept two stray files. Another process still writing
     (a worker) keeps WAL: the switch needs the file to itself, and SQLite refuses it at once
-(no busy wait) when another connection has it open."""
+    (no busy wait) when another connection has it open."""
     try:
         conn.execute("PRAGMA journal_mode=DELETE")
     except sqlite3.Error:
