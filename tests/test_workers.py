@@ -26,6 +26,7 @@ import pytest
 from dialeval.benchmarks import get_benchmark
 from dialeval.config import ConfigError, ModelSettings, RunConfig
 from dialeval.errors import RunLocked
+from dialeval.models.prompt_store import load_prompts
 from dialeval.run.folder import results_by_id
 from dialeval.run.runner import run
 from dialeval.run.workers import ITEMS_PER_WORKER, choose_workers, cores
@@ -206,6 +207,7 @@ def test_a_worker_killed_loses_nothing_finished_and_the_rerun_does_only_what_is_
         # its two held items, and any it had been handed next; what it finished is on disk
         assert 2 <= len(left) <= 4
         assert re.search(rf"worker \d \(pid {workers[0]}\) was killed by signal 9; its {len(left)} unfinished items", out)
+        assert not list(run_dir.glob("prompts.*.journal"))  # the killed worker's prompts went into the store
         sent_before = len(server.requests)
 
         again = subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=PATIENCE * 2)
@@ -272,6 +274,16 @@ def test_the_default_is_as_many_workers_as_help():
     assert choose_workers(asked, bench, asked.context(), 10_000) == 2  # never more than the request slots
 
 
+def test_the_help_and_the_config_schema_state_the_default_rule_the_run_uses(capsys):
+    from dialeval.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    rule = f"one per {ITEMS_PER_WORKER:,} items left, at most one per core"
+    assert rule in " ".join(capsys.readouterr().out.split())
+    assert rule in " ".join((RunConfig.model_fields["workers"].description or "").split())
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the workers through /proc")
 def test_ctrl_c_stops_every_worker_keeps_what_finished_and_says_how_to_resume(tmp_path):
     data = _data(tmp_path, 12)
@@ -293,11 +305,17 @@ def test_ctrl_c_stops_every_worker_keeps_what_finished_and_says_how_to_resume(tm
             if process.poll() is None:
                 process.kill()
     assert process.returncode == 130
-    [line] = err.strip().splitlines()  # one line, no traceback from any process
-    assert line == (f"dialeval: interrupted: 4 of 12 items done (4 in this session), kept in {run_dir}; "
-                    "re-run the same command to resume")
+    # what the run was given to do, then how it ended; no traceback from any process
+    assert err.strip().splitlines() == [
+        "dialeval: 12 items shared among 2 worker processes (--workers sets how many)",
+        f"dialeval: interrupted: 4 of 12 items done (4 in this session), kept in {run_dir}; "
+        "re-run the same command to resume",
+    ]
     assert len(results_by_id(run_dir)) == 4
     _wait_for(lambda: not any(_alive(pid) for pid in workers))
+    # the stopped workers' prompts are in the store: no journal is left for the re-run to take in
+    assert sorted(p.name for p in run_dir.iterdir()) == [".lock", "config.json", "prompts.sqlite", "results.jsonl"]
+    assert len(load_prompts(run_dir)) == 4  # the answered requests' (a prompt is kept with its answer)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="worker processes need fork()")

@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--workers", type=int,
         help="processes sharing the items, each with its own event loop (default: as many as help: one per "
-        "100 items left, at most one per core; 1 for local models, dry runs, mmrc and dialogue)",
+        "2,500 items left, at most one per core; 1 for local models, dry runs, mmrc and dialogue)",
     )
     r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
     r.add_argument("--output-dir", help="where run folders go (default: runs)")

@@ -203,7 +203,7 @@ class RunConfig(BaseModel):
         default=None,
         gt=0,
         description="processes sharing the items, each with its own event loop (default: as many as help: "
-        "one per 100 items left, at most one per core; 1 for local models, dry runs, mmrc and dialogue)",
+        "one per 2,500 items left, at most one per core; 1 for local models, dry runs, mmrc and dialogue)",
     )
     limit: int | None = Field(default=None, gt=0)
     output_dir: str = "runs"

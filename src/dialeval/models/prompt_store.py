@@ -112,14 +112,18 @@ def _connect(run_dir: str) -> _Store:
 def _database(store: _Store) -> sqlite3.Connection:
     """The run's SQLite store, opened (and the journals of killed processes moved in) on first use."""
     if store.conn is None:
-        # worker processes of one run share the store: a writer waits for another's insert;
-        # WAL: ~30 us an insert instead of ~300 with a rollback journal; synchronous=OFF: a
-        # lost prompt costs nothing, the run does not depend on it
-        store.conn = connect_shared(Path(store.run_dir) / PROMPTS, (
-            "PRAGMA synchronous=OFF", "CREATE TABLE IF NOT EXISTS prompts (ref TEXT PRIMARY KEY, messages BLOB NOT NULL)",
-        ), isolation_level=None)  # fmt: skip
+        store.conn = _open(store.run_dir)
         _recover(store.run_dir, store.conn)
     return store.conn
+
+
+def _open(run_dir: str) -> sqlite3.Connection:
+    # worker processes of one run share the store: a writer waits for another's insert;
+    # WAL: ~30 us an insert instead of ~300 with a rollback journal; synchronous=OFF: a
+    # lost prompt costs nothing, the run does not depend on it
+    return connect_shared(Path(run_dir) / PROMPTS, (
+        "PRAGMA synchronous=OFF", "CREATE TABLE IF NOT EXISTS prompts (ref TEXT PRIMARY KEY, messages BLOB NOT NULL)",
+    ), isolation_level=None)  # fmt: skip
 
 
 def _journal_lines(path: Path) -> list[tuple[str, bytes]]:
@@ -146,14 +150,42 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _recover(run_dir: str, conn: sqlite3.Connection) -> None:
-    """Move the journals of processes that are gone (killed before they flushed) into the store."""
+def _left_by_the_gone(run_dir: str) -> list[Path]:
+    """The journals of processes that are gone (killed before they flushed), and our own;
+    another live process (a worker of the same run) flushes its own."""
+    left = []
     for path in Path(run_dir).glob(_JOURNAL_GLOB):
         pid = path.name.split(".")[1]
-        if not pid.isdigit() or (int(pid) != os.getpid() and _alive(int(pid))):
-            continue  # another live process (a worker of the same run) flushes its own
+        if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            left.append(path)
+    return left
+
+
+def _recover(run_dir: str, conn: sqlite3.Connection) -> None:
+    """Move the journals of processes that are gone into the store."""
+    for path in _left_by_the_gone(run_dir):
         _insert(conn, _journal_lines(path))
         path.unlink(missing_ok=True)
+
+
+def _take_in_the_gone(run_dir: str) -> None:
+    """Journals that processes now gone left in ``run_dir`` into its store. Why: workers
+    stopped by Ctrl-C or killed cannot flush their own, and the parent, which sent no
+    prompt, has no store open that would take them in; their folder kept one stray
+    journal per worker until the re-run."""
+    try:
+        if not _left_by_the_gone(run_dir):
+            return
+        conn = _open(run_dir)
+    except (OSError, sqlite3.Error):  # the folder is gone; its prompts with it
+        return
+    try:
+        _recover(run_dir, conn)
+        _as_one_file(conn)
+    except (OSError, sqlite3.Error):
+        pass
+    finally:
+        conn.close()
 
 
 def _insert(conn: sqlite3.Connection, rows: list[tuple[str, bytes]]) -> None:
@@ -216,7 +248,8 @@ def _as_one_file(conn: sqlite3.Connection) -> None:
 
 
 def close(run_dir: str | Path) -> None:
-    """Flush what this process journalled for ``run_dir`` and let go of its files.
+    """Flush what this process journalled for ``run_dir`` and let go of its files; take in
+    what processes now gone (stopped workers) journalled there.
 
     Why: a run's store otherwise stays open until the process exits, four descriptors a
     run: a notebook or a sweep running evaluations one after another runs out of them."""
@@ -224,6 +257,7 @@ def close(run_dir: str | Path) -> None:
     with _lock:
         for store in [s for key, s in _stores.items() if os.path.realpath(key) == target]:
             _close(store)
+        _take_in_the_gone(str(run_dir))
 
 
 @atexit.register

@@ -310,6 +310,8 @@ async def _run_async(
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {rid}", unit="item")
         say = _say(bar)  # batch states: beside the bar, or plain lines with --no-progress (a wait must not look hung)
+        if pool is not None:  # the default count depends on the items left and the cores: say what was chosen
+            say(f"dialeval: {len(todo)} items shared among {workers} worker processes (--workers sets how many)")
         queue_token = batch_queue.set(batched)
         tally = RunTally(run_dir / RESULTS, done, bar)
         finished_before = tally.finished(items)
@@ -328,6 +330,7 @@ async def _run_async(
                     await runner.run()
                     stopped = runner.breaker.message
         except asyncio.CancelledError:
+            close_prompts(run_dir)  # before on_interrupt, which may end the process at once (the CLI's)
             if on_interrupt is not None:
                 finished = tally.finished(items)
                 on_interrupt(
@@ -336,7 +339,6 @@ async def _run_async(
                     + ("submitted batches keep running; " if batched and batched.batches else "")
                     + "re-run the same command to resume"
                 )
-            close_prompts(run_dir)
             raise
         finally:
             tally.close()
