@@ -31,3 +31,12 @@ def http_config(tmp_path: Path, model: dict[str, Any], **kw: Any) -> RunConfig:
         parse_retries=0,
         **kw,
     )
+
+
+async def then_closed(model: Any, work: Any) -> Any:
+    """``work``, then the OpenAI chat model's HTTP pool closed in this loop, as a run's end
+    does (aiohttp's session must be closed in its own loop, or it is reported unclosed)."""
+    try:
+        return await work
+    finally:
+        await model.root_async_client.close()

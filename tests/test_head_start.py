@@ -23,9 +23,19 @@ PROBE = """
 import sys
 if sys.argv[1] == "sdk-first":
     import openai  # noqa: F401
+if sys.argv[1] == "slow-sdk":  # the SDK takes SLOW_IMPORT seconds more to import in the head start's thread
+    import threading, time
+    class Slow:
+        def find_spec(self, name, path=None, target=None):
+            if name == "openai" and threading.current_thread() is not threading.main_thread():
+                time.sleep(%s)
+            return None
+    sys.meta_path.insert(0, Slow())
 from dialeval.cli import main
 sys.exit(main(sys.argv[2:]))
 """
+SLOW_IMPORT = 8.0  # far longer than a request to the local stub takes, even on a busy machine
+PROBE = PROBE % SLOW_IMPORT
 TIMINGS = {"seconds", "latency_s"}  # an item's, a call's
 CLOCK = {"first_started", "started", "finished"}  # the run's provenance
 
@@ -89,6 +99,21 @@ def test_a_run_records_and_scores_the_same_with_and_without_the_head_start(tmp_p
     assert len(quick_bodies) == len(usual_bodies) == 12
     assert sorted(map(key, quick_bodies)) == sorted(map(key, usual_bodies))
     assert run_files(tmp_path / "quick") == run_files(tmp_path / "usual")
+
+
+def test_a_calls_latency_leaves_out_the_wait_for_the_sdk_import(tmp_path):
+    """The answer came back at once; the SDK took SLOW_IMPORT seconds more to import. That
+    wait is this process's start-up, which a run without a head start never timed either."""
+    data = write_items(tmp_path, 2)
+    with OpenAIStub(respond=grade) as server:
+        done = run_cli("slow-sdk", data, server, tmp_path / "slow")
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert not any(by_sdk(h) for h in server.request_headers)  # both left early, before the SDK was there
+    (run_dir,) = (tmp_path / "slow").iterdir()
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert all(row["seconds"] >= SLOW_IMPORT for row in rows)  # the items did wait for the import
+    latencies = [call["latency_s"] for row in rows for call in row["usage"]]
+    assert len(latencies) == 2 and all(0 <= latency < SLOW_IMPORT for latency in latencies)
 
 
 def test_a_refused_head_start_request_is_sent_again_through_the_sdk(tmp_path):

@@ -72,6 +72,64 @@ def test_ctrl_c_stops_at_once_keeps_the_folder_and_says_how_to_resume(tmp_path):
     assert len(load_prompts(run_dir)) == 2
 
 
+def _command(server: OpenAIStub, out: Path, *extra: str) -> tuple[list[str], dict[str, str]]:
+    """The CLI's `run answers` on the demo items against ``server``, one item at a time, and its environment."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return [sys.executable, "-m", "dialeval.cli", "run", "answers", "--data", str(ANSWERS), "--run-id", "mine",
+            "--model", "openai-compatible:judge", "--base-url", server.base_url, "--output-dir", str(out),
+            "--no-progress", "--no-cache", "--concurrency", "1", *extra], env
+
+
+def _stopped_after(server: OpenAIStub, out: Path, answered: int, *extra: str) -> int:
+    """The CLI run against ``server`` answering ``answered`` requests and holding the next,
+    until Ctrl-C: its exit code."""
+    release, seen = threading.Event(), []
+
+    def respond(body: dict) -> str:
+        seen.append(body)
+        if len(seen) > answered:
+            release.wait(60)
+        return GRADE
+
+    server.respond = respond
+    command, env = _command(server, out, *extra)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        _wait_for(lambda: len(seen) > answered)
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=PATIENCE)
+    finally:
+        release.set()
+        if process.poll() is None:
+            process.kill()
+    return process.returncode
+
+
+def test_a_fresh_session_stopped_early_sets_the_earlier_report_aside_with_its_results(tmp_path):
+    run_dir = tmp_path / "mine"
+    with OpenAIStub(respond=lambda body: GRADE) as server:
+        command, env = _command(server, tmp_path)
+        assert subprocess.run(command, capture_output=True, env=env, timeout=120).returncode == 0
+        assert _stopped_after(server, tmp_path, 1, "--fresh") == 130
+    assert len(results_by_id(run_dir)) == 1
+    assert not any((run_dir / name).exists() for name in ("metrics.json", "usage.json", "report.md", "plots"))
+    [earlier_metrics] = run_dir.glob("metrics.*.json")
+    stamp = earlier_metrics.name.split(".")[1]
+    assert json.loads(earlier_metrics.read_text())["run"]["items"] == 3
+    assert len((run_dir / f"results.{stamp}.jsonl").read_text().splitlines()) == 3
+    assert (run_dir / f"report.{stamp}.md").is_file() and (run_dir / f"usage.{stamp}.json").is_file()
+
+
+def test_a_resumed_session_stopped_early_leaves_no_report_of_the_session_before(tmp_path):
+    run_dir = tmp_path / "mine"
+    with OpenAIStub(respond=lambda body: GRADE, failures=[200, 200, 401]) as server:  # the third item's call refused
+        command, env = _command(server, tmp_path)
+        assert subprocess.run(command, capture_output=True, env=env, timeout=120).returncode == 1
+        assert json.loads((run_dir / "metrics.json").read_text())["run"]["failed"] == 1
+        assert _stopped_after(server, tmp_path, 0) == 130  # that item again, held
+    assert not (run_dir / "metrics.json").exists() and not (run_dir / "report.md").exists()
+
+
 def test_ctrl_c_before_any_item_finished_keeps_the_run_folder(tmp_path):
     release = threading.Event()
     try:

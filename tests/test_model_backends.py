@@ -4,6 +4,7 @@ errors) and how it behaves when a private LangChain name it relies on is gone.""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -21,6 +22,7 @@ from dialeval.models.dry_run import DryRunChatModel
 from dialeval.models.pricing import FREE
 from dialeval.models.spec import ModelSpec, SpecError
 from dialeval.testing.openai_server import OpenAIStub
+from tests.helpers import then_closed
 
 SDK_URL_VARS = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL")
 
@@ -195,7 +197,7 @@ def test_the_direct_openai_path_answers_when_langchains_helpers_are_there():
     assert private_helpers() is not None
     with OpenAIStub(respond=lambda body: "Four.") as server:
         model = _backend("openai-compatible:judge", base_url=server.base_url).build()
-        message = asyncio.run(direct_call(model, [HumanMessage("2+2?")], {}))
+        message = asyncio.run(then_closed(model, direct_call(model, [HumanMessage("2+2?")], {})))
     assert message is not None and message.content == "Four."
 
 
@@ -244,7 +246,14 @@ def _anthropic_limit_after_a_429(monkeypatch) -> tuple[int, int, str]:
     with OpenAIStub(respond=lambda body: "Four.", failures=[429]) as server:
         client = ModelClient(ModelSettings(spec="anthropic:claude-haiku-4-5", base_url=server.root_url, max_retries=1))
         before = client.limit.current
-        generation = asyncio.run(client.generate([HumanMessage("2+2?")]))
+
+        async def generate() -> Any:
+            try:
+                return await client.generate([HumanMessage("2+2?")])
+            finally:
+                await client.close_loop()  # as a run's end does
+
+        generation = asyncio.run(generate())
         return before, client.limit.current, generation.text
 
 

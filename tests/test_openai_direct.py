@@ -18,6 +18,7 @@ from dialeval.models.client import _response_format, build_chat_model, error_kin
 from dialeval.models.backends.openai import direct_call, unobserved
 from dialeval.testing.openai_server import OpenAIStub
 from dialeval.models.usage import Ledger, current_ledger
+from tests.helpers import then_closed
 
 MESSAGES = [SystemMessage("Grade the answer."), HumanMessage("Question: 2+2? Answer: 4")]
 STRUCTURED = {"response_format": _response_format(AnswerGrade)}
@@ -61,7 +62,7 @@ def test_the_direct_call_sends_and_returns_what_ainvoke_does(kwargs, reply):
                 invoked = err
             return direct, invoked
 
-        direct, invoked = asyncio.run(both())
+        direct, invoked = asyncio.run(then_closed(model, both()))
     assert direct is not None and server.requests[0] == server.requests[1]
     if isinstance(invoked, Exception):
         assert type(invoked).__name__ == "LengthFinishReasonError"
@@ -115,7 +116,7 @@ def test_errors_come_out_as_ainvoke_raises_them():
                     errors.append(err)
             return errors[0], errors[1]
 
-        direct, invoked = asyncio.run(both())
+        direct, invoked = asyncio.run(then_closed(model, both()))
     assert type(direct) is type(invoked) and error_kind(direct) == "authentication"
 
 
@@ -171,4 +172,4 @@ def test_a_structured_answer_stopped_by_the_content_filter_raises_as_the_sdks_pa
     with OpenAIStub(respond=lambda body: ('{"rationale": "', "content_filter")) as server:
         model = build_chat_model(ModelSettings(spec="openai-compatible:judge", base_url=server.base_url))
         with pytest.raises(openai.ContentFilterFinishReasonError):
-            asyncio.run(direct_call(model, MESSAGES, STRUCTURED))
+            asyncio.run(then_closed(model, direct_call(model, MESSAGES, STRUCTURED)))

@@ -78,14 +78,68 @@ def test_a_resumed_run_keeps_when_it_first_started(tmp_path):
     assert after["first_started"] == before["first_started"] and after["started"] >= before["started"]
 
 
+def test_a_run_resumed_with_other_code_names_both_versions_and_warns(tmp_path, monkeypatch):
+    with OpenAIStub(respond=lambda body: GRADE) as server:
+        monkeypatch.setattr(provenance, "git_commit", lambda: "a" * 40)
+        run("answers", DATA, _config(tmp_path, server, limit=1), progress=False)
+        monkeypatch.setattr(provenance, "git_commit", lambda: "b" * 40)  # the checkout moved on, then the run resumed
+        again = run("answers", DATA, _config(tmp_path, server), progress=False)
+    prov = again.metrics["run"]["provenance"]
+    assert prov["code_versions"] == [{"dialeval": __version__, "git_commit": "a" * 40},
+                                     {"dialeval": __version__, "git_commit": "b" * 40}]
+    [warning] = [w for w in _warnings(again.metrics) if "other code" in w]
+    assert f"{__version__} (git aaaaaaaaaaaa); {__version__} (git bbbbbbbbbbbb)" in warning
+    assert f"- caution: {warning}" in again.report_path.read_text()
+
+
+def test_a_run_resumed_with_the_same_code_or_re_read_without_evaluating_keeps_one_version(tmp_path, monkeypatch):
+    with OpenAIStub(respond=lambda body: GRADE) as server:
+        monkeypatch.setattr(provenance, "git_commit", lambda: "a" * 40)
+        run("answers", DATA, _config(tmp_path, server, limit=1), progress=False)
+        done = run("answers", DATA, _config(tmp_path, server), progress=False)
+        monkeypatch.setattr(provenance, "git_commit", lambda: "b" * 40)
+        reread = run("answers", DATA, _config(tmp_path, server), progress=False)  # nothing left to evaluate
+    assert "code_versions" not in done.metrics["run"]["provenance"]
+    kept = reread.metrics["run"]["provenance"]
+    assert "code_versions" not in kept and kept["git_commit"] == "a" * 40  # the code that evaluated the items
+    assert {k: kept[k] for k in ("started", "finished")} == {k: done.metrics["run"]["provenance"][k] for k in ("started", "finished")}
+    assert not [w for w in _warnings(reread.metrics) if "other code" in w]
+
+
+def test_a_checkout_with_uncommitted_changes_is_said_to_have_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(provenance, "git_commit", lambda: "a" * 40)
+    monkeypatch.setattr(provenance, "git_checkout", lambda: ("a" * 40, True))
+    with OpenAIStub(respond=lambda body: GRADE) as server:
+        result = run("answers", DATA, _config(tmp_path, server), progress=False)
+    assert result.metrics["run"]["provenance"]["git_modified"] is True
+    assert f"- run: dialeval {__version__} (git aaaaaaaaaaaa, with changes not committed), " in result.report_path.read_text()
+
+
+def test_the_checkout_is_read_as_git_itself_reads_it():
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    here = Path(provenance.__file__).parent
+    git = shutil.which("git")
+    head = subprocess.run([git, "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True) if git else None
+    if head is None or head.returncode != 0:
+        assert provenance.git_checkout() == (None, False)  # an installed copy, or no git: nothing claimed
+        return
+    changed = subprocess.run([git, "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True).stdout.strip()
+    provenance.git_checkout.cache_clear()
+    assert provenance.git_checkout() == (head.stdout.strip(), bool(changed))
+
+
 def test_without_git_the_commit_is_unknown_and_nothing_fails(monkeypatch):
-    provenance.git_commit.cache_clear()
+    provenance.git_checkout.cache_clear()
     monkeypatch.setenv("PATH", "")
     try:
         assert provenance.git_commit() is None
         assert provenance.start()["git_commit"] is None
     finally:
-        provenance.git_commit.cache_clear()
+        provenance.git_checkout.cache_clear()
 
 
 def _agent(calls: int, unparsed: int, truncated: int = 0) -> dict:

@@ -218,6 +218,13 @@ def _warnings(metrics: dict[str, object]) -> list[str]:
         out.append(str(system["warning"]))
     judges = run.get("warnings") if isinstance(run, dict) else None  # judges past the unreadable share
     out.extend(str(w) for w in judges or [])
+    provenance = run.get("provenance") if isinstance(run, dict) else None
+    if isinstance(provenance, dict):
+        from dialeval.run.provenance import mixed_code_warning
+
+        mixed = mixed_code_warning(provenance)
+        if mixed:
+            out.append(mixed)
     return out
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from dialeval.benchmarks import Benchmark, RunFacts
 from dialeval.report.tables import code, markdown_table
+from dialeval.run.provenance import mixed_code_warning
 
 
 def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
@@ -137,7 +138,11 @@ def provenance_lines(provenance: dict[str, Any]) -> list[str]:
         when = f"{provenance.get('first_started') or provenance.get('started')} to {provenance.get('finished') or 'unfinished'}"
         if provenance.get("first_started") and provenance.get("first_started") != provenance.get("started"):
             when += f" (resumed {provenance['started']})"
-        lines.append(f"- run: dialeval {provenance['dialeval']}" + (f" (git {commit[:12]})" if commit else "") + f", {when} UTC")
+        modified = ", with changes not committed" if provenance.get("git_modified") else ""
+        lines.append(f"- run: dialeval {provenance['dialeval']}" + (f" (git {commit[:12]}{modified})" if commit else "") + f", {when} UTC")
+        mixed = mixed_code_warning(provenance)
+        if mixed:
+            lines.append(f"- caution: {mixed}")
     for model, seen in (provenance.get("models") or {}).items():
         if not (seen.get("endpoints") or seen.get("server_models")):
             continue

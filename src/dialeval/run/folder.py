@@ -21,8 +21,30 @@ from dialeval.jsonsafe import dumps, lone_surrogates
 RESULTS = "results.jsonl"
 LOCK = ".lock"
 CONFIG = "config.json"
+# what the end of a run writes from its results (and ``plots/``)
+REPORT_FILES = ("metrics.json", "usage.json", "report.md")
+PLOTS = "plots"
 # what a run folder holds as files; a folder (or anything else) in their place stops a run
-FILES = (RESULTS, LOCK, CONFIG, "prompts.sqlite", "metrics.json", "usage.json", "report.md")
+FILES = (RESULTS, LOCK, CONFIG, "prompts.sqlite", *REPORT_FILES)
+
+
+def set_aside_earlier_results(run_dir: Path, stamp: str) -> None:
+    """``--fresh``: the earlier results and the report made of them, renamed with ``stamp``
+    (``results.<stamp>.jsonl``, ``metrics.<stamp>.json``, ``plots.<stamp>/`` ...). Why: a
+    fresh session stopped before its end would otherwise leave the old report beside new
+    results, saying "80 evaluated" of a file that holds 24."""
+    for name in (RESULTS, *REPORT_FILES, PLOTS):
+        path = run_dir / name
+        if path.exists():
+            stem, dot, suffix = name.partition(".")
+            path.rename(run_dir / f"{stem}.{stamp}{dot}{suffix}")
+
+
+def drop_outdated_report(run_dir: Path) -> None:
+    """A session about to evaluate items: the report of the earlier session no longer
+    describes the results (written again when this one ends; an interrupted one leaves none)."""
+    for name in REPORT_FILES:
+        (run_dir / name).unlink(missing_ok=True)
 
 
 def results_by_id(run_dir: str | Path) -> dict[str, dict[str, Any]]:

@@ -24,18 +24,28 @@ def now_utc() -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def git_commit() -> str | None:
-    """The commit of the dialeval checkout this code runs from; ``None`` for an installed
-    wheel, without git, or when git does not answer in time."""
+def git_checkout() -> tuple[str | None, bool]:
+    """The commit of the dialeval checkout this code runs from, and whether its tracked
+    files differ from that commit; ``(None, False)`` for an installed wheel, without git, or
+    when git does not answer in time. One ``git describe`` answers both (~5 ms)."""
     here = Path(__file__).resolve().parent
     try:
         done = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False,
+            ["git", "-C", str(here), "describe", "--always", "--dirty", "--abbrev=40", "--exclude=*"],
+            capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and len(commit) >= 7 else None
+        return None, False
+    described = done.stdout.strip()
+    commit = described.removesuffix("-dirty")
+    if done.returncode != 0 or len(commit) < 7:
+        return None, False
+    return commit, described != commit
+
+
+def git_commit() -> str | None:
+    """The checkout's commit (:func:`git_checkout`)."""
+    return git_checkout()[0]
 
 
 def start(earlier: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -45,7 +55,42 @@ def start(earlier: dict[str, Any] | None = None) -> dict[str, Any]:
 
     began = now_utc()
     first = (earlier or {}).get("first_started") or (earlier or {}).get("started") or began
-    return {"dialeval": __version__, "git_commit": git_commit(), "first_started": first, "started": began, "finished": None}
+    now = {"dialeval": __version__, "git_commit": git_commit()}
+    out: dict[str, Any] = {**now, "first_started": first, "started": began, "finished": None}
+    if now["git_commit"] and git_checkout()[1]:
+        out["git_modified"] = True  # the checkout had changes not in that commit: the commit alone does not say what ran
+    versions = code_versions(earlier or {})
+    if versions and now not in versions:  # resumed with other code: the items' numbers come from both
+        out["code_versions"] = [*versions, now]
+    return out
+
+
+def code_versions(provenance: dict[str, Any]) -> list[dict[str, Any]]:
+    """The code (dialeval's version and commit) of every session that evaluated this run's
+    items, oldest first; ``[]`` for a run without provenance."""
+    if isinstance(provenance.get("code_versions"), list):
+        return [dict(v) for v in provenance["code_versions"] if isinstance(v, dict)]
+    if provenance.get("dialeval"):
+        return [{"dialeval": provenance["dialeval"], "git_commit": provenance.get("git_commit")}]
+    return []
+
+
+def code_label(version: dict[str, Any]) -> str:
+    """``0.1.0 (git 5a3b498c98f4)``, or the version alone where no commit was known."""
+    commit = version.get("git_commit")
+    return f"{version.get('dialeval')}" + (f" (git {str(commit)[:12]})" if commit else "")
+
+
+def mixed_code_warning(provenance: dict[str, Any]) -> str | None:
+    """A sentence when the run's items were evaluated by more than one version of the code."""
+    versions = provenance.get("code_versions")
+    if not isinstance(versions, list) or len(versions) < 2:
+        return None
+    return (
+        f"this run was resumed with other code: its items were evaluated by {len(versions)} versions of dialeval "
+        f"({'; '.join(code_label(v) for v in versions)}), whose prompts or scoring may differ; "
+        "--fresh evaluates every item with this one"
+    )
 
 
 def finish(provenance: dict[str, Any]) -> dict[str, Any]:

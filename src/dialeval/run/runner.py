@@ -31,8 +31,10 @@ from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old impor
     RunLock,
     check_folder,
     check_run_id,
+    drop_outdated_report,
     failure_summary,
     results_by_id,
+    set_aside_earlier_results,
 )
 from dialeval.run import provenance
 from dialeval.run.heap import older_objects_frozen
@@ -208,10 +210,8 @@ def _prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> Non
 
     resolved = json.loads(scrub(json.dumps(resolved)))  # a key pasted into a URL or an option is never written
     config_path = run_dir / CONFIG
-    results = run_dir / RESULTS
     if fresh:
-        if results.exists():
-            results.rename(run_dir / f"results.{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+        set_aside_earlier_results(run_dir, time.strftime("%Y%m%d-%H%M%S"))
     elif config_path.exists():
         try:
             before = json.loads(config_path.read_text(encoding="utf-8"))
@@ -280,10 +280,15 @@ async def _run_async(
         await await_preflight(checks, config)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(run_dir):
-        resolved["provenance"] = provenance.start(None if config.fresh else provenance.earlier(run_dir / CONFIG))
+        before = None if config.fresh else provenance.earlier(run_dir / CONFIG)
+        resolved["provenance"] = provenance.start(before)
         _prepare_folder(run_dir, resolved, config.fresh)
         done = results_by_id(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
+        if todo:
+            drop_outdated_report(run_dir)
+        elif before is not None:  # nothing to evaluate: the sessions that did keep their code and times
+            resolved["provenance"] = before
         context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and graph is None:
             graph = run_graph(bench)
@@ -354,7 +359,9 @@ async def _run_async(
             rows = [done[item.id] for item in items if item.id in done]
             not_evaluated = len(items) - len(rows)
             stopped = stopped if len(rows) < len(items) else None
-            resolved["provenance"] = provenance.stamp(run_dir / CONFIG, provenance.finish(resolved["provenance"]))
+            kept = not todo and before is not None and before.get("finished")  # a run re-read, not re-run
+            ended = resolved["provenance"] if kept else provenance.finish(resolved["provenance"])
+            resolved["provenance"] = provenance.stamp(run_dir / CONFIG, ended)
             metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped)
     records = [r["result"] for r in rows if r["status"] == "ok"]
     failed = sum(1 for r in rows if r["status"] != "ok")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import time
 import weakref
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,6 +21,7 @@ from dialeval.models.head_start import HeadStart, first_attempts, sdk_pending, s
 from dialeval.models.head_start import allowed as head_start_allowed
 from dialeval.models.openai_direct import send_body
 from dialeval.models.spec import SpecError
+from dialeval.models.usage import note_start_up
 from dialeval.models.watchers import handlers, nothing_watches
 
 if TYPE_CHECKING:
@@ -143,7 +145,9 @@ class OpenAIBackend(ApiBackend):
         if self._head_start is not None and sdk_pending():
             asyncio.get_running_loop().call_soon(start_sdk_import)  # once the items waiting to send have sent
             await self._head_start.send(body)  # kept: the SDK client's first attempt at this body (below)
+            answered = time.perf_counter()
             await sdk_ready()
+            note_start_up(time.perf_counter() - answered)  # the answer waited for the import, not for the model
         sdk = self.light_client(client.limit)
         if sdk is None:
             return None
