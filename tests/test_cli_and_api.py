@@ -53,7 +53,9 @@ def test_bad_input_exits_2_with_a_message_naming_the_problem(tmp_path, capsys):
     assert main(["run", "answers", "--data", str(broken), "--model", "dry-run", "--output-dir", str(tmp_path)]) == 2
     assert "broken.jsonl, record 1 (line 1): not valid JSON" in capsys.readouterr().err
     assert main(["run", "nope", "--data", str(DATA)]) == 2
-    assert "unknown benchmark 'nope'" in capsys.readouterr().err
+    assert "unknown benchmark 'nope'; available: answers, " in capsys.readouterr().err
+    assert main(["run", "answer", "--data", str(DATA)]) == 2
+    assert "unknown benchmark 'answer'; did you mean 'answers'? Available: " in capsys.readouterr().err
 
 
 def test_options_on_the_command_line_are_json_values(tmp_path):

@@ -167,7 +167,12 @@ def get_benchmark(name: str) -> Benchmark:
     if name not in _REGISTRY:
         module = KNOWN.get(name)
         if module is None:
-            raise KeyError(f"unknown benchmark {name!r}; available: {', '.join(available())}")
+            import difflib
+
+            names = available()
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"; did you mean {close[0]!r}? Available" if close else "; available"
+            raise KeyError(f"unknown benchmark {name!r}{hint}: {', '.join(names)}")
         importlib.import_module(module)
     return _REGISTRY[name]
 

@@ -246,8 +246,11 @@ def _cmd_list() -> int:
     print("\nAgents (role -> name):")
     from dialeval.agents.base import AGENTS  # filled by the benchmarks' packages, imported above
 
-    for entry in sorted(AGENTS.values(), key=lambda e: (e.benchmark, e.role, e.name)):
-        print(f"  [{entry.benchmark}] {entry.role:<18} {entry.name:<32} {entry.summary}")
+    entries = sorted(AGENTS.values(), key=lambda e: (e.benchmark, e.role, e.name))
+    where = max((len(f"[{e.benchmark}] {e.role}") for e in entries), default=0)  # columns as wide as their longest
+    named = max((len(e.name) for e in entries), default=0)
+    for entry in entries:
+        print(f"  {f'[{entry.benchmark}] {entry.role}':<{where}} {entry.name:<{named}} {entry.summary}")
     print("\nModel backends:")
     for backend, text in BACKENDS.items():
         print(f"  {backend:<18} {text}")
