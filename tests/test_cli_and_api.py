@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import dialeval
+import dialeval.config
 from dialeval.cli import main
 from dialeval.testing.openai_server import OpenAIStub
 
@@ -74,6 +75,30 @@ def test_evaluate_twice_in_one_process_against_an_api_server(tmp_path, monkeypat
     assert first.metrics["systems"] == second.metrics["systems"]
     assert second.metrics["systems"]["demo-bot"]["mean_score"] == 5.0
     assert len(server.requests) == 6  # each run sent its own requests: no shared, closed pool
+
+
+def test_evaluate_takes_base_url_beside_model_as_the_cli_does(tmp_path):
+    with OpenAIStub(respond=lambda body: '{"rationale": "ok", "score": 4}') as server:
+        result = dialeval.evaluate("answers", DATA, model="openai-compatible:judge", base_url=server.base_url,
+                                   output_dir=str(tmp_path), cache_path=None)
+    assert result.complete and len(server.requests) == 3
+    with pytest.raises(dialeval.config.ConfigError, match="give model= too"):
+        dialeval.evaluate("answers", DATA, base_url=server.base_url)
+
+
+def test_a_misspelt_evaluate_keyword_is_named_with_its_fix_before_anything_runs(tmp_path):
+    with pytest.raises(dialeval.config.ConfigError) as raised:
+        dialeval.evaluate("answers", DATA, model="dry-run", concurency=3, output_dir=str(tmp_path))
+    assert str(raised.value).startswith("evaluate() arguments: field 'concurency': unknown key; valid: ")
+    assert str(raised.value).endswith("(did you mean 'concurrency'?)")
+    assert not any(tmp_path.iterdir())
+
+
+def test_list_lines_up_its_agent_columns(capsys):
+    assert main(["list"]) == 0
+    agents = capsys.readouterr().out.split("Agents (role -> name):\n")[1].split("\n\n")[0].splitlines()
+    starts = {line.index(" " + line.split()[2] + " ") for line in agents}  # where each line's agent name begins
+    assert len(agents) > 10 and len(starts) == 1
 
 
 def test_load_dataset_and_list_benchmarks():

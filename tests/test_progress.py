@@ -125,3 +125,29 @@ def test_the_bar_says_why_the_request_limit_fell():
 
     asyncio.run(asyncio.wait_for(respond(), timeout=30))
     assert progress.limit_text(limit.current, limit.maximum, limit.reason) == "64→32 (HTTP 529, Retry-After 2s)"
+
+
+def test_the_bar_shows_a_models_request_limit_only_where_it_bounds_the_run_more_than_concurrency(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from dialeval.models import client
+    from dialeval.run.tally import RunTally
+
+    class Bar:
+        postfix: dict = {}
+
+        def set_postfix(self, refresh: bool = True, **values):
+            Bar.postfix = values
+
+        def close(self) -> None:
+            pass
+
+    limits = {"openai:gpt-4o-mini": SimpleNamespace(current=64, maximum=64, reason=None)}
+    monkeypatch.setattr(client, "active_limits", lambda: limits)
+    tally = RunTally(tmp_path / "results.jsonl", {}, Bar(), concurrency=4)
+    tally.show()
+    assert "limit" not in Bar.postfix  # --concurrency 4 is the bound: `limit=64` would read as if it were ignored
+    limits["openai:gpt-4o-mini"] = SimpleNamespace(current=2, maximum=64, reason="HTTP 429")
+    tally.show()
+    assert Bar.postfix["limit"] == "64→2 (HTTP 429)"  # the server's 429s now bound it
+    tally.close()

@@ -32,8 +32,11 @@ __all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks
 
 
 def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
-    """Keyword overrides win, ``None`` included (``cache_path=None`` turns the cache off)."""
-    from dialeval.config import ConfigError, RunConfig, load_config
+    """Keyword overrides win, ``None`` included (``cache_path=None`` turns the cache off);
+    ``base_url=`` goes with ``model=``, as ``--base-url`` with ``--model``."""
+    from pydantic import ValidationError
+
+    from dialeval.config import ConfigError, RunConfig, describe_error, load_config
 
     if isinstance(config, RunConfig):
         base = config.model_dump(exclude_unset=True)
@@ -41,12 +44,24 @@ def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: d
         base = load_config(config).model_dump(exclude_unset=True)
     else:
         base = dict(config or {})
+    if "base_url" in overrides:
+        overrides = dict(overrides)
+        url = overrides.pop("base_url")
+        model = overrides.get("model", base.get("model"))
+        if model is None:
+            raise ConfigError("evaluate(): base_url= is the URL of the model= given with it; give model= too")
+        if not isinstance(model, dict):
+            model = {"spec": model} if isinstance(model, str) else model.model_dump(exclude_unset=True)
+        overrides["model"] = {**model, "base_url": url}
     if "model" in overrides:
         from dialeval.config import dry_run_over
 
         overrides = {**overrides, "model": dry_run_over(overrides["model"], base.get("model"))}
+    where = str(config) if isinstance(config, (str, Path)) else "evaluate() arguments"
     try:
         result = RunConfig.model_validate({**base, **overrides})
+    except ValidationError as err:  # a misspelt keyword: the valid ones and the closest, as the CLI says it
+        raise ConfigError(f"{where}: {describe_error(err, RunConfig)}") from None
     except ValueError as err:
         raise ConfigError(str(err)) from None
     if isinstance(config, (str, Path)):

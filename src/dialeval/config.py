@@ -301,7 +301,8 @@ def _message(model: type[BaseModel], e: Any) -> str:
     return str(e["msg"]).removeprefix("Value error, ")
 
 
-def _describe(err: ValidationError, model: type[BaseModel] = BaseModel) -> str:
+def describe_error(err: ValidationError, model: type[BaseModel] = BaseModel) -> str:
+    """Every error of ``err`` on one line, each naming its field (unknown keys: the valid ones)."""
     lines = []
     for e in err.errors():
         where = ".".join(str(p) for p in e["loc"]) or "(top level)"
@@ -350,7 +351,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(f"{source}: {_describe(err, RunConfig)}") from None
+        raise ConfigError(f"{source}: {describe_error(err, RunConfig)}") from None
     except ValueError as err:  # spec errors raised inside validators
         raise ConfigError(f"{source}: {err}") from None
     config._source = source

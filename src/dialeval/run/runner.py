@@ -318,7 +318,7 @@ async def _run_async(
         if pool is not None:  # the default count depends on the items left and the cores: say what was chosen
             say(f"dialeval: {len(todo)} items shared among {workers} worker processes (--workers sets how many)")
         queue_token = batch_queue.set(batched)
-        tally = RunTally(run_dir / RESULTS, done, bar)
+        tally = RunTally(run_dir / RESULTS, done, bar, config.effective_concurrency())
         finished_before = tally.finished(items)
         stopped: str | None = None
         try:

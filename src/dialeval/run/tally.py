@@ -18,8 +18,9 @@ from dialeval.run.folder import ResultsWriter
 class RunTally:
     """Appends each finished row to ``results.jsonl`` and keeps the progress bar's figures."""
 
-    def __init__(self, results: Path, done: dict[str, dict[str, Any]], bar: Any = None):
+    def __init__(self, results: Path, done: dict[str, dict[str, Any]], bar: Any = None, concurrency: int | None = None):
         self.writer = ResultsWriter(results)
+        self.concurrency = concurrency  # the run's own bound on requests in flight
         self.done = done  # item id -> its latest row (those read back at start included)
         self.bar = bar
         self.live: Counter[str] = Counter()
@@ -53,7 +54,10 @@ class RunTally:
         from dialeval.models.client import active_limits
 
         cost = "unknown" if self.unpriced else f"{self.usd:.4f}"
-        limits = active_limits()  # requests allowed in flight now (adapts to 429s), and why it fell
+        # a model's request limit (adapts to 429s), and why it fell, where it bounds the run more
+        # than --concurrency does: `limit=64` beside `--concurrency 4` read as if the flag were ignored
+        bound = self.concurrency or float("inf")
+        limits = {label: x for label, x in active_limits().items() if x.current < bound}
         self.bar.set_postfix(
             failed=self.live["failed"],
             errors=self.live["errors"],
