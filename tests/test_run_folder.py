@@ -117,3 +117,23 @@ def test_a_corrupt_prompt_store_is_named_at_start(tmp_path):
             run("answers", ANSWERS, config.model_copy(update={"limit": None}), progress=False)
         assert len(server.requests) == 1
     assert list(results_by_id(first.run_dir)) == ["bike-1"]  # --limit 1: the first id in natural order
+
+
+def test_fresh_twice_in_one_second_keeps_both_earlier_sets_aside(tmp_path):
+    from dialeval.run.folder import set_aside_earlier_results
+
+    def a_finished_run(label: str) -> None:
+        (tmp_path / "results.jsonl").write_text(label)
+        (tmp_path / "metrics.json").write_text(label)
+        (tmp_path / "plots").mkdir()
+        (tmp_path / "plots" / "scores.png").write_text(label)
+
+    a_finished_run("first")
+    set_aside_earlier_results(tmp_path, "20261124-130000")
+    a_finished_run("second")
+    set_aside_earlier_results(tmp_path, "20261124-130000")  # the same second
+    assert (tmp_path / "results.20261124-130000.jsonl").read_text() == "first"
+    assert (tmp_path / "plots.20261124-130000" / "scores.png").read_text() == "first"
+    assert (tmp_path / "metrics.20261124-130000-2.json").read_text() == "second"
+    assert (tmp_path / "plots.20261124-130000-2" / "scores.png").read_text() == "second"
+    assert not (tmp_path / "results.jsonl").exists() and not (tmp_path / "plots").exists()

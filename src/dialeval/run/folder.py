@@ -33,11 +33,18 @@ def set_aside_earlier_results(run_dir: Path, stamp: str) -> None:
     (``results.<stamp>.jsonl``, ``metrics.<stamp>.json``, ``plots.<stamp>/`` ...). Why: a
     fresh session stopped before its end would otherwise leave the old report beside new
     results, saying "80 evaluated" of a file that holds 24."""
-    for name in (RESULTS, *REPORT_FILES, PLOTS):
-        path = run_dir / name
-        if path.exists():
-            stem, dot, suffix = name.partition(".")
-            path.rename(run_dir / f"{stem}.{stamp}{dot}{suffix}")
+    names = [name for name in (RESULTS, *REPORT_FILES, PLOTS) if (run_dir / name).exists()]
+
+    def aside(name: str, stamp: str) -> Path:
+        stem, dot, suffix = name.partition(".")
+        return run_dir / f"{stem}.{stamp}{dot}{suffix}"
+
+    taken, n = stamp, 1
+    while any(aside(name, taken).exists() for name in names):  # two --fresh in one second: keep both
+        n += 1
+        taken = f"{stamp}-{n}"
+    for name in names:
+        (run_dir / name).rename(aside(name, taken))
 
 
 def drop_outdated_report(run_dir: Path) -> None:
