@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from dialeval.models.prompt_store import load_prompts
 from dialeval.run.folder import results_by_id
@@ -31,22 +32,35 @@ def _wait_for(condition, seconds: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+ONE_AT_A_TIME = ("--run-id", "mine", "--concurrency", "1")
+
+
+def _cli(server: OpenAIStub, out: Path, *extra: str) -> tuple[list[str], dict[str, str]]:
+    """The CLI's `run answers` on the demo items against ``server``, and its environment."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return [sys.executable, "-m", "dialeval.cli", "run", "answers", "--data", str(ANSWERS), *extra,
+            "--model", "openai-compatible:judge", "--base-url", server.base_url,
+            "--output-dir", str(out), "--no-progress", "--no-cache"], env
+
+
+def _ctrl_c_when(ready: Callable[[], bool], server: OpenAIStub, out: Path, *extra: str) -> tuple[int, str]:
+    """Run the CLI against ``server``, press Ctrl-C once ``ready()``: exit code and stderr."""
+    command, env = _cli(server, out, *extra)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        _wait_for(ready)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=PATIENCE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, err
+
+
 def _interrupted(tmp_path: Path, respond, requests: int, *extra: str) -> tuple[int, str]:
     """Run the CLI against ``respond``, press Ctrl-C once ``requests`` arrived: exit code and stderr."""
     with OpenAIStub(respond=respond) as server:
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        command = [sys.executable, "-m", "dialeval.cli", "run", "answers", "--data", str(ANSWERS), *extra,
-                   "--model", "openai-compatible:judge", "--base-url", server.base_url,
-                   "--output-dir", str(tmp_path), "--no-progress", "--no-cache"]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            _wait_for(lambda: len(server.requests) == requests)
-            process.send_signal(signal.SIGINT)
-            _, err = process.communicate(timeout=PATIENCE)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    return process.returncode, err
+        return _ctrl_c_when(lambda: len(server.requests) == requests, server, tmp_path, *extra)
 
 
 def test_ctrl_c_stops_at_once_keeps_the_folder_and_says_how_to_resume(tmp_path):
@@ -72,17 +86,9 @@ def test_ctrl_c_stops_at_once_keeps_the_folder_and_says_how_to_resume(tmp_path):
     assert len(load_prompts(run_dir)) == 2
 
 
-def _command(server: OpenAIStub, out: Path, *extra: str) -> tuple[list[str], dict[str, str]]:
-    """The CLI's `run answers` on the demo items against ``server``, one item at a time, and its environment."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return [sys.executable, "-m", "dialeval.cli", "run", "answers", "--data", str(ANSWERS), "--run-id", "mine",
-            "--model", "openai-compatible:judge", "--base-url", server.base_url, "--output-dir", str(out),
-            "--no-progress", "--no-cache", "--concurrency", "1", *extra], env
-
-
 def _stopped_after(server: OpenAIStub, out: Path, answered: int, *extra: str) -> int:
-    """The CLI run against ``server`` answering ``answered`` requests and holding the next,
-    until Ctrl-C: its exit code."""
+    """The CLI run against ``server``, one item at a time, answering ``answered`` requests
+    and holding the next, until Ctrl-C: its exit code."""
     release, seen = threading.Event(), []
 
     def respond(body: dict) -> str:
@@ -92,23 +98,17 @@ def _stopped_after(server: OpenAIStub, out: Path, answered: int, *extra: str) ->
         return GRADE
 
     server.respond = respond
-    command, env = _command(server, out, *extra)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        _wait_for(lambda: len(seen) > answered)
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=PATIENCE)
+        code, _ = _ctrl_c_when(lambda: len(seen) > answered, server, out, *ONE_AT_A_TIME, *extra)
     finally:
         release.set()
-        if process.poll() is None:
-            process.kill()
-    return process.returncode
+    return code
 
 
 def test_a_fresh_session_stopped_early_sets_the_earlier_report_aside_with_its_results(tmp_path):
     run_dir = tmp_path / "mine"
     with OpenAIStub(respond=lambda body: GRADE) as server:
-        command, env = _command(server, tmp_path)
+        command, env = _cli(server, tmp_path, *ONE_AT_A_TIME)
         assert subprocess.run(command, capture_output=True, env=env, timeout=120).returncode == 0
         assert _stopped_after(server, tmp_path, 1, "--fresh") == 130
     assert len(results_by_id(run_dir)) == 1
@@ -123,7 +123,7 @@ def test_a_fresh_session_stopped_early_sets_the_earlier_report_aside_with_its_re
 def test_a_resumed_session_stopped_early_leaves_no_report_of_the_session_before(tmp_path):
     run_dir = tmp_path / "mine"
     with OpenAIStub(respond=lambda body: GRADE, failures=[200, 200, 401]) as server:  # the third item's call refused
-        command, env = _command(server, tmp_path)
+        command, env = _cli(server, tmp_path, *ONE_AT_A_TIME)
         assert subprocess.run(command, capture_output=True, env=env, timeout=120).returncode == 1
         assert json.loads((run_dir / "metrics.json").read_text())["run"]["failed"] == 1
         assert _stopped_after(server, tmp_path, 0) == 130  # that item again, held

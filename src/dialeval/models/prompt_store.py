@@ -161,9 +161,9 @@ def _left_by_the_gone(run_dir: str) -> list[Path]:
     return left
 
 
-def _recover(run_dir: str, conn: sqlite3.Connection) -> None:
-    """Move the journals of processes that are gone into the store."""
-    for path in _left_by_the_gone(run_dir):
+def _recover(run_dir: str, conn: sqlite3.Connection, left: list[Path] | None = None) -> None:
+    """Move the journals of processes that are gone (``left``, when already listed) into the store."""
+    for path in _left_by_the_gone(run_dir) if left is None else left:
         _insert(conn, _journal_lines(path))
         path.unlink(missing_ok=True)
 
@@ -174,13 +174,14 @@ def _take_in_the_gone(run_dir: str) -> None:
     prompt, has no store open that would take them in; their folder kept one stray
     journal per worker until the re-run."""
     try:
-        if not _left_by_the_gone(run_dir):
+        left = _left_by_the_gone(run_dir)
+        if not left:
             return
         conn = _open(run_dir)
     except (OSError, sqlite3.Error):  # the folder is gone; its prompts with it
         return
     try:
-        _recover(run_dir, conn)
+        _recover(run_dir, conn, left)
         _as_one_file(conn)
     except (OSError, sqlite3.Error):
         pass

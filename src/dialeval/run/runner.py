@@ -285,9 +285,10 @@ async def _run_async(
         _prepare_folder(run_dir, resolved, config.fresh)
         done = results_by_id(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
+        reread = not todo and before is not None  # nothing to evaluate: the sessions that did keep their code and times
         if todo:
             drop_outdated_report(run_dir)
-        elif before is not None:  # nothing to evaluate: the sessions that did keep their code and times
+        elif reread:
             resolved["provenance"] = before
         context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and graph is None:
@@ -359,7 +360,7 @@ async def _run_async(
             rows = [done[item.id] for item in items if item.id in done]
             not_evaluated = len(items) - len(rows)
             stopped = stopped if len(rows) < len(items) else None
-            kept = not todo and before is not None and before.get("finished")  # a run re-read, not re-run
+            kept = reread and resolved["provenance"].get("finished")
             ended = resolved["provenance"] if kept else provenance.finish(resolved["provenance"])
             resolved["provenance"] = provenance.stamp(run_dir / CONFIG, ended)
             metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped)
