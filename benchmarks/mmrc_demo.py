@@ -1,4 +1,4 @@
-"""Where the README's offline MMRC example spends its time: model load, then every batch.
+"""Where the offline MMRC example (docs/running.md) spends its time: model load, then every batch.
 
 Runs ``dialeval run mmrc --data src/dialeval/fixtures/mmrc_demo.json --config
 src/dialeval/fixtures/mmrc_smollm2.yaml`` in this process (fresh run folder, no response

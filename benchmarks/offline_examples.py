@@ -1,6 +1,6 @@
-"""Times every offline example of the README on the bundled SmolLM2-135M, and checks its tables.
+"""Times every offline example of docs/running.md on the bundled SmolLM2-135M, and checks its tables.
 
-Why: the README promises each offline example finishes within a few minutes on two CPU
+Why: docs/running.md promises each offline example finishes within a few minutes on two CPU
 cores and fills its tables; this script measures that promise as a user would meet it
 (a fresh run, no response cache). On a shared machine the wall time depends on the load,
 so each example also reports the CPU time it used and the load average around it.
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = "src/dialeval/fixtures"
 
-# name -> the README's command line after `dialeval run`
+# name -> the documented command line after `dialeval run`
 EXAMPLES: dict[str, list[str]] = {
     "kgds-demo-1": ["kgds", "--data", f"{FIXTURES}/kgds_demo.json", "--config", "configs/kgds-demo.yaml"],
     "kgds-demo-2": [

@@ -126,7 +126,7 @@ def test_the_limit_rule_is_natural_id_order_for_every_benchmark():
 
 
 def test_the_readme_comparison_of_two_official_vdact_files(shared_data, tmp_path, capsys):
-    """The README's commands on the two official files, which order their dialogues differently:
+    """docs/reports.md's commands on the two official files, which order their dialogues differently:
     `--limit` picks the same dialogues, and compare aligns every one of their turns."""
     from dialeval.cli import main
 

@@ -1,4 +1,4 @@
-"""The README's offline examples: the bundled SmolLM2 fills their tables.
+"""The offline examples of docs/running.md: the bundled SmolLM2 fills their tables.
 
 The unit tests show how a toy model's rationale is bounded under its JSON grammar (local
 decoding only); the slow tests run the changed examples end to end on the real model and

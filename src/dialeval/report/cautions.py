@@ -4,7 +4,7 @@ Why: a judge whose answers mostly could not be read, a server that refused reque
 dozens of times, or a correlation over two units all produce tables that look as solid
 as any other; these checks put the caveat next to them (and on the CLI).
 
-Thresholds (documented in the README and ``docs/reading-reports.md``):
+Thresholds (documented in ``docs/reports.md``):
 
 - :data:`UNUSABLE_WARN_SHARE`: a judge agent with this share or more of its answers
   ``unparsed`` or ``truncated`` gets a banner at the top of the report and a warning
