@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from dialeval.report.results import RunData
     from dialeval.run.runner import RunResult
 
-__version__ = "0.1.0"
+from dialeval.version import __version__
 __all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "__version__"]
 
 

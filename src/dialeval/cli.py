@@ -12,31 +12,12 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn
 
-
-def _version() -> str:
-    """The installed distribution's version (a source checkout without install says so)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("dialeval")
-    except PackageNotFoundError:
-        return "(not installed)"
-
-
-class _VersionAction(argparse.Action):
-    """``--version``: reads the installed version only when asked (importlib.metadata costs ~30 ms)."""
-
-    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show program's version number and exit")
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: str | None = None) -> None:
-        print(f"{parser.prog} {_version()}")  # on stdout, as argparse's own version action prints it
-        parser.exit()
+from dialeval.version import __version__
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dialeval", description="Evaluate dialogue systems and summaries with LLM agents.")
-    p.add_argument("--version", action=_VersionAction)
+    p.add_argument("--version", action="version", version=f"dialeval {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="evaluate a data file with a benchmark protocol")
