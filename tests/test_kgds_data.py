@@ -10,7 +10,7 @@ import pytest
 from dialeval.config import ConfigError
 from dialeval.data.io import DataError
 from dialeval.protocols.kgds.data import Prediction, load_kgds, load_predictions, paragraph_number
-from dialeval.protocols.kgds import load, parse_options
+from dialeval.protocols.kgds.loading import load, parse_options
 
 FIXTURE = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
 

@@ -222,7 +222,7 @@ def test_kbsaf_on_real_facts_with_ideal_and_permissive_verifiers(shared_data):
 def test_model_free_bsp_scoring_of_a_predictions_file(tmp_path):
     from pathlib import Path
 
-    from dialeval.protocols.kgds import metrics_only
+    from dialeval.protocols.kgds.report_tables import metrics_only
 
     fixture = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
     preds = tmp_path / "p.jsonl"
