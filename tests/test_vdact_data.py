@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.protocols.vdact.data import load_dialogues, load_human_scores, load_predictions
+from dialeval.protocols.vdact.data import load_dialogues, load_predictions
+from dialeval.protocols.vdact.human_scores import load_human_scores
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "vdact_demo"
 PREDICTIONS = DEMO / "predictions" / "demo-bot.json"

@@ -1,9 +1,10 @@
-"""VDAct prediction files, KG video summaries and human scores.
+"""VDAct prediction files, the dialogues built from them and the judge's one-shot example.
 
 A prediction file is one system's answers on the test split: records ``{id, dial_id,
 turn_num, question, ref_answer, gen_answer}``. Turns are grouped into dialogues in turn
 order; the scenario id (first 5 digits of the dialogue id) selects the video summary,
-read from the released zip files or an extracted folder. An example file (the session
+read from the released zip files or an extracted folder (:mod:`.summaries`; human scores:
+:mod:`.human_scores`). An example file (the session
 judge's one-shot dialogue) uses the same records plus the verdict of each turn.
 """
 
@@ -11,17 +12,16 @@ from __future__ import annotations
 
 from dialeval.agents.templates import prompt_file
 
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dialeval.data.io import DataError, read_records, validate_all, validate_record
+from dialeval.data.io import DataError, read_records, validate_all
+from dialeval.protocols.vdact.human_scores import load_human_scores
+from dialeval.protocols.vdact.summaries import SummaryKind, SummarySource, explicit_summaries, find_summaries
 
-SummaryKind = Literal["none", "template", "refined"]
-SUMMARY_NAMES = {"refined": "scenario_refine_summaries", "template": "scenario_template_summaries"}
 SCENARIO_DIGITS = 5
 
 
@@ -165,105 +165,6 @@ def group_dialogues(turns: list[PredictionTurn]) -> dict[str, list[PredictionTur
 
 def scenario_of(dial_id: str) -> str:
     return dial_id[:SCENARIO_DIGITS]
-
-
-# ---------------------------------------------------------------- summaries
-
-
-class SummarySource:
-    """Scenario summaries from a zip file or a folder of ``<scenario>.txt`` files."""
-
-    def __init__(self, location: Path):
-        self.location = location
-        self._texts: dict[str, str] | None = None
-
-    def _load(self) -> dict[str, str]:
-        if self._texts is None:
-            texts: dict[str, str] = {}
-            if self.location.is_file() and zipfile.is_zipfile(self.location):
-                with zipfile.ZipFile(self.location) as archive:
-                    for name in archive.namelist():
-                        if name.endswith(".txt"):
-                            texts[Path(name).stem] = archive.read(name).decode("utf-8").strip()
-            elif self.location.is_dir():
-                for file in sorted(self.location.rglob("*.txt")):
-                    texts[file.stem] = file.read_text(encoding="utf-8").strip()
-            else:
-                raise DataError(self.location, "not a zip file or a folder of summaries")
-            self._texts = texts
-        return self._texts
-
-    def get(self, scenario: str) -> str:
-        text = self._load().get(scenario)
-        if not text:
-            raise DataError(self.location, f"no video summary for scenario {scenario}", record=scenario, field="summary")
-        return text
-
-
-def find_summaries(kind: SummaryKind, kg_dir: str | Path | None, summary_path: str | Path | None, data: Path) -> SummarySource | None:
-    """Where the ``kind`` summaries are: an explicit path, a KG folder, else ``<data>/../kg``.
-
-    ``<data>/../kg`` is the folder beside the predictions folder in the released layout
-    (``vdact/predictions/*.json`` and ``vdact/kg/*.zip``).
-    """
-    if kind == "none":
-        return None
-    if summary_path is not None:
-        return SummarySource(Path(summary_path))
-    base = Path(kg_dir) if kg_dir is not None else (data if data.is_dir() else data.parent).parent / "kg"
-    name = SUMMARY_NAMES[kind]
-    for candidate in (base / f"{name}.zip", base / name):
-        if candidate.exists():
-            return SummarySource(candidate)
-    raise DataError(base, f"no {kind} summaries found (looked for {name}.zip and {name}/); set option kg_dir or summary_path, or summary='none'")
-
-
-def explicit_summaries(kind: SummaryKind, kg_dir: str | Path | None, summary_path: str | Path | None) -> SummarySource | None:
-    """The summaries named by options alone (no data file to look beside), or ``None``."""
-    if kind == "none" or (kg_dir is None and summary_path is None):
-        return None
-    return find_summaries(kind, kg_dir, summary_path, Path("."))
-
-
-# ---------------------------------------------------------------- human scores
-
-
-class HumanScore(BaseModel):
-    """Human ratings of one turn (1 incorrect, 2 partially correct, 3 correct), one per annotator."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(min_length=1)
-    system: str | None = None
-    scores: list[int] = Field(min_length=1)
-
-    @field_validator("scores", mode="before")
-    @classmethod
-    def _single_score(cls, value: object) -> object:
-        return [value] if isinstance(value, int) else value
-
-    @field_validator("scores")
-    @classmethod
-    def _in_scale(cls, values: list[int]) -> list[int]:
-        for v in values:
-            if not 1 <= v <= 3:
-                raise ValueError(f"human score {v} is outside 1-3")
-        return values
-
-
-def load_human_scores(path: str | Path) -> dict[tuple[str | None, str], list[int]]:
-    """``(system or None, turn id) -> scores``; a record without ``system`` applies to every system."""
-    path = Path(path)
-    out: dict[tuple[str | None, str], list[int]] = {}
-    for index, raw in enumerate(read_records(path)):
-        if isinstance(raw, dict) and "score" in raw and "scores" not in raw:
-            raw = {**{k: v for k, v in raw.items() if k != "score"}, "scores": raw["score"]}
-        score = validate_record(HumanScore, raw, path, f"{index} (id={raw.get('id')!r})" if isinstance(raw, dict) else index)
-        key = (score.system, score.id)
-        if key in out:
-            raise DataError(path, f"turn {score.id!r} is scored twice", record=index, field="id")
-        out[key] = score.scores
-    return out
 
 
 # ---------------------------------------------------------------- items

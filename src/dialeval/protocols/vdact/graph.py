@@ -66,7 +66,8 @@ async def prepare(state: VdactState, runtime: Any) -> dict[str, Any]:
 
     Async, like ``more_turns``: LangGraph runs a sync node or branch in a thread pool, a
     thread hand-off per step that cost more CPU than the step's own work."""
-    from dialeval.protocols.vdact.data import dialogue_input, explicit_summaries, load_example
+    from dialeval.protocols.vdact.data import dialogue_input, load_example
+    from dialeval.protocols.vdact.summaries import explicit_summaries
     from dialeval.protocols.vdact.options import parse_options
 
     opts = parse_options(_context(runtime).options)
