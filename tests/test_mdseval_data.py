@@ -9,7 +9,7 @@ import pytest
 
 from dialeval.data.io import DataError
 from dialeval.protocols.mdseval.data import load_mdseval
-from dialeval.protocols.mdseval import human_side
+from dialeval.protocols.mdseval.loading import human_side
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 DEMO = FIXTURES / "mdseval_demo.json"

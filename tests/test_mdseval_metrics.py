@@ -15,7 +15,7 @@ from dialeval.protocols.mdseval.data import ASPECTS, load_mdseval
 from dialeval.protocols.mdseval import metrics as mm
 from dialeval.protocols.mdseval.human import adjacent_agreement, exact_agreement, majority_label, summary_faithfulness
 from dialeval.protocols.mdseval.meki import eki, exclusive, meki, select_diverse
-from dialeval.protocols.mdseval import human_side
+from dialeval.protocols.mdseval.loading import human_side
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mdseval_demo.json"
 LABELS = ["true", "false-text", "false-image", "false-both"]
