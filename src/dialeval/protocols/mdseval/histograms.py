@@ -6,7 +6,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from dialeval.report.tables import row
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, SHORT
 from dialeval.protocols.mdseval.aggregate import LABEL
 
