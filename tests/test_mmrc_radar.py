@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from dialeval.protocols.mmrc.data import ABILITIES
-from dialeval.protocols.mmrc import plot_radar
+from dialeval.protocols.mmrc.radar import plot_radar
 
 
 def _summary(means: dict[str, float | None]) -> dict:
