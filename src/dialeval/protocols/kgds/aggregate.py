@@ -8,10 +8,7 @@ from typing import Any
 from dialeval.protocols.kgds.prompt_echo import echoes
 from dialeval.protocols.kgds.metrics import SCORED, aggregate_scores, win_rate
 
-
 PATTERN_TITLES = {"ebs": "EBS-AOS", "abs": "ABS-AOS"}
-
-
 BACKGROUND_METRIC = {"ebs": "BSP", "abs": "KBSAF"}
 
 

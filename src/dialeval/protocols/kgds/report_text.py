@@ -7,7 +7,6 @@ from typing import Any
 from dialeval.benchmarks import RunFacts
 from dialeval.protocols.kgds.metrics import ERROR_TYPES
 
-
 GLOSSARY = {
     "EBS": "extractive background summary",
     "ABS": "abstractive background summary",

@@ -8,10 +8,7 @@ from typing import Any
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES
 from dialeval.protocols.mdseval import metrics as mm
 
-
 SCORE_EVALUATORS = ("pointwise", "image_prompt", "checklist")
-
-
 LABEL = {"pointwise": "MLLM-as-a-judge", "image_prompt": "Image-to-Prompt", "checklist": "Checklist-CoT", "pairwise": "MLLM-as-a-judge (pairwise)", "faithfulness": "MLLM-as-a-judge"}
 
 

@@ -6,7 +6,6 @@ from typing import Any
 
 from dialeval.protocols.mmrc import metrics
 
-
 CONDITION_LABEL = {"off": "responder", "on": "+ NOTE-TAKING"}
 
 
