@@ -2,7 +2,8 @@
 
 One item is one system's dialogue. Options choose the judge (session, turn, lave,
 video_chatgpt) and the video summary (none, template, refined), which spans the paper's
-ablation (Table 6). Model-free classic metrics (Table 5) come from ``metrics_only``.
+ablation (Table 6). Model-free classic metrics (Table 5) come from
+:func:`.classic_table.metrics_only`; this module only registers the benchmark.
 """
 
 from __future__ import annotations
