@@ -5,7 +5,7 @@ from __future__ import annotations
 from dialeval.benchmarks import Benchmark, OneNode, register_benchmark
 from dialeval.protocols.answers.common import ROLES
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
-from dialeval.protocols.answers.aggregate import aggregate, item_scores, score_dimensions
+from dialeval.protocols.answers.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.answers.loading import load, to_input, to_record
 from dialeval.protocols.answers.report_tables import describe, tables
 

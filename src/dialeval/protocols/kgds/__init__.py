@@ -20,7 +20,7 @@ from dialeval.protocols.kgds.common import ROLES
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.kgds.figures import figures
 from dialeval.protocols.kgds import error_classifier, fact_decomposer, fact_verifier, feedback_judge, opinion_verifier, reflection, summarizer  # noqa: F401  (registers the agents)
-from dialeval.protocols.kgds.aggregate import aggregate, item_scores, score_dimensions
+from dialeval.protocols.kgds.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.kgds.loading import load, to_input, to_record
 from dialeval.protocols.kgds.report_tables import metrics_only, tables
 from dialeval.protocols.kgds.report_text import GLOSSARY, describe, notices

@@ -10,7 +10,7 @@ from dialeval.config import ConfigError
 from dialeval.report.tables import cell, num, pct, row, rule
 from dialeval.protocols.kgds.data import load_kgds, load_predictions
 from dialeval.protocols.kgds.metrics import ERROR_TYPES, bsp_scores, macro
-from dialeval.protocols.kgds.aggregate import BACKGROUND_METRIC, PATTERN_TITLES
+from dialeval.protocols.kgds.aggregation import BACKGROUND_METRIC, PATTERN_TITLES
 
 
 def _pct(figure: dict[str, Any] | float | None) -> str:

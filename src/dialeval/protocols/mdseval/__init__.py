@@ -16,7 +16,7 @@ from dialeval.protocols.mdseval.figures import figures
 from dialeval.protocols.mdseval.data import SCALES
 from dialeval.protocols.mdseval.common import ROLES
 from dialeval.protocols.mdseval import checklist, faithfulness, image_prompt, pairwise, pointwise, summarizer  # noqa: F401  (registers the agents)
-from dialeval.protocols.mdseval.aggregate import aggregate, item_scores, score_dimensions
+from dialeval.protocols.mdseval.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.mdseval.histograms import after_run
 from dialeval.protocols.mdseval.loading import describe, load, to_input, to_record
 from dialeval.protocols.mdseval.report_tables import GLOSSARY, metrics_only, tables

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, SHORT
-from dialeval.protocols.mdseval.aggregate import LABEL
+from dialeval.protocols.mdseval.aggregation import LABEL
 
 
 def plot_histograms(path: Path, records: list[dict[str, Any]]) -> Path | None:

@@ -8,7 +8,7 @@ from typing import Any
 from dialeval.models.usage import estimate_text
 from dialeval.report.tables import markdown_table, num, row, rule
 from dialeval.protocols.mdseval.data import ASPECTS, SHORT
-from dialeval.protocols.mdseval.aggregate import LABEL
+from dialeval.protocols.mdseval.aggregation import LABEL
 
 
 def _fig(e: dict[str, Any] | None, digits: int = 1) -> str:

@@ -17,7 +17,7 @@ from dialeval.protocols.mmdu.figures import figures
 from dialeval.protocols.mmdu.metrics import DIMENSIONS
 from dialeval.protocols.mmdu.common import ROLES
 from dialeval.protocols.mmdu import judge, responder  # noqa: F401  (registers the agents)
-from dialeval.protocols.mmdu.aggregate import aggregate, item_scores, score_dimensions
+from dialeval.protocols.mmdu.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.mmdu.loading import calls_per_item, describe, load, to_input, to_record
 from dialeval.protocols.mmdu.report_tables import GLOSSARY, compare_judges, tables
 

@@ -15,7 +15,7 @@ from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.mmrc.view import conversation_view
 from dialeval.protocols.mmrc.common import ROLES
 from dialeval.protocols.mmrc import helpers, judge, notetaker, responder  # noqa: F401  (registers the agents)
-from dialeval.protocols.mmrc.aggregate import aggregate, item_scores, score_dimensions
+from dialeval.protocols.mmrc.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.mmrc.loading import describe, load, to_input, to_record
 from dialeval.protocols.mmrc.radar import after_run
 from dialeval.protocols.mmrc.report_tables import GLOSSARY, tables

@@ -7,7 +7,7 @@ from typing import Any
 
 from dialeval.protocols.mmrc.data import ABILITIES
 from dialeval.protocols.mmrc import metrics
-from dialeval.protocols.mmrc.aggregate import CONDITION_LABEL
+from dialeval.protocols.mmrc.aggregation import CONDITION_LABEL
 
 
 def plot_radar(path: Path, m: dict[str, Any]) -> Path | None:

@@ -7,7 +7,7 @@ from typing import Any
 from dialeval.report.paired import system_test_lines
 from dialeval.report.tables import num, pct, row, rule
 from dialeval.protocols.mmrc.data import ABILITIES, ABILITY_NAMES
-from dialeval.protocols.mmrc.aggregate import CONDITION_LABEL
+from dialeval.protocols.mmrc.aggregation import CONDITION_LABEL
 
 
 def _signed(value: float | None, as_pct: bool = False) -> str:

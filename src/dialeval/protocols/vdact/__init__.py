@@ -15,7 +15,7 @@ from dialeval.protocols.vdact.tables import tables
 from dialeval.protocols.vdact.metrics import SCALES
 from dialeval.protocols.vdact.common import ROLES
 from dialeval.protocols.vdact import lave_judge, llm_acc, llm_rel, session_judge, turn_judge, video_chatgpt  # noqa: F401  (registers the agents)
-from dialeval.protocols.vdact.aggregate import aggregate, item_scores, score_dimensions
+from dialeval.protocols.vdact.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.vdact.classic_table import metrics_only
 from dialeval.protocols.vdact.loading import describe, load, to_input, to_record
 
