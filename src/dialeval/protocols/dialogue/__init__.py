@@ -37,7 +37,7 @@ def options_of(options: dict[str, Any]) -> DialogueOptions:
 
 def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     parsed = options_of(options)
-    conversations = load_conversations(path)
+    conversations = load_conversations(path, parsed.format, parsed.columns)
     if parsed.human_scores:
         load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations)
     return with_versus(conversations, parsed.versus) if parsed.versus else conversations

@@ -42,6 +42,10 @@ class DialogueOptions(BaseModel):
     versus: str | None = Field(default=None, description="another system's turns on the same conversations: compare the two")
     human_scores: str | None = Field(default=None, description="human labels per turn or conversation and criterion: agreement")
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    format: Literal["dialogue", "otel", "langsmith", "langfuse", "hf"] = Field(
+        default="dialogue", description="the data file's format: dialogue records, or traces/datasets to import (docs/data.md)"
+    )
+    columns: dict[str, str] = Field(default_factory=dict, description="format=hf: dialogue field -> dataset column")
 
     @classmethod
     def of(cls, context: EvalContext) -> DialogueOptions:

@@ -120,15 +120,23 @@ class _Reader(MessageReader):
         )
 
 
-def read_conversations(path: str | Path) -> list[tuple[str | int, Conversation]]:
-    """Every conversation of a JSON or JSONL file with its record's name for messages; ids unique."""
+def read_conversations(path: str | Path, fmt: str = "dialogue", columns: dict[str, str] | None = None) -> list[tuple[str | int, Conversation]]:
+    """Every conversation of a JSON or JSONL file with its record's name for messages; ids unique.
+    Another ``fmt`` (otel, langsmith, langfuse, hf) is imported first (dialeval.data.importers)."""
     path = Path(path)
-    raws = read_records(path)
+    if fmt == "dialogue":
+        raws = read_records(path)
+    else:
+        from dialeval.data.importers import import_records
+
+        raws = import_records(fmt, path, {"columns": columns or {}})
     lines = getattr(raws, "lines", None)
     out: list[tuple[str | int, Conversation]] = []
     seen: set[str] = set()
     for index, raw in enumerate(raws):
         record: str | int = f"{index} (line {lines[index]})" if lines else index
+        if fmt != "dialogue":
+            record = f"{index} (conversation {raw.get('id')!r} imported as {fmt})"
         conversation = _Reader(path, record).conversation(raw)
         if conversation.id in seen:
             raise DataError(path, f"duplicate id {conversation.id!r}", record=record, field="id")
@@ -139,8 +147,8 @@ def read_conversations(path: str | Path) -> list[tuple[str | int, Conversation]]
     return out
 
 
-def load_conversations(path: str | Path) -> list[Conversation]:
-    return [conversation for _, conversation in read_conversations(path)]
+def load_conversations(path: str | Path, fmt: str = "dialogue", columns: dict[str, str] | None = None) -> list[Conversation]:
+    return [conversation for _, conversation in read_conversations(path, fmt, columns)]
 
 
 def conversation_of(state: dict[str, Any]) -> Conversation:

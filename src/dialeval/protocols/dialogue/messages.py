@@ -257,6 +257,8 @@ def _sharegpt(reader: MessageReader, build: TurnBuilder, message: dict[str, Any]
         except json.JSONDecodeError:
             raise reader.fail("a function_call's value is JSON: {\"name\": ..., \"arguments\": {...}}", f"{where}.value") from None
         calls = value if isinstance(value, list) else [value]
+        if build.turns and build.turns[-1]["role"] == "assistant":
+            build.open = True  # a function_call after the assistant's words is the same step of its turn
         if not all(isinstance(c, dict) for c in calls):
             raise reader.fail("a function_call's value is an object with name and arguments", f"{where}.value")
         build.add_assistant([], [], [reader.call(c.get("name"), c.get("arguments"), c.get("id"), f"{where}.value") for c in calls],
