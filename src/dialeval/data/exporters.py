@@ -104,4 +104,7 @@ def table(records: list[dict[str, Any]]) -> Any:
     """Every unit as a pandas DataFrame (for CSV or parquet)."""
     import pandas as pd
 
-    return pd.DataFrame(list(units(records)))
+    frame = pd.DataFrame(list(units(records)))
+    if "turn" in frame:
+        frame["turn"] = frame["turn"].astype("Int64")  # whole numbers, blank for conversation-level units
+    return frame
