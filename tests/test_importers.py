@@ -71,10 +71,10 @@ def _otel_line(messages: object) -> dict:
     ("otel", "t.jsonl", json.dumps(_otel_line([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c"}]}])) + "\n",
      "field 'span b7ad6b7169203331: gen_ai.output.messages.0.parts.0.name': a tool_call part needs a name"),
     ("langsmith", "r.jsonl", json.dumps({"id": "not-a-uuid", "name": "x", "run_type": "llm", "start_time": "2026-01-01T00:00:00",
-                                         "inputs": {}}) + "\n", "record 1, field 'id': not a LangSmith run"),
+                                         "inputs": {}}) + "\n", "record 1, field 'id': Input should be a valid UUID"),
     ("langfuse", "t.json", json.dumps([{"id": "t1", "timestamp": "2026-01-01T00:00:00Z",
                                         "observations": [{"id": "o1", "type": "GENERATION", "output": {}}]}]),
-     "record 1, field 'observations.0.startTime': not a Langfuse trace"),
+     "record 1, field 'observations.0.startTime': Field required"),
     ("hf", "rows.jsonl", json.dumps({"conv_id": 1, "chat": []}) + "\n", "record 1, field 'messages': no column 'messages'"),
 ])
 def test_bad_records_are_named(tmp_path, fmt, name, content, words):

@@ -14,10 +14,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.importers.common import History, Message, from_openai, record
-from dialeval.data.io import read_records
+from dialeval.data.io import read_records, validate_record
 from dialeval.errors import DataError
 
 
@@ -58,12 +58,7 @@ def read(path: Path, options: dict[str, Any]) -> list[dict[str, Any]]:
         raws = raws[0]["data"]  # a list endpoint's page
     sessions: dict[str, list[tuple[datetime, int, Trace, Observation]]] = {}
     for index, raw in enumerate(raws):
-        try:
-            trace = Trace.model_validate(raw)
-        except ValidationError as err:
-            first = err.errors()[0]
-            raise DataError(path, f"not a Langfuse trace: {first['msg']}", record=index,
-                            field=".".join(str(p) for p in first["loc"])) from None
+        trace = validate_record(Trace, raw, path, index)
         key = trace.session_id or trace.id
         for observation in trace.observations:
             if observation.type == "GENERATION" and observation.output is not None:

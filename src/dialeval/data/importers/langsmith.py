@@ -14,10 +14,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from dialeval.data.importers.common import History, Message, from_openai, record
-from dialeval.data.io import read_records
+from dialeval.data.io import read_records, validate_record
 from dialeval.errors import DataError
 
 THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
@@ -64,12 +62,7 @@ def read(path: Path, options: dict[str, Any]) -> list[dict[str, Any]]:
 
     threads: dict[str, list[tuple[Any, int, Run]]] = {}
     for index, raw in enumerate(read_records(path)):
-        try:
-            run = Run.model_validate(raw)
-        except ValidationError as err:
-            first = err.errors()[0]
-            raise DataError(path, f"not a LangSmith run: {first['msg']}", record=index,
-                            field=".".join(str(p) for p in first["loc"])) from None
+        run = validate_record(Run, raw, path, index)
         messages = (run.inputs or {}).get("messages")
         if not messages or not run.outputs:
             continue  # a chain, tool or retriever run: its model calls are runs of their own
