@@ -154,7 +154,7 @@ def test_scores_go_back_to_langsmith_runs(imported_run, tmp_path, capsys):
     assert "3 feedback records; 2 units left out" in capsys.readouterr().out
 
 
-def test_scores_go_back_to_langfuse_observations_and_csv(imported_run, tmp_path):
+def test_scores_go_back_to_langfuse_observations_and_csv(imported_run, tmp_path, capsys):
     result = imported_run("langfuse", "agent_demo_langfuse.json", "lf")
     traces = json.loads((FIXTURES / "agent_demo_langfuse.json").read_text())["data"]
     trace_of = {o["id"]: t["id"] for t in traces for o in t["observations"]}
@@ -170,6 +170,9 @@ def test_scores_go_back_to_langfuse_observations_and_csv(imported_run, tmp_path)
         ("trip", "2", "tool_use", "ok"), ("trip", "4", "tool_use", "ok"), ("refund", "2", "tool_use", "ok"),
         ("trip", "", "calls_made", "not_applicable"), ("refund", "", "calls_made", "not_applicable")}
     assert all(r["source_turn_id"] in trace_of for r in rows if r["turn"])
+    # Langfuse ids are no LangSmith run ids: refused, not sent to the wrong system
+    assert main(["export", str(result.run_dir), "--to", "langsmith", "-o", str(tmp_path / "f.jsonl")]) == 2
+    assert "were read from langfuse, so they have no langsmith ids" in capsys.readouterr().err
 
 
 def test_format_option_names_the_imported_conversation(tmp_path):

@@ -63,12 +63,17 @@ def _export(args: argparse.Namespace) -> int:
         if args.to == "csv":
             frame.to_csv(out, index=False)
         else:
-            try:
-                frame.to_parquet(out, index=False)
-            except ImportError as err:
-                raise DataError(out, f"parquet needs pyarrow (pip install pyarrow), or use --to csv ({err})") from None
+            from importlib.util import find_spec
+
+            if find_spec("pyarrow") is None:
+                raise DataError(out, "parquet needs the pyarrow package (pip install pyarrow), or use --to csv")
+            frame.to_parquet(out, index=False)
         print(f"Wrote {out}: {len(frame)} units")
         return 0
+    formats = sorted({str(((r.get("metadata") or {}).get("source") or {}).get("format", "dialogue")) for r in run.records})
+    if args.to not in formats:
+        raise ConfigError(f"{args.run_dir}: its conversations were read from {', '.join(formats) or 'no data'}, "
+                          f"so they have no {args.to} ids to key scores by; use --to csv or parquet")
     rows, skipped = (exporters.langsmith_feedback if args.to == "langsmith" else exporters.langfuse_scores)(run.records, name)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     print(f"Wrote {out}: {len(rows)} {'feedback' if args.to == 'langsmith' else 'score'} records"

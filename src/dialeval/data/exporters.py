@@ -56,7 +56,7 @@ def langsmith_feedback(records: list[dict[str, Any]], run_name: str) -> tuple[li
     out, skipped = [], 0
     for row in units(records):
         target = _target(row)
-        if row["score"] is None or target is None:
+        if row["score"] is None or target is None or row["source_format"] != "langsmith":
             skipped += 1
             continue
         run_id = uuid.UUID(target)
@@ -74,7 +74,7 @@ def langfuse_scores(records: list[dict[str, Any]], run_name: str) -> tuple[list[
     """Langfuse score records (create-score API bodies) and how many units could not be keyed or had no score."""
     out, skipped = [], 0
     for row in units(records):
-        if row["score"] is None:
+        if row["score"] is None or row["source_format"] != "langfuse":
             skipped += 1
             continue
         label = isinstance(row["verdict"], str)
@@ -104,7 +104,8 @@ def table(records: list[dict[str, Any]]) -> Any:
     """Every unit as a pandas DataFrame (for CSV or parquet)."""
     import pandas as pd
 
-    frame = pd.DataFrame(list(units(records)))
-    if "turn" in frame:
+    frame = pd.DataFrame(list(units(records)), dtype=object)  # a verdict stays as read (4, not 4.0; a label)
+    if len(frame):
         frame["turn"] = frame["turn"].astype("Int64")  # whole numbers, blank for conversation-level units
+        frame["score"] = frame["score"].astype("float64")
     return frame
