@@ -1,5 +1,5 @@
 """OpenTelemetry GenAI spans, as the collector's file exporter writes them (OTLP/JSON: one
-``TracesData`` object a line, or one object in a ``.json`` file).
+``TracesData`` object a line whatever the suffix, or one object or a list of them in the file).
 
 A span is a model call when it holds the semantic conventions' ``gen_ai.input.messages``
 / ``gen_ai.output.messages`` (as span attributes or on one of its events); its messages
@@ -53,9 +53,13 @@ def spans(path: Path) -> list[tuple[int, Any]]:
     from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
     text = read_text(path)
-    lines = [text] if path.suffix == ".json" else text.splitlines()
+    try:  # one object (or a list of them) in the whole file...
+        whole = json.loads(text)
+        objects = [json.dumps(o) for o in whole] if isinstance(whole, list) else [text]
+    except json.JSONDecodeError:  # ...or one a line, as the file exporter writes, whatever the file's suffix
+        objects = text.splitlines()
     out = []
-    for index, line in enumerate(lines):
+    for index, line in enumerate(objects):
         if not line.strip():
             continue
         try:
