@@ -179,3 +179,12 @@ def test_format_option_names_the_imported_conversation(tmp_path):
     bad = write_jsonl(tmp_path / "rows.jsonl", [{"conv_id": "a", "dialog": [{"from": "human", "value": "hi"}]}])
     with pytest.raises(DataError, match=r"record 1 \(conversation 'a' imported as hf\), field 'conversations': the conversation has no assistant"):
         load_conversations(bad, "hf", {"id": "conv_id", "conversations": "dialog"})
+
+
+def test_otel_lines_in_a_json_file(tmp_path):
+    """The collector's file exporter writes one object a line, often into a file named .json."""
+    lines = (FIXTURES / "agent_demo_otel.jsonl").read_text(encoding="utf-8")
+    (tmp_path / "spans.json").write_text(lines, encoding="utf-8")
+    (tmp_path / "array.json").write_text("[" + ",".join(lines.splitlines()) + "]", encoding="utf-8")
+    expected = import_records("otel", FIXTURES / "agent_demo_otel.jsonl")
+    assert import_records("otel", tmp_path / "spans.json") == expected == import_records("otel", tmp_path / "array.json")
