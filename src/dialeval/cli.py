@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--data", nargs="+", help="the benchmark's data file(s)")
     m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
     m.set_defaults(usage_error=m.error)  # usage mistakes found later print this command's usage line
+    from dialeval.import_export import add_commands
+
+    add_commands(sub)  # import, export
     return p
 
 
@@ -302,6 +305,10 @@ def _main(argv: list[str] | None) -> int:
             return _cmd_list()
         if args.command == "metrics":
             return _cmd_metrics(args)
+        if args.command in ("import", "export"):
+            from dialeval.import_export import run_command
+
+            return run_command(args)
         if args.command == "compare":
             from dialeval.report.compare import compare_runs
 

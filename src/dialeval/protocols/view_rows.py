@@ -42,6 +42,16 @@ class Facts:
 
 
 @dataclass(frozen=True)
+class ToolCallRow:
+    """One tool call an assistant made in its turn: name, arguments (as text) and result."""
+
+    name: str
+    arguments: str
+    result: str | None
+    error: bool = False
+
+
+@dataclass(frozen=True)
 class TurnRow:
     """One message in order; an answer carries its reference, verdicts and fact check.
 
@@ -56,6 +66,7 @@ class TurnRow:
     facts: Facts | None = None
     reference: str | None = None
     label: str | None = None  # what the bubble's heading says instead of "<role> · turn <n>"
+    tool_calls: list[ToolCallRow] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ def options_of(options: dict[str, Any]) -> DialogueOptions:
 
 def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     parsed = options_of(options)
-    conversations = load_conversations(path)
+    conversations = load_conversations(path, parsed.format, parsed.columns)
     if parsed.human_scores:
         load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations)
     return with_versus(conversations, parsed.versus) if parsed.versus else conversations
@@ -58,12 +58,23 @@ def _images(turn: Turn) -> dict[str, list[str]]:
     return {"images": [image_label(i.source) for i in turn.images]} if turn.images else {}
 
 
+def _tools(turn: Turn) -> dict[str, Any]:
+    """A turn's tool calls with their results, and the expected calls (absent when it has none)."""
+    out: dict[str, Any] = {}
+    if turn.tool_calls:
+        out["tool_calls"] = [c.model_dump(exclude_defaults=True) for c in turn.tool_calls]
+    if turn.reference_tool_calls is not None:
+        out["reference_tool_calls"] = [c.model_dump(exclude_defaults=True) for c in turn.reference_tool_calls]
+    return out
+
+
 def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": item.id,
         "system_prompt": item.system,
         "summary": item.summary,
-        "turns": [{"turn": t.number, "role": t.role, "text": t.text, **_images(t)} for t in item.turns],
+        **({"metadata": item.metadata} if item.metadata else {}),  # an imported unit's source ids: scores go back there
+        "turns": [{"turn": t.number, "role": t.role, "text": t.text, **_images(t), **_tools(t)} for t in item.turns],
         "turn_units": state.get("turn_units", []),
         "conversation_units": state.get("conversation_units", []),
         "note_updates": state.get("note_updates", []),

@@ -13,10 +13,10 @@ from dialeval.memory.client import MemorySettings
 Mode = Literal["full", "window", "session", "notes"]
 
 ROLES = RoleTable(
-    Role("judge", "dialogue.criterion_judge", node="judge_turns"),
+    Role("judge", "dialogue.criterion_judge", node="judge_turns", templates=("judge", "judge_trajectory")),
     Role("notetaker", "dialogue.notetaker", follows="judge"),
     # the conversation judge asks the judge's model (models.judge) with its own template
-    Role("conversation_judge", "dialogue.conversation_judge", node="judge_conversation", models=(), templates=("judge_conversation",)),
+    Role("conversation_judge", "dialogue.conversation_judge", node="judge_conversation", models=(), templates=("judge_conversation", "judge_trajectory_conversation")),
     Role("fact_checker", "dialogue.fact_checker", node="check_facts", templates=("fact_decomposer", "fact_verifier"), follows="judge"),
     Role("pairwise_judge", "dialogue.pairwise_judge", node="compare", templates=("pairwise",), follows="judge"),
 )
@@ -42,6 +42,10 @@ class DialogueOptions(BaseModel):
     versus: str | None = Field(default=None, description="another system's turns on the same conversations: compare the two")
     human_scores: str | None = Field(default=None, description="human labels per turn or conversation and criterion: agreement")
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    format: Literal["dialogue", "otel", "langsmith", "langfuse", "hf"] = Field(
+        default="dialogue", description="the data file's format: dialogue records, or traces/datasets to import (docs/data.md)"
+    )
+    columns: dict[str, str] = Field(default_factory=dict, description="format=hf: dialogue field -> dataset column")
 
     @classmethod
     def of(cls, context: EvalContext) -> DialogueOptions:

@@ -24,6 +24,7 @@ from dialeval.agents.images import image_line
 from dialeval.memory.notes import NoteEntry
 from dialeval.models.usage import count_tokens
 from dialeval.protocols.dialogue.data import Turn
+from dialeval.protocols.dialogue.toolcalls import call_lines
 
 Render = Callable[[str], list[BaseMessage]]
 SPEAKER = {"user": "User", "assistant": "Assistant"}
@@ -42,15 +43,19 @@ def prompt_tokens(messages: Sequence[BaseMessage]) -> int:
 
 
 def turn_text(turn: Turn) -> str:
-    """A turn's text with a line per image (the pictures themselves go as blocks where the model sees them)."""
-    if not turn.images:
+    """A turn's text with a line per image (the pictures themselves go as blocks where the model
+    sees them) and, before it, the tool calls the assistant made with their results (shortened
+    with a marker when long, so they count under the budget without filling it)."""
+    if not turn.images and not turn.tool_calls:
         return turn.text
-    return "\n".join([turn.text, *(image_line(image, i + 1) for i, image in enumerate(turn.images))]).strip()
+    lines = [*call_lines(turn.tool_calls), turn.text, *(image_line(image, i + 1) for i, image in enumerate(turn.images))]
+    return "\n".join(line for line in lines if line).strip("\n")
 
 
 def turn_line(turn: Turn, verdict: str | None = None) -> str:
     """One turn as the judge reads it; in session mode with the judge's earlier verdict."""
-    line = f"[turn {turn.number}] {SPEAKER[turn.role]}: {turn_text(turn)}"
+    text = turn_text(turn)
+    line = f"[turn {turn.number}] {SPEAKER[turn.role]}:" + ("\n" if turn.tool_calls else " ") + text
     if verdict:
         line += f"\n    (your verdict on this turn earlier: {verdict})"
     return line

@@ -15,9 +15,10 @@ from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view
 from dialeval.protocols.dialogue.data import Conversation, conversation_of
-from dialeval.protocols.dialogue.judge import criterion_values, missing, relevant_notes, selected
+from dialeval.protocols.dialogue.judge import criterion_values, expected_text, missing, relevant_notes, selected, trajectory_template
 from dialeval.protocols.dialogue.notetaker import open_store
 from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
+from dialeval.protocols.dialogue.trajectory import conversation_trajectory
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, unit
 
 CONVERSATION_JUDGE = Judge(
@@ -28,14 +29,18 @@ CONVERSATION_JUDGE = Judge(
 
 async def judge_whole(context: EvalContext, conv: Conversation, criterion: Criterion, notes: list[Any]) -> dict[str, Any]:
     options = DialogueOptions.of(context)
+    if criterion.match is not None:
+        return conversation_trajectory(criterion, conv)
     why = missing(criterion, conv, None)  # references are per turn: a whole-conversation criterion needing one has none
     if criterion.level == "summary" and conv.summary is None:
         why = "no summary"
     if why:
         return not_applicable(criterion, why, level=criterion.level)
-    ctx = CONVERSATION_JUDGE.context(context)
+    template, key = trajectory_template(criterion, "judge_trajectory_conversation")
+    ctx = CONVERSATION_JUDGE.context(context, template=template, template_key=key)
     values = {
         **criterion_values(criterion, conv),
+        "reference_calls": expected_text(conv.reference_tool_calls),
         "summary": conv.summary if criterion.level == "summary" and conv.summary else "(none)",
     }
     view = build_view(

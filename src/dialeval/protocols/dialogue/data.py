@@ -7,21 +7,20 @@ stops the run before the first model call with the file, record and field named.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialeval.data.images import ImageRef, resolve_image
+from dialeval.data.images import ImageRef
 from dialeval.data.io import DataError, read_records
+from dialeval.protocols.dialogue.messages import MessageReader, read_messages
+from dialeval.protocols.dialogue.toolcalls import ToolCall
 
 Speaker = Literal["user", "assistant"]
-SHAREGPT_ROLES = {
-    "human": "user", "user": "user",
-    "gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant", "model": "assistant", "bot": "assistant",
-    "system": "system",
-}
-CONVERSATION_KEYS = ("id", "system", "turns", "grounding", "metadata", "summary", "versus")
+CONVERSATION_KEYS = ("id", "system", "turns", "grounding", "metadata", "summary", "versus", "tools", "reference_tool_calls")
+RECORD_KEYS = ("id", "system", "grounding", "documents", "metadata", "summary", "tools", "reference_tool_calls")
 
 
 class Turn(BaseModel):
@@ -34,6 +33,8 @@ class Turn(BaseModel):
     text: str
     images: list[ImageRef] = Field(default_factory=list)
     reference: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)  # the assistant's calls in this turn, with their results
+    reference_tool_calls: list[ToolCall] | None = None  # the calls it should have made (trajectory criteria)
 
 
 class Conversation(BaseModel):
@@ -48,6 +49,11 @@ class Conversation(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     summary: str | None = None
     versus: list[Turn] | None = None  # the other system's turns (option versus), same user turns
+    tools: list[dict[str, Any]] = Field(default_factory=list)  # the tool definitions the assistant had
+    reference_tool_calls: list[ToolCall] | None = None  # the calls of the whole conversation it should have made
+
+    def tool_calls(self) -> list[ToolCall]:
+        return [call for t in self.assistant_turns() for call in t.tool_calls]
 
     def assistant_turns(self) -> list[Turn]:
         return [t for t in self.turns if t.role == "assistant"]
@@ -56,79 +62,23 @@ class Conversation(BaseModel):
         return self.turns[number - 1]
 
 
-class _Reader:
+class _Reader(MessageReader):
     """Reads one record, raising :class:`DataError` at the first bad field."""
 
-    def __init__(self, file: Path, record: str | int) -> None:
-        self.file, self.record = file, record
-
-    def fail(self, message: str, field: str | None = None) -> DataError:
-        return DataError(self.file, message, record=self.record, field=field)
-
-    def text(self, value: Any, field: str) -> str:
-        if not isinstance(value, str):
-            raise self.fail(f"expected text, got {type(value).__name__}", field)
-        return value
-
-    def content(self, value: Any, field: str) -> tuple[str, list[ImageRef]]:
-        """A message body: text, or OpenAI content parts (text and image_url)."""
-        if isinstance(value, str):
-            return value, []
-        if not isinstance(value, list):
-            raise self.fail("expected text or a list of content parts", field)
-        texts: list[str] = []
-        images: list[ImageRef] = []
-        for i, part in enumerate(value):
-            where = f"{field}.{i}"
-            kind = part.get("type") if isinstance(part, dict) else None
-            if kind == "text":
-                texts.append(self.text(part.get("text"), f"{where}.text"))
-            elif kind == "image_url":
-                images.append(self.image(part.get("image_url"), f"{where}.image_url"))
-            else:
-                raise self.fail(f"a content part must be {{'type': 'text'}} or {{'type': 'image_url'}}, got {kind!r}", where)
-        return "\n".join(texts), images
-
-    def image(self, value: Any, field: str) -> ImageRef:
-        url = value.get("url") if isinstance(value, dict) else value
-        if not isinstance(url, str) or not url.strip():
-            raise self.fail("an image needs a 'url': a data: URL, an http(s) URL or a file inside the data's folder", field)
-        if url.startswith("data:") and not (url.startswith("data:image/") and ";base64," in url):
-            raise self.fail("a data: URL must be a base64 image (data:image/...;base64,...)", field)
-        return resolve_image(ImageRef(source=url), self.file.parent, self.file, self.record, field)
-
     def messages(self, raw: list[Any], key: str) -> tuple[str, list[Turn]]:
-        """System prompt and turns of an OpenAI ``messages`` or ShareGPT ``conversations`` list."""
-        system: list[str] = []
-        turns: list[Turn] = []
-        for i, message in enumerate(raw):
-            where = f"{key}.{i}"
-            if not isinstance(message, dict):
-                raise self.fail("a message must be an object", where)
-            if key == "messages":
-                role = message.get("role")
-                body = message.get("content")
-                if role not in ("system", "user", "assistant"):
-                    raise self.fail(f"role must be system, user or assistant, got {role!r}", f"{where}.role")
-                text, images = self.content(body, f"{where}.content")
-            else:
-                speaker = message.get("from")
-                role = SHAREGPT_ROLES.get(str(speaker).lower()) if isinstance(speaker, str) else None
-                if role is None:
-                    raise self.fail(f"'from' must be one of {sorted(SHAREGPT_ROLES)}, got {speaker!r}", f"{where}.from")
-                text, images = self.text(message.get("value"), f"{where}.value"), []
-            reference = message.get("reference")
-            if reference is not None and (role != "assistant" or not isinstance(reference, str)):
-                raise self.fail("a reference is text on an assistant message", f"{where}.reference")
-            if role == "system":
-                if turns:
-                    raise self.fail("a system message must come before the first turn", where)
-                system.append(text)
-                continue
-            if not text.strip() and not images:
-                raise self.fail("the message is empty", where)
-            turns.append(Turn.model_validate({"number": len(turns) + 1, "role": role, "text": text, "images": images, "reference": reference}))
-        return "\n".join(system), turns
+        system, turns = read_messages(self, raw, key)
+        return system, [Turn.model_validate(t) for t in turns]
+
+    def tools(self, value: Any) -> list[dict[str, Any]]:
+        """The tools the assistant had: a list of definitions (or its JSON text, as LLaMA-Factory keeps it)."""
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                raise self.fail("tools are a list of tool definitions (or its JSON text)", "tools") from None
+        if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+            raise self.fail("tools are a list of tool definitions (objects)", "tools")
+        return value
 
     def conversation(self, raw: Any) -> Conversation:
         if not isinstance(raw, dict):
@@ -137,7 +87,7 @@ class _Reader:
         if len(has) != 1:
             raise self.fail("give exactly one of 'messages' (OpenAI) or 'conversations' (ShareGPT)")
         key = has[0]
-        known = {key, "id", "system", "grounding", "documents", "metadata", "summary"}
+        known = {key, *RECORD_KEYS}
         unknown = sorted(set(raw) - known)
         if unknown:
             raise self.fail(f"unknown field; known: {', '.join(sorted(known))}", unknown[0])
@@ -162,20 +112,31 @@ class _Reader:
         summary = raw.get("summary")
         if summary is not None:
             summary = self.text(summary, "summary")
+        tools = self.tools(raw["tools"]) if "tools" in raw else []
+        expected = self.reference_calls(raw.get("reference_tool_calls"), "reference_tool_calls")
         return Conversation(
-            id=str(ident), system=system, turns=turns, grounding=grounding, metadata=metadata, summary=summary
+            id=str(ident), system=system, turns=turns, grounding=grounding, metadata=metadata, summary=summary,
+            tools=tools, reference_tool_calls=None if expected is None else [ToolCall.model_validate(c) for c in expected],
         )
 
 
-def read_conversations(path: str | Path) -> list[tuple[str | int, Conversation]]:
-    """Every conversation of a JSON or JSONL file with its record's name for messages; ids unique."""
+def read_conversations(path: str | Path, fmt: str = "dialogue", columns: dict[str, str] | None = None) -> list[tuple[str | int, Conversation]]:
+    """Every conversation of a JSON or JSONL file with its record's name for messages; ids unique.
+    Another ``fmt`` (otel, langsmith, langfuse, hf) is imported first (dialeval.data.importers)."""
     path = Path(path)
-    raws = read_records(path)
+    if fmt == "dialogue":
+        raws = read_records(path)
+    else:
+        from dialeval.data.importers import import_records
+
+        raws = import_records(fmt, path, {"columns": columns or {}})
     lines = getattr(raws, "lines", None)
     out: list[tuple[str | int, Conversation]] = []
     seen: set[str] = set()
     for index, raw in enumerate(raws):
         record: str | int = f"{index} (line {lines[index]})" if lines else index
+        if fmt != "dialogue":
+            record = f"{index} (conversation {raw.get('id')!r} imported as {fmt})"
         conversation = _Reader(path, record).conversation(raw)
         if conversation.id in seen:
             raise DataError(path, f"duplicate id {conversation.id!r}", record=record, field="id")
@@ -186,8 +147,8 @@ def read_conversations(path: str | Path) -> list[tuple[str | int, Conversation]]
     return out
 
 
-def load_conversations(path: str | Path) -> list[Conversation]:
-    return [conversation for _, conversation in read_conversations(path)]
+def load_conversations(path: str | Path, fmt: str = "dialogue", columns: dict[str, str] | None = None) -> list[Conversation]:
+    return [conversation for _, conversation in read_conversations(path, fmt, columns)]
 
 
 def conversation_of(state: dict[str, Any]) -> Conversation:
@@ -195,7 +156,7 @@ def conversation_of(state: dict[str, Any]) -> Conversation:
     the loaded form the runner passes."""
     if "turns" in state:
         return Conversation.model_validate({k: state[k] for k in CONVERSATION_KEYS if k in state})
-    raw = {k: v for k, v in state.items() if k in ("messages", "conversations", "id", "system", "grounding", "documents", "metadata", "summary")}
+    raw = {k: v for k, v in state.items() if k in ("messages", "conversations", *RECORD_KEYS)}
     return _Reader(Path("graph-input.json"), "input").conversation({"id": "input", **raw})
 
 

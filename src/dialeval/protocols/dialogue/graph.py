@@ -23,7 +23,7 @@ class DialogueInput(TypedDict):
     """One conversation as in the data file."""
 
     id: NotRequired[Annotated[str, Field(description="the conversation's id")]]
-    messages: NotRequired[Annotated[list[dict[str, Any]], Field(description="OpenAI-style turns: {role: system|user|assistant, content}")]]
+    messages: NotRequired[Annotated[list[dict[str, Any]], Field(description="OpenAI-style turns: {role: system|user|assistant|tool, content, tool_calls}")]]
     conversations: NotRequired[Annotated[list[dict[str, Any]], Field(description="ShareGPT-style turns: {from: human|gpt, value} (instead of messages)")]]
     turns: NotRequired[Annotated[list[dict[str, Any]], Field(description="the loaded form runs pass: {number, role, text} (give messages or conversations instead)")]]
     system: NotRequired[Annotated[str, Field(description="the system prompt the assistant had")]]
@@ -31,6 +31,8 @@ class DialogueInput(TypedDict):
     documents: NotRequired[Annotated[list[str], Field(description="documents the assistant could read (grounding)")]]
     metadata: NotRequired[Annotated[dict[str, Any], Field(description="free-form data kept with the results")]]
     summary: NotRequired[Annotated[str, Field(description="a summary of the conversation, for summary-level criteria")]]
+    tools: NotRequired[Annotated[list[dict[str, Any]], Field(description="the tool definitions the assistant had (OpenAI or Anthropic shape)")]]
+    reference_tool_calls: NotRequired[Annotated[list[dict[str, Any]], Field(description="the tool calls the whole conversation should make: {name, arguments}")]]
     versus: NotRequired[Annotated[list[dict[str, Any]], Field(description="the other system's turns, for pairwise judging (option versus)")]]
 
 

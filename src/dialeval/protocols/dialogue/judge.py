@@ -18,6 +18,8 @@ from dialeval.protocols.dialogue.context import build_view, turn_text
 from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
 from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_note
 from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
+from dialeval.protocols.dialogue.toolcalls import ToolCall, reference_lines, tools_text
+from dialeval.protocols.dialogue.trajectory import turn_trajectory
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, scale_values, shown, unit
 
 JUDGE = Judge("dialogue.criterion_judge", "judge", "dialogue", "dialogue/judge", Verdict)
@@ -37,8 +39,18 @@ def grounding_text(conv: Conversation) -> str:
 
 
 def criterion_values(criterion: Criterion, conv: Conversation) -> dict[str, Any]:
-    """Template values every judge prompt has: the criterion, the system prompt, the documents."""
-    return {**scale_values(criterion), "system_prompt": conv.system or "(none)", "grounding": grounding_text(conv)}
+    """Template values every judge prompt has: the criterion, the system prompt, the documents, the tools."""
+    return {**scale_values(criterion), "system_prompt": conv.system or "(none)", "grounding": grounding_text(conv),
+            "tools": tools_text(conv.tools)}
+
+
+def trajectory_template(criterion: Criterion, key: str) -> tuple[str | None, str | None]:
+    """The LLM trajectory judge's template and key (``kind: trajectory``), or none: the usual one."""
+    return (f"dialogue/{key}", key) if criterion.kind == "trajectory" else (None, None)
+
+
+def expected_text(calls: list[ToolCall] | None) -> str:
+    return "\n".join(reference_lines(calls)) if calls else "(none given)"
 
 
 async def relevant_notes(store: Any, conv: Conversation, query: str, k: int) -> list[Any]:
@@ -53,13 +65,17 @@ async def judge_turn(
     verdicts: dict[int, str], notes: list[Any],
 ) -> dict[str, Any]:
     options = DialogueOptions.of(context)
+    if criterion.match is not None:
+        return turn_trajectory(criterion, turn)
     why = missing(criterion, conv, turn)
     if why:
         return not_applicable(criterion, why, turn=turn.number)
-    ctx = JUDGE.context(context)
+    template, key = trajectory_template(criterion, "judge_trajectory")
+    ctx = JUDGE.context(context, template=template, template_key=key)
     values = {
         **criterion_values(criterion, conv),
         "reference": turn.reference or "(none)",
+        "reference_calls": expected_text(turn.reference_tool_calls),
         "turn": turn.number,
         "reply": turn_text(turn),
     }

@@ -114,7 +114,8 @@ def pairwise_judge():
             return {"pairwise_units": []}
         rubric = load_rubric(options.rubric)
         # a reference is one system's turn; criteria that need one are not compared
-        usable = [c for c in selected(rubric.criteria, options) if "reference" not in c.needs and not missing(c, conv, None)]
+        usable = [c for c in selected(rubric.criteria, options)
+                  if "reference" not in c.needs and c.match is None and not missing(c, conv, None)]  # match: no model to ask
         jobs = [compare_turn(context, conv, t, c) for t in conv.assistant_turns() for c in usable if c.level == "turn"]
         jobs += [compare_whole(context, conv, c) for c in usable if c.level == "conversation"]
         return {"pairwise_units": list(await asyncio.gather(*jobs))}

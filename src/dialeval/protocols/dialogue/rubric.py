@@ -12,9 +12,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dialeval.errors import ConfigError
+from dialeval.protocols.dialogue.trajectory import TrajectoryMatch
 
 Level = Literal["turn", "conversation", "summary"]
 Need = Literal["grounding", "reference"]
@@ -74,6 +75,20 @@ class Criterion(BaseModel):
     scale: Scale
     examples: list[str] = Field(default_factory=list)
     needs: list[Need] = Field(default_factory=list)
+    match: TrajectoryMatch | None = None  # tool calls compared with reference calls, no model (trajectory.py)
+    kind: Literal["reply", "trajectory"] = "reply"  # trajectory: the LLM judge reads the tool calls' template
+
+    @model_validator(mode="before")
+    @classmethod
+    def _match_defaults(cls, value: Any) -> Any:
+        """A ``match:`` criterion needs no description nor scale: it says what it compares, on [0, 1]."""
+        if isinstance(value, dict) and isinstance(value.get("match"), dict):
+            try:
+                described = TrajectoryMatch.model_validate(value["match"]).describe()
+            except ValidationError:
+                described = "tool calls"  # the field's own validation names the bad key
+            value = {"description": described, "scale": [0, 1], **value}
+        return value
 
     @field_validator("scale", mode="before")
     @classmethod

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dialeval.protocols.view_rows import ConversationView, Facts, TurnRow, Verdict, image_label
+from dialeval.protocols.dialogue.toolcalls import arguments_text
+from dialeval.protocols.view_rows import ConversationView, Facts, ToolCallRow, TurnRow, Verdict, image_label
 
 __all__ = ["conversation_view", "image_label"]
 
@@ -32,6 +33,11 @@ def _facts(unit: dict[str, Any]) -> Facts:
                  facts=len(unit.get("facts") or []), unsupported=list(unit.get("unsupported") or []))
 
 
+def _calls(turn: dict[str, Any]) -> list[ToolCallRow]:
+    return [ToolCallRow(name=str(c.get("name", "?")), arguments=arguments_text(c.get("arguments", {})),
+                        result=c.get("result"), error=bool(c.get("error"))) for c in turn.get("tool_calls") or []]
+
+
 def conversation_view(record: dict[str, Any], item: Any = None) -> ConversationView | None:
     """The rows of one ``results.jsonl`` record of the dialogue benchmark (None without turns).
     The record names a turn's images by file name only; the data item, when given, has
@@ -48,7 +54,7 @@ def conversation_view(record: dict[str, Any], item: Any = None) -> ConversationV
     rows = [
         TurnRow(number=int(t.get("turn", i)), role=str(t.get("role", "?")), text=str(t.get("text", "")),
                 images=sources.get(int(t.get("turn", i))) or list(t.get("images") or []), verdicts=by_turn.get(int(t.get("turn", i)), []),
-                facts=facts.get(int(t.get("turn", i))))
+                facts=facts.get(int(t.get("turn", i))), tool_calls=_calls(t))
         for i, t in enumerate(turns, start=1)
     ]
     whole = [_verdict(u, "conversation") for u in record.get("conversation_units") or []]
