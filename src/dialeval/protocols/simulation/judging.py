@@ -1,0 +1,93 @@
+"""Judging a finished simulated conversation with the ``dialogue`` benchmark's graph.
+
+DESIGN keeps every benchmark in its own folder and no benchmark imports another, so
+the dialogue judge is reached through the benchmark registry (``get_benchmark``): its
+compiled graph runs here as a subgraph over the conversation, with the run's models,
+agents and templates and the ``judging`` options (rubric, context mode, budget, notes).
+The scenario's success criteria are written as a rubric file beside the run (one per
+scenario), merged with the ``judging.rubric`` the run names, if any.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from dialeval.config import EvalContext
+from dialeval.errors import ConfigError
+from dialeval.protocols.simulation.common import SimulationOptions
+from dialeval.protocols.simulation.scenario import Scenario
+from dialeval.protocols.simulation.transcript import dialogue_turns
+
+_GRAPH: list[Any] = []
+
+
+def dialogue_graph() -> Any:
+    """The dialogue benchmark's compiled graph, by name from the registry (built once)."""
+    if not _GRAPH:
+        from dialeval.benchmarks import get_benchmark
+
+        _GRAPH.append(get_benchmark("dialogue").graph())
+    return _GRAPH[0]
+
+
+def general_criteria(ref: str | None) -> list[dict[str, Any]]:
+    """The criteria of the ``judging.rubric`` the run names: a YAML file or the dialogue
+    benchmark's built-in rubric, read as data (the dialogue judge checks them)."""
+    if not ref:
+        return []
+    import yaml
+
+    if ref == "dialogue":
+        text = resources.files("dialeval.protocols").joinpath("dialogue", "prompts", "rubrics", "dialogue.json").read_text(encoding="utf-8")
+    else:
+        path = Path(ref).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"simulation option 'judging.rubric': {ref!r} is neither 'dialogue' (built-in) nor a file")
+        text = path.read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    criteria = data.get("criteria") if isinstance(data, dict) else None
+    if not isinstance(criteria, list):
+        raise ConfigError(f"simulation option 'judging.rubric': {ref} has no 'criteria' list")
+    return criteria
+
+
+def rubric_of(scenario: Scenario, options: SimulationOptions) -> dict[str, Any]:
+    """The rubric one scenario's conversations are judged on (a name used twice stops the run)."""
+    criteria = general_criteria(options.judging.get("rubric")) + [c.rubric_entry() for c in scenario.success.criteria]
+    names = [str(c.get("name")) for c in criteria if isinstance(c, dict)]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"scenario {scenario.id!r}: success criterion {twice[0]!r} is also in judging.rubric; rename one")
+    return {"criteria": criteria}
+
+
+def rubric_file(scenario: Scenario, options: SimulationOptions, run_dir: str | None) -> Path | None:
+    """The scenario's rubric written as YAML (under the run folder: it judges the
+    dialogue-format file again); None when there is nothing to judge."""
+    rubric = rubric_of(scenario, options)
+    if not rubric["criteria"]:
+        return None
+    folder = Path(run_dir) / "rubrics" if run_dir else Path(tempfile.gettempdir()) / "dialeval-simulation-rubrics"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (re.sub(r"[^A-Za-z0-9_.-]", "_", scenario.id) + ".yaml")
+    text = json.dumps(rubric, ensure_ascii=False, indent=1)  # JSON is YAML
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def judge_conversation(context: EvalContext, scenario: Scenario, conversation_id: str, turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """The dialogue graph's output over the conversation (empty when there is nothing to judge)."""
+    options = SimulationOptions.of(context)
+    rubric = rubric_file(scenario, options, context.run_dir)
+    shown = dialogue_turns(turns)
+    if rubric is None or not any(t["role"] == "assistant" for t in shown):
+        return {}
+    judged = context.model_copy(update={"options": {**options.judging_options(), "rubric": str(rubric)}})
+    conversation = {"id": conversation_id, "turns": shown, "metadata": {"scenario": scenario.id}}
+    return dict(await dialogue_graph().ainvoke(conversation, context=judged))
