@@ -186,6 +186,8 @@ def import_attr(ref: str) -> Any:
                 sys.modules[name] = module
                 spec.loader.exec_module(module)
         else:
+            if os.getcwd() not in sys.path and "" not in sys.path:  # `mybot:reply` names mybot.py where the user runs, as uvicorn does
+                sys.path.insert(0, os.getcwd())
             module = importlib.import_module(where)
         value: Any = module
         for part in attr.split("."):
