@@ -291,10 +291,10 @@ def http_adapter(spec: HttpBot) -> Adapter:
 
 def adapter(spec: BotSpec) -> Adapter:
     """The adapter of ``spec``, bounded by its time-out."""
-    build: Callable[[Any], Adapter] = {
+    builders: dict[type, Callable[[Any], Adapter]] = {
         EndpointBot: endpoint_adapter, HttpBot: http_adapter, CallableBot: callable_adapter, GraphBot: graph_adapter,
-    }[type(spec)]
-    inner = build(spec)
+    }
+    inner = builders[type(spec)](spec)
 
     async def reply(messages: Messages, session_id: str) -> Messages:
         return await asyncio.wait_for(inner(messages, session_id), timeout=spec.timeout)
