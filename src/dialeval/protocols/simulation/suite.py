@@ -20,6 +20,7 @@ from dialeval.protocols.simulation.transcript import dialogue_record
 from dialeval.config import parse_options
 
 DIALOGUE_FILE = "conversations.jsonl"
+JUDGE_ROLES = ("judge", "notetaker")  # the dialogue roles a simulated conversation calls (no documents, no versus)
 
 
 class Trial(BaseModel):
@@ -123,8 +124,9 @@ def dialogue_roles(mine: dict[str, Any]) -> dict[str, Any]:
     from dialeval.benchmarks import get_benchmark
 
     judge = get_benchmark("dialogue")
+    used = {role: agent for role, agent in judge.roles.items() if role in JUDGE_ROLES}
     return {
-        "roles": {**mine["roles"], **judge.roles},
+        "roles": {**mine["roles"], **used},
         "model_roles": tuple(dict.fromkeys([*mine["model_roles"], *(judge.model_roles or tuple(judge.roles))])),
         "template_keys": tuple(dict.fromkeys([*mine["template_keys"], *(judge.template_keys or tuple(judge.roles))])),
         "system_roles": mine["system_roles"],
