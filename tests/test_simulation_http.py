@@ -151,3 +151,33 @@ def test_a_rerun_with_the_same_bot_replays_the_simulated_user_from_the_cache(tmp
     assert again.records[0]["outcome"] == "success"
     prompts = [prompt_of(b) for b in server.completions if "You play a person" in prompt_of(b)]
     assert "It is A123." not in prompts[0] and "order number" in prompts[1]
+
+
+def test_the_command_line_takes_a_callable_bot_as_a_json_string(tmp_path, capsys):
+    from dialeval.cli import main
+
+    with OpenAIStub(respond=models) as server:
+        code = main(["run", "simulation", "--data", str(suite(tmp_path)), "--model", "openai-compatible:stub",
+                     "--base-url", server.base_url, "--option", 'bot="tests.simulation_helpers:reply"',
+                     "--output-dir", str(tmp_path / "runs"), "--no-progress", "--no-cache"])
+
+    assert code == 0
+    [line] = (next((tmp_path / "runs").iterdir()) / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["result"]["outcome"] == "success"
+
+
+def test_a_spoiled_conversation_is_simulated_again_with_a_new_seed(tmp_path):
+    def respond(body):
+        text = prompt_of(body)
+        if "You play a person" in text and "simulation run 1)" in text:  # the first attempt breaks its persona
+            return json.dumps({"message": "As an AI, I have no blender.", "stop": None, "notes": {}})
+        return models(body)
+
+    with OpenAIStub(respond=respond) as server, BotStub(http_reply) as bot:
+        result = simulate(tmp_path, server, {"url": bot.url}, suite(tmp_path), resimulate=1)
+
+    [record] = result.records
+    [spoiled] = record["resimulated"]
+    assert spoiled["stop_reason"] == "audit_failure" and spoiled["audits"][0]["findings"][0]["rule"] == "persona"
+    assert record["outcome"] == "success" and record["turns"][0]["text"].startswith("Hi, my blender")
+    assert result.metrics["resimulated"] == 1 and result.metrics["simulator_failures"] == 0

@@ -31,6 +31,10 @@ class SimulationOptions(BaseModel):
         description="options of the dialogue judge for finished conversations (rubric, context, context_budget, ...); "
         "default context full, budget 8000",
     )
+    resimulate: int = Field(
+        default=0, ge=0, le=5,
+        description="simulate a conversation the simulator spoiled (audit finding, unreadable turn) again, with a new seed, at most this many times",
+    )
     audit: bool = Field(default=True, description="audit every simulated user turn (off: no auditor calls)")
     context_budget: int = Field(default=3000, gt=0, description="the most tokens a simulator or auditor prompt may have")
     window_turns: int = Field(default=8, gt=0, description="the latest turns the simulator and auditor see beside the notes")

@@ -10,15 +10,16 @@ import operator
 from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, Overwrite
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas from these on 3.11
 
 from dialeval.config import EvalContext
 from dialeval.protocols.simulation import nodes  # noqa: F401  (registers the agents, also when Studio loads this file alone)
-from dialeval.protocols.simulation.common import ROLES
+from dialeval.protocols.simulation.common import ROLES, SimulationOptions
 from dialeval.protocols.simulation.judging import judge_conversation
-from dialeval.protocols.simulation.nodes import bot_node, item_id
-from dialeval.protocols.simulation.rules import checks_of, criterion_passes, outcome, stop_reason
+from dialeval.protocols.simulation.nodes import bot_node, context_of, item_id
+from dialeval.protocols.simulation.rules import SIMULATOR_REASONS, checks_of, criterion_passes, outcome, stop_reason
 from dialeval.protocols.simulation.scenario import scenario_of
 
 
@@ -45,6 +46,8 @@ class SimulationOutput(TypedDict):
     criteria: list[dict[str, Any]]  # the success criteria's verdicts
     judged: dict[str, Any]  # the dialogue judge's output (turn_units, conversation_units, ...)
     outcome: str
+    resimulated: Annotated[list[dict[str, Any]], operator.add]  # spoiled attempts simulated again (option resimulate)
+    attempt: int  # 0, then 1.. once re-simulated
 
 
 class SimulationState(SimulationInput, SimulationOutput, total=False):
@@ -53,14 +56,27 @@ class SimulationState(SimulationInput, SimulationOutput, total=False):
 
 def route(state: dict[str, Any]) -> str:
     """The stop rule, the graph's one conditional edge."""
-    return "judge" if stop_reason(scenario_of(state), state.get("turns", []), state.get("audits", [])) else ROLES.node("user_simulator")
+    reason = stop_reason(scenario_of(state), state.get("turns", []), state.get("audits", []))
+    if reason is None:
+        return ROLES.node("user_simulator")
+    return "resimulate" if reason in SIMULATOR_REASONS else "judge"
+
+
+async def resimulate(state: dict[str, Any], runtime: Any) -> Command[Any]:
+    """A conversation the simulator spoiled starts again with the next seed, while the
+    ``resimulate`` option allows; the spoiled attempt is kept in the record."""
+    attempt = state.get("attempt") or 0
+    if attempt >= SimulationOptions.of(context_of(runtime)).resimulate:
+        return Command(goto="judge")
+    turns, audits = state.get("turns", []), state.get("audits", [])
+    spoiled = {"attempt": attempt, "stop_reason": stop_reason(scenario_of(state), turns, audits), "turns": turns, "audits": audits}
+    return Command(goto=ROLES.node("user_simulator"),
+                   update={"turns": Overwrite([]), "audits": Overwrite([]), "attempt": attempt + 1, "resimulated": [spoiled]})
 
 
 async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
     """Record why it stopped, judge the conversation (unless the simulator failed) and decide the outcome."""
-    context = runtime.context if runtime is not None and runtime.context is not None else EvalContext()
-    if isinstance(context, dict):
-        context = EvalContext.model_validate(context)
+    context = context_of(runtime)
     scenario = scenario_of(state)
     turns, audits = state.get("turns", []), state.get("audits", [])
     reason = stop_reason(scenario, turns, audits) or "max_turns"
@@ -77,10 +93,11 @@ def build_graph():
     builder = StateGraph(SimulationState, input_schema=SimulationInput, output_schema=SimulationOutput, context_schema=EvalContext)
     ROLES.add_nodes(builder)
     builder.add_node("bot", bot_node)
+    builder.add_node("resimulate", resimulate, destinations=(ROLES.node("user_simulator"), "judge"))
     builder.add_node("judge", judge)
     builder.add_edge(START, ROLES.node("user_simulator"))
     builder.add_edge(ROLES.node("user_simulator"), ROLES.node("simulation_auditor"))
     builder.add_edge(ROLES.node("simulation_auditor"), "bot")
-    builder.add_conditional_edges("bot", route, [ROLES.node("user_simulator"), "judge"])
+    builder.add_conditional_edges("bot", route, [ROLES.node("user_simulator"), "resimulate", "judge"])
     builder.add_edge("judge", END)
     return builder.compile(name="simulation").with_config(recursion_limit=1000)

@@ -32,6 +32,18 @@ AUDITOR = Judge("simulation.auditor", "simulation_auditor", "simulation", "simul
 State = dict[str, Any]
 
 
+def context_of(runtime: Any) -> EvalContext:
+    """The run context a plain graph node receives (defaults in Studio without one)."""
+    context = runtime.context if runtime is not None and runtime.context is not None else EvalContext()
+    return EvalContext.model_validate(context) if isinstance(context, dict) else context
+
+
+def seed_of(state: State) -> str:
+    """The seed the simulator's prompt carries: the trial, and the attempt once re-simulated."""
+    trial, attempt = state.get("trial") or 1, state.get("attempt") or 0
+    return f"{trial}.{attempt}" if attempt else str(trial)
+
+
 def item_id(state: State) -> str:
     trial = state.get("trial")
     return f"{state.get('id', 'input')}#{trial}" if trial else str(state.get("id", "input"))
@@ -94,9 +106,9 @@ def user_simulator():
         number = len(turns) + 1
         if not turns and scenario.opening:
             return {"turns": [{"number": 1, "role": "user", "text": scenario.opening, "image": None, "stop": None, "scripted": True}]}
-        key = f"simulator:{item_id(state)}"
+        key = f"simulator:{item_id(state)}:{seed_of(state)}"
         store = await asyncio.to_thread(open_store, options, context)
-        if not turns:
+        if not any(t["role"] == "user" and not t.get("scripted") for t in turns):  # a fresh conversation: no old notes
             await asyncio.to_thread(store.clear, key)
         last_bot = next((turn_line(t) for t in reversed(turns) if t["role"] == "assistant"), "")
         notes = await notes_to_show(store, key, last_bot, options.note_top_k)
@@ -104,7 +116,7 @@ def user_simulator():
         values = {
             "persona": scenario.persona, "goal": scenario.goal, "hidden_facts": facts_text(scenario.hidden_facts),
             "images": images_text([i.caption or i.source.rsplit("/", 1)[-1] for i in scenario.images]),
-            "turn": len(user_turns(state)) + 1, "max_turns": scenario.max_turns, "seed": state.get("trial") or 1,
+            "turn": len(user_turns(state)) + 1, "max_turns": scenario.max_turns, "seed": seed_of(state),
         }
         messages, _, _ = fitted(
             lambda note, conversation: ctx.template.render(**values, notes=note, conversation=conversation),
@@ -178,9 +190,7 @@ def bot_skips(state: State) -> bool:
 
 async def bot_node(state: State, runtime: Any) -> dict[str, Any]:
     """The bot under test answers the conversation so far; whatever goes wrong is its failure."""
-    context = runtime.context if runtime is not None and runtime.context is not None else EvalContext()
-    if isinstance(context, dict):
-        context = EvalContext.model_validate(context)
+    context = context_of(runtime)
     if bot_skips(state):
         return {}
     turns = state.get("turns", [])

@@ -70,6 +70,7 @@ def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
         "criteria": state.get("criteria", []),
         "audits": state.get("audits", []),
         "turns": state.get("turns", []),
+        "resimulated": state.get("resimulated", []),
         "turn_units": judged.get("turn_units", []),
         "conversation_units": judged.get("conversation_units", []),
         "note_updates": judged.get("note_updates", []),
