@@ -174,3 +174,25 @@ def test_the_user_shows_a_picture_and_the_viewer_flags_the_audit(tmp_path):
     flagged = {**record, "audits": [{"turn": 1, "status": "ok", "rationale": "r", "findings": [{"rule": "persona", "evidence": "As an AI"}]}]}
     [flag] = get_benchmark("simulation").conversation_view(flagged, None).turns[0].verdicts
     assert (flag.criterion, flag.status, flag.rationale) == ("audit: persona", "flagged", "As an AI")
+
+
+def test_the_dialogue_judges_own_checks_run_at_load(tmp_path):
+    bad_scale = {**REFUND, "success": {"criteria": [{"name": "ok", "description": "d", "scale": [5, 1]}]}}
+    with pytest.raises(DataError, match=r"record 1 \(id='refund'\).*low to high"):
+        get_benchmark("simulation").load(suite(tmp_path, bad_scale), {"bot": "m:f"})
+    with pytest.raises(DataError, match="contxt"):
+        get_benchmark("simulation").load(suite(tmp_path), {"bot": "m:f", "judging": {"contxt": "notes"}})
+
+
+def test_a_bot_that_does_not_answer_in_time_fails_its_conversation(tmp_path):
+    import time
+
+    import tests.simulation_helpers as helpers
+
+    helpers.slow_bot = lambda messages, session_id: time.sleep(2) or "late"
+    with OpenAIStub(respond=models) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"bot": {"callable": "tests.simulation_helpers:slow_bot", "timeout": 0.2}})
+        result = run("simulation", str(suite(tmp_path)), config, progress=False)
+    [record] = result.records
+    assert record["outcome"] == "bot_failure" and record["bot_failure"].startswith("time-out")

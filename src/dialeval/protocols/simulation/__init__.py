@@ -41,5 +41,6 @@ register_benchmark(
         after_run=after_run,
         describe=describe,
         system_output="bot turns",
+        sample_key=lambda item: item.scenario.id,  # --limit N keeps every run of the first N scenarios
     )
 )

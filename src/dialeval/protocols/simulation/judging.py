@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.config import EvalContext
-from dialeval.errors import ConfigError
+from dialeval.errors import ConfigError, DataError
 from dialeval.protocols.simulation.common import SimulationOptions
 from dialeval.protocols.simulation.scenario import Scenario
 from dialeval.protocols.simulation.transcript import dialogue_turns
@@ -79,6 +79,27 @@ def rubric_file(scenario: Scenario, options: SimulationOptions, run_dir: str | N
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")
     return path
+
+
+def check_judging(scenarios: list[Scenario], options: SimulationOptions, suite: Path) -> None:
+    """Stop before the first call when the dialogue judge would refuse a scenario's rubric or
+    the ``judging`` options: each is handed to the dialogue benchmark's own loader."""
+    from dialeval.benchmarks import get_benchmark
+
+    dialogue = get_benchmark("dialogue")
+    with tempfile.TemporaryDirectory() as folder:
+        sample = Path(folder) / "check.jsonl"
+        sample.write_text(json.dumps({"id": "check", "messages": [{"role": "user", "content": "hi"},
+                                                                 {"role": "assistant", "content": "hello"}]}) + "\n", encoding="utf-8")
+        for index, scenario in enumerate(scenarios):
+            rubric = rubric_file(scenario, options, folder)
+            if rubric is None:
+                continue
+            try:
+                dialogue.load(sample, {**options.judging_options(), "rubric": str(rubric)})
+            except ConfigError as err:
+                raise DataError(suite, f"the dialogue judge refuses it: {err}", record=f"{index} (id={scenario.id!r})",
+                                field="success.criteria (or option judging)") from None
 
 
 async def judge_conversation(context: EvalContext, scenario: Scenario, conversation_id: str, turns: list[dict[str, Any]]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dialeval.protocols.simulation import metrics as sim_metrics
 from dialeval.protocols.simulation.bots import describe as describe_bot
 from dialeval.protocols.simulation.bots import parse_bot
 from dialeval.protocols.simulation.common import SimulationOptions
-from dialeval.protocols.simulation.judging import rubric_of
+from dialeval.protocols.simulation.judging import check_judging
 from dialeval.protocols.simulation.scenario import Scenario, load_scenarios
 from dialeval.protocols.simulation.transcript import dialogue_record
 from dialeval.config import parse_options
@@ -44,8 +44,7 @@ def options_of(options: dict[str, Any]) -> SimulationOptions:
 def load(path: Path, options: dict[str, Any]) -> list[Trial]:
     parsed = options_of(options)
     scenarios = load_scenarios(path)
-    for scenario in scenarios:
-        rubric_of(scenario, parsed)  # a criterion named twice stops here
+    check_judging(scenarios, parsed, path)  # the dialogue judge's own checks, before any call
     k = parsed.k
     return [Trial(id=s.id if k == 1 else f"{s.id}#{t}", scenario=s, trial=t) for s in scenarios for t in range(1, k + 1)]
 
