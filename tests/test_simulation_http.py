@@ -31,11 +31,15 @@ def test_a_scripted_user_gets_a_refund_from_an_http_bot(tmp_path):
     with OpenAIStub(respond=models) as server, BotStub(script=GOOD_BOT) as bot:
         result = simulate(tmp_path, server, {"url": bot.url, "body": {"history": "$messages", "session": "$session_id"}}, suite(tmp_path))
         sent = bot.requests
+        simulator = [prompt_of(b) for b in server.completions if "You play a person" in prompt_of(b)]
 
     [record] = result.records
     assert record["outcome"] == "success" and record["stop_reason"] == "checks_passed"
     assert [t["role"] for t in record["turns"]] == ["user", "assistant", "user", "assistant"]
     assert record["turns"][2]["text"] == "It is A123."  # the hidden fact, once the bot asked
+    # the notes the simulated user kept at its first turn come back in its later prompts (from the Chroma store)
+    assert record["turns"][0]["notes_change"]["added"] == ["persona/name"]
+    assert len(simulator) == 2 and "(no notes yet)" in simulator[0] and "- persona/name: Dana" in simulator[1]
     assert sent[1]["session"] == "sim-refund" and [m["role"] for m in sent[1]["history"]] == ["user", "assistant", "user"]
     assert [a["findings"] for a in record["audits"]] == [[], []]
     assert record["criteria"] == [{"criterion": "refund_given", "verdict": "yes", "status": "ok", "passed": True}]

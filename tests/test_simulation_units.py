@@ -196,3 +196,29 @@ def test_a_bot_that_does_not_answer_in_time_fails_its_conversation(tmp_path):
         result = run("simulation", str(suite(tmp_path)), config, progress=False)
     [record] = result.records
     assert record["outcome"] == "bot_failure" and record["bot_failure"].startswith("time-out")
+
+
+def test_the_graph_takes_one_scenario_as_studio_sends_it():
+    import asyncio
+
+    from dialeval.config import EvalContext
+    from dialeval.protocols.simulation.graph import build_graph
+    from dialeval.testing.scripted import prompt_text
+    from tests.helpers import scripted
+
+    settings, _ = scripted(respond=lambda messages: models({"messages": [{"role": "user", "content": prompt_text(messages)}]}))
+    context = EvalContext(default_model=settings, cache_path=None, options={"bot": "tests.simulation_helpers:reply"})
+    state = asyncio.run(build_graph().ainvoke(dict(REFUND), context=context))
+    assert state["outcome"] == "success" and state["stop_reason"] == "checks_passed"
+    assert [t["role"] for t in state["turns"]] == ["user", "assistant", "user", "assistant"]
+
+
+def test_the_simulator_prompt_keeps_the_latest_turns_within_its_budget():
+    from dialeval.protocols.simulation.nodes import fitted
+    from langchain_core.messages import HumanMessage
+
+    lines = [f"[turn {n}] User: message number {n} " + "word " * 40 for n in range(1, 21)]
+    messages, turns, notes = fitted(lambda note, conversation: [HumanMessage(f"{note}\n{conversation}")], lines, ["- a: b"], 400)
+    assert 0 < turns < 20 and notes == 1
+    assert "message number 20" in messages[0].content and "message number 1 " not in messages[0].content
+    assert f"({20 - turns} earlier turns not shown)" in messages[0].content
