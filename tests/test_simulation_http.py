@@ -120,8 +120,9 @@ def test_an_openai_compatible_bot_with_its_own_system_prompt(tmp_path):
         bot = {"model": "my-bot", "base_url": server.base_url, "system": "You are Shop Support."}
         result = simulate(tmp_path, server, bot, suite(tmp_path))
         to_bot = [b for b in server.completions if b["model"] == "my-bot"]
+        judge = [prompt_of(b) for b in server.completions if "name: refund_given" in prompt_of(b)]
 
-    assert result.records[0]["outcome"] == "success"
+    assert result.records[0]["outcome"] == "success" and "You are Shop Support." in judge[0]  # the judge sees the bot's system prompt
     assert len(to_bot) == 2 and to_bot[0]["messages"][0] == {"role": "system", "content": "You are Shop Support."}
 
 

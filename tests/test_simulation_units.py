@@ -6,6 +6,7 @@ import base64
 import io
 import itertools
 import json
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -78,13 +79,7 @@ def test_the_bot_option_names_its_kind_by_its_keys():
     with pytest.raises(ConfigError, match="base_url"):
         parse_bot({"model": "m"})
     with pytest.raises(ConfigError, match="needs the bot under test"):
-        get_benchmark("simulation").load(suite_path_placeholder(), {})
-
-
-def suite_path_placeholder():
-    from pathlib import Path
-
-    return Path("unused.yaml")
+        get_benchmark("simulation").load(Path("unused.yaml"), {})
 
 
 def test_http_bodies_and_replies():
@@ -97,8 +92,8 @@ def test_http_bodies_and_replies():
         reply_messages("")
 
 
-def test_the_stop_rule_in_order():
-    [scenario] = load_scenarios_from(REFUND)
+def test_the_stop_rule_in_order(tmp_path):
+    [scenario] = load_scenarios(suite(tmp_path))
     user = {"number": 1, "role": "user", "text": "hi"}
     bot = {"number": 2, "role": "assistant", "messages": [{"role": "assistant", "content": "Refund RMA-123456."}]}
     assert stop_reason(scenario, [user], []) is None  # the bot has not answered
@@ -109,13 +104,6 @@ def test_the_stop_rule_in_order():
     plain = {**bot, "messages": [{"role": "assistant", "content": "Hm."}]}
     four = [t for n in range(4) for t in ({**user, "number": 2 * n + 1}, {**plain, "number": 2 * n + 2})]
     assert stop_reason(scenario, four[:6], []) is None and stop_reason(scenario, four, []) == "max_turns"
-
-
-def load_scenarios_from(*records):
-    import tempfile
-    from pathlib import Path
-
-    return load_scenarios(suite(Path(tempfile.mkdtemp()), *records))
 
 
 def test_pass_hat_k_and_pass_at_k_match_counting_every_draw():
@@ -141,7 +129,7 @@ def test_a_dry_run_prices_the_suite_without_calling_the_bot(tmp_path):
     assert per_agent == {"simulation.user_simulator": 8, "simulation.auditor": 8, "dialogue.judge.refund_given": 2}
 
 
-def test_the_user_shows_a_picture_and_the_viewer_flags_the_audit(tmp_path):
+def test_the_user_shows_a_picture_and_the_viewer_flags_the_audit(tmp_path, monkeypatch):
     (tmp_path / "box.png").write_bytes(png())
 
     def shows_the_box(number, conversation):
@@ -155,7 +143,7 @@ def test_the_user_shows_a_picture_and_the_viewer_flags_the_audit(tmp_path):
 
     import tests.simulation_helpers as helpers
 
-    helpers.picture_bot = bot
+    monkeypatch.setattr(helpers, "picture_bot", bot, raising=False)
     data = suite(tmp_path, {**REFUND, "images": ["box.png"]})
     with OpenAIStub(respond=lambda body: models(body, shows_the_box)) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
@@ -184,12 +172,12 @@ def test_the_dialogue_judges_own_checks_run_at_load(tmp_path):
         get_benchmark("simulation").load(suite(tmp_path), {"bot": "m:f", "judging": {"contxt": "notes"}})
 
 
-def test_a_bot_that_does_not_answer_in_time_fails_its_conversation(tmp_path):
+def test_a_bot_that_does_not_answer_in_time_fails_its_conversation(tmp_path, monkeypatch):
     import time
 
     import tests.simulation_helpers as helpers
 
-    helpers.slow_bot = lambda messages, session_id: time.sleep(2) or "late"
+    monkeypatch.setattr(helpers, "slow_bot", lambda messages, session_id: time.sleep(2) or "late", raising=False)
     with OpenAIStub(respond=models) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
                              options={"bot": {"callable": "tests.simulation_helpers:slow_bot", "timeout": 0.2}})

@@ -19,6 +19,7 @@ from typing import Any
 
 from dialeval.config import EvalContext
 from dialeval.errors import ConfigError, DataError
+from dialeval.protocols.simulation.bots import EndpointBot, parse_bot
 from dialeval.protocols.simulation.common import SimulationOptions
 from dialeval.protocols.simulation.scenario import Scenario
 from dialeval.protocols.simulation.transcript import dialogue_turns
@@ -110,5 +111,7 @@ async def judge_conversation(context: EvalContext, scenario: Scenario, conversat
     if rubric is None or not any(t["role"] == "assistant" for t in shown):
         return {}
     judged = context.model_copy(update={"options": {**options.judging_options(), "rubric": str(rubric)}})
-    conversation = {"id": conversation_id, "turns": shown, "metadata": {"scenario": scenario.id}}
+    spec = parse_bot(options.bot) if options.bot is not None else None
+    system = spec.system if isinstance(spec, EndpointBot) else ""  # the bot's own system prompt, where the run knows it
+    conversation = {"id": conversation_id, "system": system, "turns": shown, "metadata": {"scenario": scenario.id}}
     return dict(await dialogue_graph().ainvoke(conversation, context=judged))
