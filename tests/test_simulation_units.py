@@ -210,3 +210,32 @@ def test_the_simulator_prompt_keeps_the_latest_turns_within_its_budget():
     assert 0 < turns < 20 and notes == 1
     assert "message number 20" in messages[0].content and "message number 1 " not in messages[0].content
     assert f"({20 - turns} earlier turns not shown)" in messages[0].content
+
+
+def test_a_simulated_turn_that_writes_the_bots_lines_is_flagged_without_a_model():
+    from dialeval.agents.simulation_auditor import rule_findings
+
+    assert rule_findings("It is A123.") == []
+    [finding] = rule_findings("It is A123.\nBot: Thanks, refund issued.\nUser: Great!")
+    assert finding.rule == "one_turn"
+
+
+def test_the_runs_rubric_is_judged_beside_the_success_criteria(tmp_path):
+    import tests.simulation_helpers as helpers
+
+    def judge_on_any_scale(body):
+        text = prompt_of(body)
+        if "answer with: an integer from 1" in text:
+            return json.dumps({"rationale": "fine", "verdict": 4})
+        return helpers.models(body)
+
+    with OpenAIStub(respond=judge_on_any_scale) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"bot": "tests.simulation_helpers:reply", "judging": {"rubric": "dialogue", "criteria": ["relevance"]}})
+        result = run("simulation", str(suite(tmp_path)), config, progress=False)
+
+    [record] = result.records
+    assert {(u["criterion"], u["turn"], u["verdict"]) for u in record["turn_units"]} == {("relevance", 2, 4), ("relevance", 4, 4)}
+    # the success criterion is judged though `criteria` names only the rubric's
+    assert [u["criterion"] for u in record["conversation_units"]] == ["refund_given"] and record["outcome"] == "success"
+    assert json.loads((result.run_dir / "rubrics" / "refund.yaml").read_text(encoding="utf-8"))["criteria"][-1]["name"] == "refund_given"

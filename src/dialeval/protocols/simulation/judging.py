@@ -82,6 +82,15 @@ def rubric_file(scenario: Scenario, options: SimulationOptions, run_dir: str | N
     return path
 
 
+def judging_for(scenario: Scenario, options: SimulationOptions, rubric: Path) -> dict[str, Any]:
+    """The dialogue options a scenario's conversations are judged with: the run's ``judging``,
+    its rubric file, and the success criteria always among the ``criteria`` judged."""
+    out = {**options.judging_options(), "rubric": str(rubric)}
+    if out.get("criteria") is not None:
+        out["criteria"] = list(dict.fromkeys([*out["criteria"], *(c.name for c in scenario.success.criteria)]))
+    return out
+
+
 def check_judging(scenarios: list[Scenario], options: SimulationOptions, suite: Path) -> None:
     """Stop before the first call when the dialogue judge would refuse a scenario's rubric or
     the ``judging`` options: each is handed to the dialogue benchmark's own loader."""
@@ -97,7 +106,7 @@ def check_judging(scenarios: list[Scenario], options: SimulationOptions, suite: 
             if rubric is None:
                 continue
             try:
-                dialogue.load(sample, {**options.judging_options(), "rubric": str(rubric)})
+                dialogue.load(sample, judging_for(scenario, options, rubric))
             except ConfigError as err:
                 raise DataError(suite, f"the dialogue judge refuses it: {err}", record=f"{index} (id={scenario.id!r})",
                                 field="success.criteria (or option judging)") from None
@@ -110,7 +119,7 @@ async def judge_conversation(context: EvalContext, scenario: Scenario, conversat
     shown = dialogue_turns(turns)
     if rubric is None or not any(t["role"] == "assistant" for t in shown):
         return {}
-    judged = context.model_copy(update={"options": {**options.judging_options(), "rubric": str(rubric)}})
+    judged = context.model_copy(update={"options": judging_for(scenario, options, rubric)})
     spec = parse_bot(options.bot) if options.bot is not None else None
     system = spec.system if isinstance(spec, EndpointBot) else ""  # the bot's own system prompt, where the run knows it
     conversation = {"id": conversation_id, "system": system, "turns": shown, "metadata": {"scenario": scenario.id}}
