@@ -78,6 +78,8 @@ def test_the_bot_option_names_its_kind_by_its_keys():
         parse_bot({"model": "m", "url": "http://x"})
     with pytest.raises(ConfigError, match="base_url"):
         parse_bot({"model": "m"})
+    with pytest.raises(ConfigError, match="api_key_env"):  # options go to the run folder: no keys in them
+        parse_bot({"url": "http://x/chat", "headers": {"Authorization": "Bearer sk-123"}})
     with pytest.raises(ConfigError, match="needs the bot under test"):
         get_benchmark("simulation").load(Path("unused.yaml"), {})
 

@@ -18,12 +18,13 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialeval.errors import ConfigError
 
@@ -60,6 +61,15 @@ class HttpBot(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     api_key_env: str | None = Field(default=None, description="sent as 'Authorization: Bearer <value>'")
     timeout: float = Field(default=60.0, gt=0)
+
+    @field_validator("headers")
+    @classmethod
+    def _no_secrets(cls, headers: dict[str, str]) -> dict[str, str]:
+        """Options are written to the run folder: a key goes through ``api_key_env``, never here."""
+        for name in headers:
+            if re.search(r"auth|key|token|secret|cookie", name, re.IGNORECASE):
+                raise ValueError(f"header {name!r} looks like a credential: name its environment variable in 'api_key_env' instead")
+        return headers
 
 
 class CallableBot(BaseModel):
