@@ -149,6 +149,7 @@ KNOWN: dict[str, str] = {
     "mdseval": "dialeval.protocols.mdseval",
     "mmdu": "dialeval.protocols.mmdu",
     "dialogue": "dialeval.protocols.dialogue",
+    "simulation": "dialeval.protocols.simulation",
 }
 
 _REGISTRY: dict[str, Benchmark] = {}

@@ -1,0 +1,126 @@
+"""Judging a finished simulated conversation with the ``dialogue`` benchmark's graph.
+
+DESIGN keeps every benchmark in its own folder and no benchmark imports another, so
+the dialogue judge is reached through the benchmark registry (``get_benchmark``): its
+compiled graph runs here as a subgraph over the conversation, with the run's models,
+agents and templates and the ``judging`` options (rubric, context mode, budget, notes).
+The scenario's success criteria are written as a rubric file beside the run (one per
+scenario), merged with the ``judging.rubric`` the run names, if any.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from dialeval.config import EvalContext
+from dialeval.errors import ConfigError, DataError
+from dialeval.protocols.simulation.bots import EndpointBot, parse_bot
+from dialeval.protocols.simulation.common import SimulationOptions
+from dialeval.protocols.simulation.scenario import Scenario
+from dialeval.protocols.simulation.transcript import dialogue_turns
+
+_GRAPH: list[Any] = []
+
+
+def dialogue_graph() -> Any:
+    """The dialogue benchmark's compiled graph, by name from the registry (built once)."""
+    if not _GRAPH:
+        from dialeval.benchmarks import get_benchmark
+
+        _GRAPH.append(get_benchmark("dialogue").graph())
+    return _GRAPH[0]
+
+
+def general_criteria(ref: str | None) -> list[dict[str, Any]]:
+    """The criteria of the ``judging.rubric`` the run names: a YAML file or the dialogue
+    benchmark's built-in rubric, read as data (the dialogue judge checks them)."""
+    if not ref:
+        return []
+    import yaml
+
+    if ref == "dialogue":
+        text = resources.files("dialeval.protocols").joinpath("dialogue", "prompts", "rubrics", "dialogue.json").read_text(encoding="utf-8")
+    else:
+        path = Path(ref).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"simulation option 'judging.rubric': {ref!r} is neither 'dialogue' (built-in) nor a file")
+        text = path.read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    criteria = data.get("criteria") if isinstance(data, dict) else None
+    if not isinstance(criteria, list):
+        raise ConfigError(f"simulation option 'judging.rubric': {ref} has no 'criteria' list")
+    return criteria
+
+
+def rubric_of(scenario: Scenario, options: SimulationOptions) -> dict[str, Any]:
+    """The rubric one scenario's conversations are judged on (a name used twice stops the run)."""
+    criteria = general_criteria(options.judging.get("rubric")) + [c.rubric_entry() for c in scenario.success.criteria]
+    names = [str(c.get("name")) for c in criteria if isinstance(c, dict)]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"scenario {scenario.id!r}: success criterion {twice[0]!r} is also in judging.rubric; rename one")
+    return {"criteria": criteria}
+
+
+def rubric_file(scenario: Scenario, options: SimulationOptions, run_dir: str | None) -> Path | None:
+    """The scenario's rubric written as YAML (under the run folder: it judges the
+    dialogue-format file again); None when there is nothing to judge."""
+    rubric = rubric_of(scenario, options)
+    if not rubric["criteria"]:
+        return None
+    folder = Path(run_dir) / "rubrics" if run_dir else Path(tempfile.gettempdir()) / "dialeval-simulation-rubrics"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (re.sub(r"[^A-Za-z0-9_.-]", "_", scenario.id) + ".yaml")
+    text = json.dumps(rubric, ensure_ascii=False, indent=1)  # JSON is YAML
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def judging_for(scenario: Scenario, options: SimulationOptions, rubric: Path) -> dict[str, Any]:
+    """The dialogue options a scenario's conversations are judged with: the run's ``judging``,
+    its rubric file, and the success criteria always among the ``criteria`` judged."""
+    out = {**options.judging_options(), "rubric": str(rubric)}
+    if out.get("criteria") is not None:
+        out["criteria"] = list(dict.fromkeys([*out["criteria"], *(c.name for c in scenario.success.criteria)]))
+    return out
+
+
+def check_judging(scenarios: list[Scenario], options: SimulationOptions, suite: Path) -> None:
+    """Stop before the first call when the dialogue judge would refuse a scenario's rubric or
+    the ``judging`` options: each is handed to the dialogue benchmark's own loader."""
+    from dialeval.benchmarks import get_benchmark
+
+    dialogue = get_benchmark("dialogue")
+    with tempfile.TemporaryDirectory() as folder:
+        sample = Path(folder) / "check.jsonl"
+        sample.write_text(json.dumps({"id": "check", "messages": [{"role": "user", "content": "hi"},
+                                                                 {"role": "assistant", "content": "hello"}]}) + "\n", encoding="utf-8")
+        for index, scenario in enumerate(scenarios):
+            rubric = rubric_file(scenario, options, folder)
+            if rubric is None:
+                continue
+            try:
+                dialogue.load(sample, judging_for(scenario, options, rubric))
+            except ConfigError as err:
+                raise DataError(suite, f"the dialogue judge refuses it: {err}", record=f"{index} (id={scenario.id!r})",
+                                field="success.criteria (or option judging)") from None
+
+
+async def judge_conversation(context: EvalContext, scenario: Scenario, conversation_id: str, turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """The dialogue graph's output over the conversation (empty when there is nothing to judge)."""
+    options = SimulationOptions.of(context)
+    rubric = rubric_file(scenario, options, context.run_dir)
+    shown = dialogue_turns(turns)
+    if rubric is None or not any(t["role"] == "assistant" for t in shown):
+        return {}
+    judged = context.model_copy(update={"options": judging_for(scenario, options, rubric)})
+    spec = parse_bot(options.bot) if options.bot is not None else None
+    system = spec.system if isinstance(spec, EndpointBot) else ""  # the bot's own system prompt, where the run knows it
+    conversation = {"id": conversation_id, "system": system, "turns": shown, "metadata": {"scenario": scenario.id}}
+    return dict(await dialogue_graph().ainvoke(conversation, context=judged))

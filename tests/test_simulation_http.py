@@ -1,0 +1,188 @@
+"""The simulation benchmark end to end over HTTP: the simulated user, auditor and judge on
+the OpenAI-compatible test server, the bot under test behind every kind of adapter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dialeval.benchmarks import get_benchmark
+from dialeval.run.runner import run
+from dialeval.testing.bot_server import BotStub
+from dialeval.testing.openai_server import OpenAIStub, prompt_of
+from tests.dialogue_helpers import fake_embed
+from tests.helpers import http_config
+from tests.simulation_helpers import GOOD_BOT, REFUND, http_reply, models, suite
+
+
+@pytest.fixture(autouse=True)
+def _fast_embeddings(monkeypatch):
+    monkeypatch.setattr("dialeval.memory.embeddings.embed", fake_embed)
+
+
+def simulate(tmp_path, server, bot, data, **options):
+    config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                         options={"bot": bot, **options})
+    return run("simulation", str(data), config, progress=False)
+
+
+def test_a_scripted_user_gets_a_refund_from_an_http_bot(tmp_path):
+    with OpenAIStub(respond=models) as server, BotStub(script=GOOD_BOT) as bot:
+        result = simulate(tmp_path, server, {"url": bot.url, "body": {"history": "$messages", "session": "$session_id"}}, suite(tmp_path))
+        sent = bot.requests
+        simulator = [prompt_of(b) for b in server.completions if "You play a person" in prompt_of(b)]
+
+    [record] = result.records
+    assert record["outcome"] == "success" and record["stop_reason"] == "checks_passed"
+    assert [t["role"] for t in record["turns"]] == ["user", "assistant", "user", "assistant"]
+    assert record["turns"][2]["text"] == "It is A123."  # the hidden fact, once the bot asked
+    # the notes the simulated user kept at its first turn come back in its later prompts (from the Chroma store)
+    assert record["turns"][0]["notes_change"]["added"] == ["persona/name"]
+    assert len(simulator) == 2 and "(no notes yet)" in simulator[0] and "- persona/name: Dana" in simulator[1]
+    assert sent[1]["session"] == "sim-refund" and [m["role"] for m in sent[1]["history"]] == ["user", "assistant", "user"]
+    assert [a["findings"] for a in record["audits"]] == [[], []]
+    assert record["criteria"] == [{"criterion": "refund_given", "verdict": "yes", "status": "ok", "passed": True}]
+    assert result.metrics["suite"]["1"]["pass_hat_k"] == 1.0 and result.metrics["bot_failures"] == 0
+    # the conversation is written in the dialogue format, which the dialogue benchmark reads as it is
+    written = result.run_dir / "conversations.jsonl"
+    [conversation] = get_benchmark("dialogue").load(written, {})
+    assert [t.role for t in conversation.turns] == ["user", "assistant", "user", "assistant"]
+    assert "RMA-123456" in conversation.turns[3].text
+    assert "Bot failures: 0" in (result.run_dir / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_simulator_breaking_its_persona_is_the_simulators_failure(tmp_path):
+    def breaks_persona(number, conversation):
+        return {"message": "As an AI language model, I do not own a blender.", "stop": None, "notes": {}}
+
+    with OpenAIStub(respond=lambda body: models(body, breaks_persona)) as server, BotStub(script=GOOD_BOT) as bot:
+        result = simulate(tmp_path, server, {"url": bot.url}, suite(tmp_path))
+        bot_calls = len(bot.requests)
+
+    [record] = result.records
+    assert record["outcome"] == "simulator_failure" and record["stop_reason"] == "audit_failure"
+    assert record["audits"][0]["findings"] == [{"rule": "persona", "evidence": "As an AI"}]
+    assert bot_calls == 0 and record["criteria"][0]["status"] == "not_judged"  # never sent, never judged
+    assert result.metrics["simulator_failures"] == 1 and result.metrics["bot_failures"] == 0
+    assert result.metrics["suite"]["1"]["tasks"] == 0 and result.metrics["suite"]["1"]["short"] == 1  # left out of pass^k
+    assert result.failed == 0
+
+
+def test_a_bot_failing_on_its_third_turn_is_the_bots_failure(tmp_path):
+    patient = {**REFUND, "id": "patient", "max_turns": 6, "success": {"checks": [{"said": "never said"}]}}
+    with OpenAIStub(respond=models) as server, BotStub(script=["Hello.", "Tell me more."], fail_on={3}) as bot:
+        result = simulate(tmp_path, server, {"url": bot.url}, suite(tmp_path, patient))
+
+    [record] = result.records
+    assert record["outcome"] == "bot_failure" and record["stop_reason"] == "bot_failure"
+    assert record["user_turns"] == 3 and "HTTP 500" in record["bot_failure"]
+    assert result.metrics["bot_failures"] == 1 and result.metrics["simulator_failures"] == 0
+    assert result.metrics["suite"]["1"]["pass_hat_k"] == 0.0  # a bot failure counts against the bot
+    assert result.failed == 0  # the bot's failure is not the run's
+
+
+def test_an_async_callable_bot_with_tool_calls(tmp_path):
+    scenario = {**REFUND, "success": {"checks": [{"tool": "issue_refund", "args": {"order_id": "A123"}}]}}
+    with OpenAIStub(respond=models) as server:
+        result = simulate(tmp_path, server, "tests.simulation_helpers:refund_with_tool", suite(tmp_path, scenario))
+
+    [record] = result.records
+    assert record["outcome"] == "success" and record["stop_reason"] == "checks_passed"
+    last = record["turns"][-1]
+    assert [m["role"] for m in last["messages"]] == ["assistant", "tool", "assistant"]  # the whole turn is kept
+    assert record["checks"] == [{"check": "called issue_refund(order_id='A123')", "passed": True}]
+
+
+@pytest.mark.parametrize("how", ["import", "langgraph.json"])
+def test_a_langgraph_bot(tmp_path, how):
+    if how == "import":
+        bot = {"graph": "tests.simulation_helpers:BOT_GRAPH"}
+    else:
+        (tmp_path / "langgraph.json").write_text(json.dumps({"graphs": {"support": "./bot.py:build"}}), encoding="utf-8")
+        (tmp_path / "bot.py").write_text("from tests.simulation_helpers import build_bot_graph as build\n", encoding="utf-8")
+        bot = f"{tmp_path / 'langgraph.json'}:support"
+    with OpenAIStub(respond=models) as server:
+        result = simulate(tmp_path, server, bot, suite(tmp_path))
+
+    [record] = result.records
+    assert record["outcome"] == "success" and "RMA-123456" in record["turns"][3]["messages"][0]["content"]
+
+
+def test_an_openai_compatible_bot_with_its_own_system_prompt(tmp_path):
+    def respond(body):
+        if body["model"] == "my-bot":
+            users = [m for m in body["messages"] if m["role"] == "user"]
+            return GOOD_BOT[min(len(users), 2) - 1]
+        return models(body)
+
+    with OpenAIStub(respond=respond) as server:
+        bot = {"model": "my-bot", "base_url": server.base_url, "system": "You are Shop Support."}
+        result = simulate(tmp_path, server, bot, suite(tmp_path))
+        to_bot = [b for b in server.completions if b["model"] == "my-bot"]
+        judge = [prompt_of(b) for b in server.completions if "name: refund_given" in prompt_of(b)]
+
+    assert result.records[0]["outcome"] == "success" and "You are Shop Support." in judge[0]  # the judge sees the bot's system prompt
+    assert len(to_bot) == 2 and to_bot[0]["messages"][0] == {"role": "system", "content": "You are Shop Support."}
+
+
+def test_k_runs_give_pass_hat_k_and_pass_at_k(tmp_path):
+    steady = {**REFUND, "id": "steady"}
+    with OpenAIStub(respond=models) as server:
+        result = simulate(tmp_path, server, "tests.simulation_helpers:flaky", suite(tmp_path, REFUND, steady), k=3)
+
+    outcomes = {r["id"]: r["outcome"] for r in result.records}
+    assert outcomes == {"refund#1": "success", "refund#2": "failure", "refund#3": "success",
+                        "steady#1": "success", "steady#2": "success", "steady#3": "success"}
+    refund = result.metrics["per_scenario"]["refund"]
+    assert refund["pass_hat_k"] == {"1": 2 / 3, "2": 1 / 3, "3": 0.0} and refund["pass_at_k"]["3"] == 1.0
+    assert result.metrics["per_scenario"]["steady"]["pass_hat_k"]["3"] == 1.0
+    assert result.metrics["suite"]["3"]["pass_hat_k"] == 0.5 and result.metrics["suite"]["3"]["pass_at_k"] == 1.0
+    assert result.metrics["suite"]["1"]["pass_hat_k_ci"] is not None
+
+
+def test_a_rerun_with_the_same_bot_replays_the_simulated_user_from_the_cache(tmp_path):
+    data = suite(tmp_path)
+    with OpenAIStub(respond=models) as server, BotStub(http_reply) as bot:
+        simulate(tmp_path / "first", server, {"url": bot.url}, data, **{"judging": {"context": "window"}})
+        first = len(server.completions)
+        config = http_config(tmp_path / "second", {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"bot": {"url": bot.url}, "judging": {"context": "window"}})
+        config.cache_path = str(tmp_path / "first" / "cache.sqlite")
+        again = run("simulation", str(data), config, progress=False)
+
+    assert first > 0 and len(server.completions) == first  # no model call the second time
+    assert len(bot.requests) == 4  # the live bot was asked again
+    assert again.records[0]["outcome"] == "success"
+    prompts = [prompt_of(b) for b in server.completions if "You play a person" in prompt_of(b)]
+    assert "It is A123." not in prompts[0] and "order number" in prompts[1]
+
+
+def test_the_command_line_takes_a_callable_bot_as_a_json_string(tmp_path, capsys):
+    from dialeval.cli import main
+
+    with OpenAIStub(respond=models) as server:
+        code = main(["run", "simulation", "--data", str(suite(tmp_path)), "--model", "openai-compatible:stub",
+                     "--base-url", server.base_url, "--option", 'bot="tests.simulation_helpers:reply"',
+                     "--output-dir", str(tmp_path / "runs"), "--no-progress", "--no-cache"])
+
+    assert code == 0
+    [line] = (next((tmp_path / "runs").iterdir()) / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["result"]["outcome"] == "success"
+
+
+def test_a_spoiled_conversation_is_simulated_again_with_a_new_seed(tmp_path):
+    def respond(body):
+        text = prompt_of(body)
+        if "You play a person" in text and "simulation run 1)" in text:  # the first attempt breaks its persona
+            return json.dumps({"message": "As an AI, I have no blender.", "stop": None, "notes": {}})
+        return models(body)
+
+    with OpenAIStub(respond=respond) as server, BotStub(http_reply) as bot:
+        result = simulate(tmp_path, server, {"url": bot.url}, suite(tmp_path), resimulate=1)
+
+    [record] = result.records
+    [spoiled] = record["resimulated"]
+    assert spoiled["stop_reason"] == "audit_failure" and spoiled["audits"][0]["findings"][0]["rule"] == "persona"
+    assert record["outcome"] == "success" and record["turns"][0]["text"].startswith("Hi, my blender")
+    assert result.metrics["resimulated"] == 1 and result.metrics["simulator_failures"] == 0

@@ -1,0 +1,243 @@
+"""Scenario files, the bot option, the stop rule and pass^k, without a model; a dry run and pictures end to end."""
+
+from __future__ import annotations
+
+import base64
+import io
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from dialeval.benchmarks import get_benchmark
+from dialeval.config import ModelSettings, RunConfig
+from dialeval.errors import ConfigError, DataError
+from dialeval.metrics.passk import pass_at_k, pass_hat_k, suite_pass_k
+from dialeval.protocols.simulation.bots import CallableBot, EndpointBot, GraphBot, HttpBot, dig, fill, parse_bot, reply_messages
+from dialeval.protocols.simulation.rules import stop_reason
+from dialeval.protocols.simulation.scenario import load_scenarios
+from dialeval.run.runner import run
+from dialeval.testing.openai_server import OpenAIStub, prompt_of
+from tests.dialogue_helpers import fake_embed
+from tests.helpers import http_config
+from tests.simulation_helpers import REFUND, models, suite, user_says
+
+
+@pytest.fixture(autouse=True)
+def _fast_embeddings(monkeypatch):
+    monkeypatch.setattr("dialeval.memory.embeddings.embed", fake_embed)
+
+
+def png(colour: str = "red") -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (2, 2), colour).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_an_unknown_field_stops_naming_file_record_and_field(tmp_path):
+    path = suite(tmp_path, REFUND, {**REFUND, "id": "second", "hidden_fact": {"a": "b"}})
+    with pytest.raises(DataError) as err:
+        load_scenarios(path)
+    assert str(path) in str(err.value) and "record 2" in str(err.value) and "field 'hidden_fact'" in str(err.value)
+
+
+@pytest.mark.parametrize("success, field", [
+    ({}, "success"),
+    ({"checks": [{"said": "x", "pattern": "y"}]}, "success.checks.0"),
+    ({"checks": [{"pattern": "(unclosed"}]}, "success.checks.0"),
+    ({"criteria": [{"name": "ok", "description": "d", "level": "turn"}]}, "success.criteria.0.level"),
+])
+def test_a_bad_success_block_is_named(tmp_path, success, field):
+    with pytest.raises(DataError, match=f"field '{field}'"):
+        load_scenarios(suite(tmp_path, {**REFUND, "success": success}))
+
+
+def test_images_are_files_inside_the_data_folder_or_data_urls(tmp_path):
+    (tmp_path / "box.png").write_bytes(png())
+    url = "data:image/png;base64," + base64.b64encode(png("blue")).decode()
+    [scenario] = load_scenarios(suite(tmp_path, {**REFUND, "images": ["box.png", url]}))
+    assert scenario.images[0].source == str((tmp_path / "box.png").resolve()) and scenario.images[1].source == url
+    with pytest.raises(DataError, match="field 'images.0'.*not found"):
+        load_scenarios(suite(tmp_path, {**REFUND, "images": ["missing.png"]}))
+
+
+def test_a_json_lines_suite_reads_like_the_yaml_one(tmp_path):
+    path = tmp_path / "suite.jsonl"
+    path.write_text(json.dumps(REFUND) + "\n", encoding="utf-8")
+    assert load_scenarios(path) == load_scenarios(suite(tmp_path))
+
+
+def test_the_bot_option_names_its_kind_by_its_keys():
+    assert parse_bot("mybot:reply") == CallableBot(callable="mybot:reply")
+    assert isinstance(parse_bot({"model": "m", "base_url": "http://x/v1"}), EndpointBot)
+    assert isinstance(parse_bot({"url": "http://x/chat"}), HttpBot)
+    assert isinstance(parse_bot("agents/langgraph.json:support"), GraphBot)
+    with pytest.raises(ConfigError, match="exactly one of"):
+        parse_bot({"model": "m", "url": "http://x"})
+    with pytest.raises(ConfigError, match="base_url"):
+        parse_bot({"model": "m"})
+    with pytest.raises(ConfigError, match="api_key_env"):  # options go to the run folder: no keys in them
+        parse_bot({"url": "http://x/chat", "headers": {"Authorization": "Bearer sk-123"}})
+    with pytest.raises(ConfigError, match="needs the bot under test"):
+        get_benchmark("simulation").load(Path("unused.yaml"), {})
+
+
+def test_http_bodies_and_replies():
+    messages = [{"role": "user", "content": "hello there"}]
+    body = fill({"input": "$text", "history": "$messages", "meta": {"sid": "$session_id"}}, messages, "s1")
+    assert body == {"input": "hello there", "history": messages, "meta": {"sid": "s1"}}
+    assert dig({"choices": [{"message": {"content": "hi"}}]}, "choices.0.message.content") == "hi"
+    assert reply_messages(["one", {"content": "two"}]) == [{"role": "assistant", "content": "one"}, {"role": "assistant", "content": "two"}]
+    with pytest.raises(Exception, match="empty reply"):
+        reply_messages("")
+
+
+def test_the_stop_rule_in_order(tmp_path):
+    [scenario] = load_scenarios(suite(tmp_path))
+    user = {"number": 1, "role": "user", "text": "hi"}
+    bot = {"number": 2, "role": "assistant", "messages": [{"role": "assistant", "content": "Refund RMA-123456."}]}
+    assert stop_reason(scenario, [user], []) is None  # the bot has not answered
+    assert stop_reason(scenario, [user, bot], []) == "checks_passed"
+    assert stop_reason(scenario, [{**user, "stop": "gave_up"}], []) == "user_stop"
+    assert stop_reason(scenario, [user], [{"turn": 1, "findings": [{"rule": "persona"}]}]) == "audit_failure"
+    assert stop_reason(scenario, [user, {**bot, "messages": [], "failure": "boom"}], []) == "bot_failure"
+    plain = {**bot, "messages": [{"role": "assistant", "content": "Hm."}]}
+    four = [t for n in range(4) for t in ({**user, "number": 2 * n + 1}, {**plain, "number": 2 * n + 2})]
+    assert stop_reason(scenario, four[:6], []) is None and stop_reason(scenario, four, []) == "max_turns"
+
+
+def test_pass_hat_k_and_pass_at_k_match_counting_every_draw():
+    for n, c, k in [(5, 3, 2), (4, 4, 3), (6, 1, 1), (3, 0, 2), (3, 2, 3)]:
+        outcomes = [True] * c + [False] * (n - c)
+        draws = list(itertools.combinations(outcomes, k))
+        assert pass_hat_k(n, c, k) == pytest.approx(sum(all(d) for d in draws) / len(draws))
+        assert pass_at_k(n, c, k) == pytest.approx(sum(any(d) for d in draws) / len(draws))
+    assert pass_hat_k(2, 1, 3) is None
+    suite_k = suite_pass_k([(3, 3), (3, 2), (1, 1)], 2)
+    assert suite_k["tasks"] == 2 and suite_k["short"] == 1 and suite_k["pass_hat_k"] == pytest.approx((1 + 1 / 3) / 2)
+
+
+def test_a_dry_run_prices_the_suite_without_calling_the_bot(tmp_path):
+    config = RunConfig(model=ModelSettings(spec="dry-run:gpt-4o-mini"), output_dir=str(tmp_path / "runs"),
+                       cache_path=str(tmp_path / "cache.sqlite"), options={"bot": "no_such_module:reply", "k": 2})
+    result = run("simulation", str(suite(tmp_path)), config, progress=False)
+    assert result.failed == 0 and len(result.records) == 2
+    assert {r["stop_reason"] for r in result.records} == {"max_turns"} and all(r["user_turns"] == 4 for r in result.records)
+    usage = json.loads((result.run_dir / "usage.json").read_text(encoding="utf-8"))
+    assert usage["total"]["requests"] == 0 and usage["total"]["cost_usd"] > 0  # priced, nothing sent
+    per_agent = {name: row["calls"] for name, row in usage["per_agent"].items()}
+    assert per_agent == {"simulation.user_simulator": 8, "simulation.auditor": 8, "dialogue.judge.refund_given": 2}
+
+
+def test_the_user_shows_a_picture_and_the_viewer_flags_the_audit(tmp_path, monkeypatch):
+    (tmp_path / "box.png").write_bytes(png())
+
+    def shows_the_box(number, conversation):
+        said = user_says(number, conversation)
+        return {**said, "image": 1} if number == 1 else said
+
+    def bot(messages, session_id):
+        first = messages[0]["content"]
+        assert first[1]["image_url"]["url"].startswith("data:image/png;base64,")
+        return "I see the broken box. Order number?" if len(messages) == 1 else "Refund RMA-111111 issued."
+
+    import tests.simulation_helpers as helpers
+
+    monkeypatch.setattr(helpers, "picture_bot", bot, raising=False)
+    data = suite(tmp_path, {**REFUND, "images": ["box.png"]})
+    with OpenAIStub(respond=lambda body: models(body, shows_the_box)) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"bot": "tests.simulation_helpers:picture_bot"})
+        result = run("simulation", str(data), config, progress=False)
+        simulator_prompt = prompt_of(server.completions[0])
+
+    [record] = result.records
+    assert "1. box.png" in simulator_prompt and record["outcome"] == "success"
+    assert record["turns"][0]["image"] == str((tmp_path / "box.png").resolve())
+    line = json.loads((result.run_dir / "conversations.jsonl").read_text(encoding="utf-8"))
+    assert line["messages"][0]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+    view = get_benchmark("simulation").conversation_view(record, None)
+    assert view.turns[0].images == [record["turns"][0]["image"]]
+    assert [v.criterion for v in view.turns[0].verdicts] == ["audit"] and view.whole[0].verdict == "success"
+    flagged = {**record, "audits": [{"turn": 1, "status": "ok", "rationale": "r", "findings": [{"rule": "persona", "evidence": "As an AI"}]}]}
+    [flag] = get_benchmark("simulation").conversation_view(flagged, None).turns[0].verdicts
+    assert (flag.criterion, flag.status, flag.rationale) == ("audit: persona", "flagged", "As an AI")
+
+
+def test_the_dialogue_judges_own_checks_run_at_load(tmp_path):
+    bad_scale = {**REFUND, "success": {"criteria": [{"name": "ok", "description": "d", "scale": [5, 1]}]}}
+    with pytest.raises(DataError, match=r"record 1 \(id='refund'\).*low to high"):
+        get_benchmark("simulation").load(suite(tmp_path, bad_scale), {"bot": "m:f"})
+    with pytest.raises(DataError, match="contxt"):
+        get_benchmark("simulation").load(suite(tmp_path), {"bot": "m:f", "judging": {"contxt": "notes"}})
+
+
+def test_a_bot_that_does_not_answer_in_time_fails_its_conversation(tmp_path, monkeypatch):
+    import time
+
+    import tests.simulation_helpers as helpers
+
+    monkeypatch.setattr(helpers, "slow_bot", lambda messages, session_id: time.sleep(2) or "late", raising=False)
+    with OpenAIStub(respond=models) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"bot": {"callable": "tests.simulation_helpers:slow_bot", "timeout": 0.2}})
+        result = run("simulation", str(suite(tmp_path)), config, progress=False)
+    [record] = result.records
+    assert record["outcome"] == "bot_failure" and record["bot_failure"].startswith("time-out")
+
+
+def test_the_graph_takes_one_scenario_as_studio_sends_it():
+    import asyncio
+
+    from dialeval.config import EvalContext
+    from dialeval.protocols.simulation.graph import build_graph
+    from dialeval.testing.scripted import prompt_text
+    from tests.helpers import scripted
+
+    settings, _ = scripted(respond=lambda messages: models({"messages": [{"role": "user", "content": prompt_text(messages)}]}))
+    context = EvalContext(default_model=settings, cache_path=None, options={"bot": "tests.simulation_helpers:reply"})
+    state = asyncio.run(build_graph().ainvoke(dict(REFUND), context=context))
+    assert state["outcome"] == "success" and state["stop_reason"] == "checks_passed"
+    assert [t["role"] for t in state["turns"]] == ["user", "assistant", "user", "assistant"]
+
+
+def test_the_simulator_prompt_keeps_the_latest_turns_within_its_budget():
+    from dialeval.protocols.simulation.nodes import fitted
+    from langchain_core.messages import HumanMessage
+
+    lines = [f"[turn {n}] User: message number {n} " + "word " * 40 for n in range(1, 21)]
+    messages, turns, notes = fitted(lambda note, conversation: [HumanMessage(f"{note}\n{conversation}")], lines, ["- a: b"], 400)
+    assert 0 < turns < 20 and notes == 1
+    assert "message number 20" in messages[0].content and "message number 1 " not in messages[0].content
+    assert f"({20 - turns} earlier turns not shown)" in messages[0].content
+
+
+def test_a_simulated_turn_that_writes_the_bots_lines_is_flagged_without_a_model():
+    from dialeval.agents.simulation_auditor import rule_findings
+
+    assert rule_findings("It is A123.") == []
+    [finding] = rule_findings("It is A123.\nBot: Thanks, refund issued.\nUser: Great!")
+    assert finding.rule == "one_turn"
+
+
+def test_the_runs_rubric_is_judged_beside_the_success_criteria(tmp_path):
+    import tests.simulation_helpers as helpers
+
+    def judge_on_any_scale(body):
+        text = prompt_of(body)
+        if "answer with: an integer from 1" in text:
+            return json.dumps({"rationale": "fine", "verdict": 4})
+        return helpers.models(body)
+
+    with OpenAIStub(respond=judge_on_any_scale) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"bot": "tests.simulation_helpers:reply", "judging": {"rubric": "dialogue", "criteria": ["relevance"]}})
+        result = run("simulation", str(suite(tmp_path)), config, progress=False)
+
+    [record] = result.records
+    assert {(u["criterion"], u["turn"], u["verdict"]) for u in record["turn_units"]} == {("relevance", 2, 4), ("relevance", 4, 4)}
+    # the success criterion is judged though `criteria` names only the rubric's
+    assert [u["criterion"] for u in record["conversation_units"]] == ["refund_given"] and record["outcome"] == "success"
+    assert json.loads((result.run_dir / "rubrics" / "refund.yaml").read_text(encoding="utf-8"))["criteria"][-1]["name"] == "refund_given"
