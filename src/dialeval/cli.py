@@ -101,7 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--predictions", nargs="+", help="prediction files, or run folders for mmdu")
     m.add_argument("--data", nargs="+", help="the benchmark's data file(s)")
     m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
-    m.set_defaults(usage_error=m.error)  # usage mistakes found later print this command's usage line
+    m.set_defaults(usage_error=m.error)
+
+    from dialeval.gate.cli import add_parser as add_gate_parser
+
+    add_gate_parser(sub)  # usage mistakes found later print this command's usage line
     return p
 
 
@@ -329,6 +333,10 @@ def _main(argv: list[str] | None) -> int:
                 print(f"dialeval: warning: {warning}", file=sys.stderr)
             print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")
             return 0
+        if args.command == "gate":
+            from dialeval.gate.cli import run_gate_command
+
+            return run_gate_command(args)
         if args.command == "view":
             from dialeval.report.viewer import serve, write_site
 
