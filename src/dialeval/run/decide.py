@@ -1,0 +1,129 @@
+"""``--option stop_when_decided=true``: judge the compared systems' units in a seeded random
+order and stop once an anytime-valid confidence sequence decides every pair of systems.
+
+Why: two systems scored on the same units usually differ clearly long before the last
+unit; a confidence sequence (:mod:`dialeval.metrics.sequential`) may be looked at after
+every unit, so stopping at the first decision keeps its 95% guarantee. The runner calls
+:meth:`DecisionWatch.order` on its items and :meth:`DecisionWatch.seen` after each
+finished row, and halts when it returns a message; nothing else in the runner changes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from dialeval.errors import ConfigError
+
+OPTION, MARGIN, CRITERION = "stop_when_decided", "decision_margin", "decide_on"
+
+
+def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The benchmark's own options, and this module's (taken out: benchmarks forbid unknown keys)."""
+    ours = {k: options[k] for k in (OPTION, MARGIN, CRITERION) if k in options}
+    return {k: v for k, v in options.items() if k not in ours}, ours
+
+
+@dataclass
+class DecisionWatch:
+    """Paired scores per system as rows finish, and the sequential decision they reach."""
+
+    bench: Any
+    margin: float = 0.0
+    criterion: str | None = None
+    seed: int = 0
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # system -> unit -> score
+    order_of: list[str] = field(default_factory=list)  # units in the order both sides were scored
+    ordered: set[str] = field(default_factory=set)
+    decision: dict[str, Any] | None = None
+
+    @classmethod
+    def from_options(cls, bench: Any, ours: dict[str, Any], seed: int = 0) -> DecisionWatch | None:
+        if ours.get(OPTION) in (None, False):
+            if set(ours) - {OPTION}:
+                raise ConfigError(f"options {', '.join(sorted(set(ours) - {OPTION}))} need {OPTION}=true")
+            return None
+        margin = ours.get(MARGIN, 0.0)
+        if ours[OPTION] is not True or isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
+            raise ConfigError(f"option {OPTION} takes true, and {MARGIN} a number >= 0 (found {ours})")
+        return cls(bench, float(margin), ours.get(CRITERION), seed)
+
+    def unit_of(self, item: Any) -> str:
+        """The unit an item shares with the other systems' items (answers: the question)."""
+        pair = getattr(item, "pair_key", None)
+        if pair:
+            return str(pair)
+        return str(self.bench.sample_key(item)) if self.bench.sample_key else str(item.id)
+
+    def order(self, items: list[Any]) -> list[Any]:
+        """The items with their units in a seeded random order (a unit's items together)."""
+        import numpy as np
+
+        units = sorted({self.unit_of(i) for i in items})
+        rank = {u: r for r, u in enumerate(np.random.default_rng(self.seed).permutation(len(units)))}
+        position = {u: rank[i] for i, u in enumerate(units)}
+        return sorted(items, key=lambda i: position[self.unit_of(i)])
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Note a finished row's scores under its system (a record's ``pair`` names its unit)."""
+        record = row.get("result")
+        if row.get("status") != "ok" or not isinstance(record, dict):
+            return
+        per_dim = self.bench.item_scores([record])
+        if self.criterion is None and per_dim:
+            self.criterion = sorted(per_dim)[0]
+        units = per_dim.get(self.criterion or "", {})
+        system = str(record.get("system"))
+        mine = self.scores.setdefault(system, {})
+        for unit, score in units.items():
+            key = str(record["pair"]) if record.get("pair") and len(units) == 1 else unit
+            mine[key] = float(score)
+            if len(self.scores) > 1 and all(key in s for s in self.scores.values()) and key not in self.ordered:
+                self.order_of.append(key)
+                self.ordered.add(key)
+
+    def seen(self, row: dict[str, Any]) -> str | None:
+        """Add a row; the stop message once every pair of systems is decided, else ``None``."""
+        if self.decision is not None:
+            return None
+        self.add(row)
+        return self.check()
+
+    def check(self) -> str | None:
+        from dialeval.metrics.sequential import MIN_UNITS, confidence_sequence, decision, tuned_for
+
+        if len(self.scores) < 2 or len(self.order_of) < MIN_UNITS:
+            return None
+        verdicts = []
+        for a, b in itertools.combinations(sorted(self.scores), 2):
+            shared = [u for u in self.order_of if u in self.scores[a] and u in self.scores[b]]
+            diffs = [self.scores[b][u] - self.scores[a][u] for u in shared]
+            low, high = confidence_sequence(diffs, method="asymptotic", tuned_for=tuned_for(len(diffs)))
+            verdict = decision(float(low[-1]), float(high[-1]), self.margin)
+            if verdict is None:
+                return None
+            verdicts.append({"a": a, "b": b, "decision": verdict, "low": float(low[-1]), "high": float(high[-1]), "units": len(diffs)})
+        said = "; ".join(f"{v['b']} - {v['a']}: {v['decision']} [{v['low']:+.3f}, {v['high']:+.3f}]" for v in verdicts)
+        said = f"decided on {self.criterion} after {len(self.order_of)} units ({said})"
+        self.decision = {"criterion": self.criterion, "margin": self.margin, "pairs": verdicts, "units_used": len(self.order_of), "said": said}
+        return said
+
+    def recorder(self, record: Callable[[dict[str, Any]], None], halt: Callable[[str], Any]) -> Callable[[dict[str, Any]], None]:
+        """``record`` (the run's tally) followed by :meth:`seen`; ``halt`` stops the run once decided."""
+        def on_row(row: dict[str, Any]) -> None:
+            record(row)
+            message = self.seen(row)
+            if message is not None:
+                halt(message)
+
+        return on_row
+
+    def summary(self, items: list[Any], done: dict[str, Any], calls_per_item: Any, options: dict[str, Any]) -> dict[str, Any] | None:
+        """The decision with the units and calls it saved (items never judged), for metrics.json."""
+        if self.decision is None:
+            return None
+        skipped = [i for i in items if i.id not in done]
+        per_item = [calls_per_item(i, options) if calls_per_item else None for i in skipped]
+        return {**self.decision, "units": len({self.unit_of(i) for i in items}), "items_skipped": len(skipped),
+                "calls_saved": None if any(c is None for c in per_item) else sum(per_item)}

@@ -1,0 +1,75 @@
+"""`--option stop_when_decided=true`: two systems' answers judged unit by unit in a seeded
+order, stopping once the anytime-valid sequence decides; noise is judged to the end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dialeval.config import ConfigError, RunConfig
+from dialeval.run.runner import run
+from dialeval.testing.scripted import prompt_text
+from tests.helpers import scripted
+
+UNITS = 60
+
+
+def _answers(path, bad_answer):
+    rows = []
+    for i in range(UNITS):
+        rows.append({"id": f"q{i}-a", "question": f"What is {i} plus {i}?", "reference": str(2 * i), "answer": str(2 * i), "system": "a-bot"})
+        rows.append({"id": f"q{i}-b", "question": f"What is {i} plus {i}?", "reference": str(2 * i), "answer": bad_answer(i), "system": "b-bot"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _grade(messages):
+    """5 for the reference itself, 2 for "no idea", 4 for "nearly N" (a near miss)."""
+    answer = prompt_text(messages).split("<system_answer>")[-1]
+    return json.dumps({"rationale": "checked", "score": 2 if "no idea" in answer else 4 if "nearly" in answer else 5})
+
+
+def _config(tmp_path, settings, **options):
+    return RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, parse_retries=0, concurrency=1,
+                     options={"stop_when_decided": True, **options})
+
+
+def test_a_clear_difference_is_decided_before_the_last_unit(tmp_path):
+    settings, model = scripted(respond=_grade)
+    data = _answers(tmp_path / "answers.jsonl", lambda i: "no idea")
+    result = run("answers", data, _config(tmp_path, settings), progress=False)
+
+    decision = result.metrics["run"]["decision"]
+    assert decision["units"] == UNITS and decision["units_used"] < UNITS / 2
+    (pair,) = decision["pairs"]
+    assert (pair["a"], pair["b"], pair["decision"]) == ("a-bot", "b-bot", "a higher") and pair["low"] < -3 < pair["high"] < 0
+    assert decision["items_skipped"] == 2 * UNITS - len(result.records)
+    assert decision["calls_saved"] == decision["items_skipped"]  # answers: one judge call per item
+    assert len(model.prompts) == len(result.records) and result.complete
+    judged = {int(r["id"][1:].split("-")[0]) for r in result.records}
+    assert judged != set(range(len(judged)))  # a seeded random order of the units, not the file's first ones
+    again = run("answers", data, _config(tmp_path, settings), progress=False)  # resumed: decided already, nothing judged
+    assert again.evaluated_now == 0 and again.metrics["run"]["decision"]["pairs"][0]["decision"] == "a higher"
+
+
+def test_noise_is_judged_to_the_last_unit(tmp_path):
+    settings, _ = scripted(respond=_grade)
+    # b nearly misses the odd units, a the even ones: as many +1 as -1 differences
+    data = _answers(tmp_path / "answers.jsonl", lambda i: f"nearly {2 * i}" if i % 2 else str(2 * i))
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    for r in rows:
+        if r["system"] == "a-bot" and int(r["id"][1:].split("-")[0]) % 2 == 0:
+            r["answer"] = f"nearly {r['answer']}"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run("answers", data, _config(tmp_path, settings), progress=False)
+    assert "decision" not in result.metrics["run"]
+    assert len(result.records) == 2 * UNITS and result.complete
+
+
+def test_the_option_is_checked_before_any_call(tmp_path):
+    settings, model = scripted(respond=_grade)
+    data = _answers(tmp_path / "answers.jsonl", lambda i: "no idea")
+    with pytest.raises(ConfigError, match="decision_margin"):
+        run("answers", data, _config(tmp_path, settings, decision_margin=-1), progress=False)
+    assert model.prompts == []
