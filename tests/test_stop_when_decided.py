@@ -73,3 +73,32 @@ def test_the_option_is_checked_before_any_call(tmp_path):
     with pytest.raises(ConfigError, match="decision_margin"):
         run("answers", data, _config(tmp_path, settings, decision_margin=-1), progress=False)
     assert model.prompts == []
+
+
+def test_dialogue_versus_stops_once_one_system_surely_wins(tmp_path):
+    from dialeval.testing.openai_server import OpenAIStub, prompt_of
+    from tests.dialogue_helpers import write_jsonl
+    from tests.helpers import http_config
+
+    def conversations(reply):
+        return [{"id": f"c{i}", "messages": [{"role": "user", "content": f"Question {i}?"},
+                                             {"role": "assistant", "content": reply(i)}]} for i in range(40)]
+
+    def referee(body):
+        """B's replies say 'checked'; the pairwise judge prefers them in either order."""
+        text = prompt_of(body)
+        if "<candidate_1>" not in text:
+            return '{"rationale": "fine", "verdict": 4}'
+        first = text.split("<candidate_1>")[-1].split("</candidate_1>")[0]
+        return '{"rationale": "better", "winner": "%s"}' % ("1" if "checked" in first else "2")
+
+    data = write_jsonl(tmp_path / "a.jsonl", conversations(lambda i: f"Answer {i}."))
+    versus = write_jsonl(tmp_path / "b.jsonl", conversations(lambda i: f"Answer {i}, checked."))
+    with OpenAIStub(respond=referee) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url}, concurrency=1,
+                             options={"versus": str(versus), "criteria": ["relevance"], "stop_when_decided": True})
+        result = run("dialogue", str(data), config, progress=False)
+    decision = result.metrics["run"]["decision"]
+    (pair,) = decision["pairs"]
+    assert pair["b"] == "versus" and pair["decision"] == "b higher"
+    assert decision["units_used"] < 20 and len(result.records) < 40 and result.complete

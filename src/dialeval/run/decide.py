@@ -70,18 +70,35 @@ class DecisionWatch:
         record = row.get("result")
         if row.get("status") != "ok" or not isinstance(record, dict):
             return
+        if record.get("pairwise_units"):
+            self.add_pairwise(record)
+            return
         per_dim = self.bench.item_scores([record])
         if self.criterion is None and per_dim:
             self.criterion = sorted(per_dim)[0]
         units = per_dim.get(self.criterion or "", {})
-        system = str(record.get("system"))
-        mine = self.scores.setdefault(system, {})
         for unit, score in units.items():
             key = str(record["pair"]) if record.get("pair") and len(units) == 1 else unit
-            mine[key] = float(score)
-            if len(self.scores) > 1 and all(key in s for s in self.scores.values()) and key not in self.ordered:
-                self.order_of.append(key)
-                self.ordered.add(key)
+            self.note(str(record.get("system")), key, float(score))
+
+    def add_pairwise(self, record: dict[str, Any]) -> None:
+        """``dialogue`` with ``versus``: a verdict scores A 1 (A wins), 0.5 (tie) or 0, and B the rest."""
+        for u in record["pairwise_units"]:
+            if u.get("winner") is None:
+                continue
+            self.criterion = self.criterion or str(u["criterion"])
+            if u["criterion"] == self.criterion:
+                key = f"{record['id']}/{u['turn']}" if "turn" in u else str(record["id"])
+                a = {"a": 1.0, "tie": 0.5, "b": 0.0}[u["winner"]]
+                self.note(str(record.get("system") or "A"), key, a)
+                self.note("versus", key, 1.0 - a)
+
+    def note(self, system: str, unit: str, score: float) -> None:
+        """One score; a unit every system has scored joins the sequence."""
+        self.scores.setdefault(system, {})[unit] = score
+        if len(self.scores) > 1 and all(unit in s for s in self.scores.values()) and unit not in self.ordered:
+            self.order_of.append(unit)
+            self.ordered.add(unit)
 
     def seen(self, row: dict[str, Any]) -> str | None:
         """Add a row; the stop message once every pair of systems is decided, else ``None``."""
