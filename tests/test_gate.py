@@ -121,3 +121,18 @@ def test_a_bad_rule_names_file_and_rule(tmp_path, text, complaint):
     with pytest.raises(GateError, match="gates.yaml") as err:
         load_rules(_rules(tmp_path, text))
     assert complaint in str(err.value)
+
+
+def test_a_dry_run_is_gated_on_its_cost_only(tmp_path, capsys):
+    from dialeval import evaluate
+
+    from tests.gate_helpers import write_answers
+
+    data = write_answers(tmp_path / "a.jsonl", {"u1": 4, "u2": 5})
+    estimate = evaluate("answers", data, model="dry-run:openai:gpt-4o-mini", output_dir=str(tmp_path / "runs")).run_dir
+    rules = _rules(tmp_path, 'rules:\n  - "cost.usd <= 0.01"\n  - "calls <= 2"\n')
+    assert main(["gate", str(estimate), "--rules", str(rules)]) == 0
+    assert "PASS  cost.usd <= 0.01: cost.usd = " in capsys.readouterr().out
+    quality = _rules(tmp_path, 'rules:\n  - "score.mean >= 3"\n')
+    assert main(["gate", str(estimate), "--rules", str(quality)]) == 2
+    assert "is a dry run, whose scores are placeholders" in capsys.readouterr().err

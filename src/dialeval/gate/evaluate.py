@@ -51,11 +51,20 @@ class GateResult:
         return 0 if self.passed else 1
 
 
+def is_dry_run(run: RunData) -> bool:
+    return bool((run.metrics.get("run") or {}).get("dry_run"))
+
+
 def check_rules(rules: list[Rule], run: RunData, baseline: RunData | None) -> None:
     """Stop with :class:`GateError` (exit 2) before evaluating when a rule names a figure or
     criterion the run lacks, or a regression rule has no baseline."""
     figures = run_figures(run)
+    scored = {f for f in figures if f.rpartition(".")[0] in dimension_names(run.scores())}
     for rule in rules:
+        for which in (run, baseline):
+            if which is not None and is_dry_run(which) and (isinstance(rule, Regression) or getattr(rule, "figure", "") in scored):
+                raise GateError(f"rule {rule.name!r}: {which.path} is a dry run, whose scores are placeholders; "
+                                "gate its cost and calls only (cost.usd, calls)")
         if isinstance(rule, Threshold) and rule.figure not in figures:
             raise GateError(f"rule {rule.name!r}: {run.path} has no figure {rule.figure!r}{did_you_mean(rule.figure, list(figures))}")
         if isinstance(rule, Regression):
