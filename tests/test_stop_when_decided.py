@@ -41,7 +41,7 @@ def test_a_clear_difference_is_decided_before_the_last_unit(tmp_path):
     result = run("answers", data, _config(tmp_path, settings), progress=False)
 
     decision = result.metrics["run"]["decision"]
-    assert decision["units"] == UNITS and decision["units_used"] < UNITS / 2
+    assert decision["items"] == 2 * UNITS and decision["units_used"] < UNITS / 2
     (pair,) = decision["pairs"]
     assert (pair["a"], pair["b"], pair["decision"]) == ("a-bot", "b-bot", "a higher") and pair["low"] < -3 < pair["high"] < 0
     assert decision["items_skipped"] == 2 * UNITS - len(result.records)
@@ -102,3 +102,24 @@ def test_dialogue_versus_stops_once_one_system_surely_wins(tmp_path):
     (pair,) = decision["pairs"]
     assert pair["b"] == "versus" and pair["decision"] == "b higher"
     assert decision["units_used"] < 20 and len(result.records) < 40 and result.complete
+
+
+def test_vdact_prediction_files_stop_once_one_system_surely_wins(tmp_path):
+    from dialeval.testing.openai_server import OpenAIStub
+    from tests.test_comparable_runs import _config as vdact_config
+    from tests.test_comparable_runs import _grade as vdact_grade
+    from tests.test_comparable_runs import _predictions
+
+    dialogues = [f"{i}00001" for i in range(10, 22)]
+    folder = tmp_path / "predictions"
+    _predictions(folder, "base", dialogues, "answer")
+    _predictions(folder, "better", dialogues, "better answer")
+    with OpenAIStub(respond=vdact_grade) as server:
+        config = vdact_config(server, tmp_path)
+        config = config.model_copy(update={"options": {**config.options, "stop_when_decided": True}, "concurrency": 1})
+        result = run("vdact", folder, config, progress=False)
+    decision = result.metrics["run"]["decision"]
+    (pair,) = decision["pairs"]
+    assert (pair["a"], pair["b"], pair["decision"]) == ("test-base", "test-better", "b higher")
+    assert decision["items"] == 2 * len(dialogues) and 0 < decision["items_skipped"] < decision["items"] and result.complete
+    assert decision["units_used"] < 3 * len(dialogues)  # turns compared, of 3 per dialogue

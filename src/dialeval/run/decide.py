@@ -142,5 +142,5 @@ class DecisionWatch:
             return None
         skipped = [i for i in items if i.id not in done]
         per_item = [calls_per_item(i, options) if calls_per_item else None for i in skipped]
-        return {**self.decision, "units": len({self.unit_of(i) for i in items}), "items_skipped": len(skipped),
+        return {**self.decision, "items": len(items), "items_skipped": len(skipped),
                 "calls_saved": None if any(c is None for c in per_item) else sum(per_item)}

@@ -371,7 +371,7 @@ async def _run_async(
             decided = watch.summary(items, done, bench.calls_per_item, config.options) if watch else None
             if decided is not None:  # the units left were not needed: the run is complete without them
                 items, stopped = [item for item in items if item.id in done], None
-                say(f"dialeval: {decided['said']}; {decided['items_skipped']} items not judged")
+                say(f"dialeval: {decided['said']}; {decided['items_skipped']} of {decided['items']} items not judged")
             rows = [done[item.id] for item in items if item.id in done]
             not_evaluated = len(items) - len(rows)
             stopped = stopped if len(rows) < len(items) else None
