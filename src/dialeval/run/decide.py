@@ -3,9 +3,12 @@ order and stop once an anytime-valid confidence sequence decides every pair of s
 
 Why: two systems scored on the same units usually differ clearly long before the last
 unit; a confidence sequence (:mod:`dialeval.metrics.sequential`) may be looked at after
-every unit, so stopping at the first decision keeps its 95% guarantee. The runner calls
-:meth:`DecisionWatch.order` on its items and :meth:`DecisionWatch.seen` after each
-finished row, and halts when it returns a message; nothing else in the runner changes.
+every unit, so stopping at the first decision keeps its 95% guarantee. The runner takes
+this module's options out of the benchmark's (:func:`split_options`), orders the items to
+judge with :meth:`DecisionWatch.resume`, records each finished row through
+:meth:`DecisionWatch.recorder` (which halts the run once decided), and, when decided,
+leaves the units never judged out of the run and puts :meth:`DecisionWatch.summary` into
+``metrics.json``.
 """
 
 from __future__ import annotations
@@ -64,6 +67,14 @@ class DecisionWatch:
         rank = {u: r for r, u in enumerate(np.random.default_rng(self.seed).permutation(len(units)))}
         position = {u: rank[i] for i, u in enumerate(units)}
         return sorted(items, key=lambda i: position[self.unit_of(i)])
+
+    def resume(self, items: list[Any], todo: list[Any], done: dict[str, Any]) -> list[Any]:
+        """The items to judge, in the seeded order: the rows already done are read first (a
+        run decided before judges only the failed items again, as any run retries them)."""
+        for item in self.order(items):
+            if item.id in done:
+                self.seen(done[item.id])
+        return [item for item in self.order(todo) if self.decision is None or item.id in done]
 
     def add(self, row: dict[str, Any]) -> None:
         """Note a finished row's scores under its system (a record's ``pair`` names its unit)."""

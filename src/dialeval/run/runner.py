@@ -289,12 +289,9 @@ async def _run_async(
         resolved["provenance"] = provenance.start(before)
         _prepare_folder(run_dir, resolved, config.fresh)
         done = results_by_id(run_dir)
-        if watch is not None:  # units in a seeded order; a resumed run re-reads its decision
-            items = watch.order(items)
-            for item in items:
-                if item.id in done:
-                    watch.seen(done[item.id])
-        todo = [item for item in items if done.get(item.id, {}).get("status") != "ok" and not (watch and watch.decision)]
+        todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
+        if watch is not None:  # units in a seeded order; a decided run only retries its failed items
+            todo = watch.resume(items, todo, done)
         reread = not todo and before is not None  # nothing to evaluate: the sessions that did keep their code and times
         if todo:
             drop_outdated_report(run_dir)
