@@ -136,3 +136,17 @@ def test_a_dry_run_is_gated_on_its_cost_only(tmp_path, capsys):
     quality = _rules(tmp_path, 'rules:\n  - "score.mean >= 3"\n')
     assert main(["gate", str(estimate), "--rules", str(quality)]) == 2
     assert "is a dry run, whose scores are placeholders" in capsys.readouterr().err
+
+
+def test_any_number_of_metrics_json_is_a_figure_and_an_unknown_cost_is_said(runs, capsys):
+    rules = _rules(runs["tmp"], 'rules:\n  - "systems.bot.mean_score >= 4"\n  - "run.usage.calls == 30"\n  - "unparsed.share <= 0"\n')
+    assert main(["gate", str(runs["baseline"]), "--rules", str(rules)]) == 0
+    assert "PASS  systems.bot.mean_score >= 4: systems.bot.mean_score = 4 (meets >= 4)" in capsys.readouterr().out
+    cost = _rules(runs["tmp"], 'rules:\n  - "cost.usd <= 1"\n')
+    assert main(["gate", str(runs["baseline"]), "--rules", str(cost)]) == 2
+    assert "is unknown: no price is known for openai-compatible:stub" in capsys.readouterr().err
+
+
+def test_an_unknown_criterion_gets_a_suggestion(runs):
+    with pytest.raises(GateError, match=r"scored no criterion 'scores' \(did you mean 'score'"):
+        evaluate_gate([Regression("scores", 0.2)], read_run(runs["noise"]), read_run(runs["baseline"]))

@@ -65,6 +65,10 @@ def check_rules(rules: list[Rule], run: RunData, baseline: RunData | None) -> No
             if which is not None and is_dry_run(which) and (isinstance(rule, Regression) or getattr(rule, "figure", "") in scored):
                 raise GateError(f"rule {rule.name!r}: {which.path} is a dry run, whose scores are placeholders; "
                                 "gate its cost and calls only (cost.usd, calls)")
+        if isinstance(rule, Threshold) and rule.figure == "cost.usd" and rule.figure not in figures:
+            unpriced = ", ".join((run.usage.get("total") or {}).get("unpriced_models") or []) or "a model"
+            raise GateError(f"rule {rule.name!r}: the cost of {run.path} is unknown: no price is known for {unpriced} "
+                            "(set `price` or `price_as` for it)")
         if isinstance(rule, Threshold) and rule.figure not in figures:
             raise GateError(f"rule {rule.name!r}: {run.path} has no figure {rule.figure!r}{did_you_mean(rule.figure, list(figures))}")
         if isinstance(rule, Regression):
