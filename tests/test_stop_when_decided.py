@@ -123,3 +123,24 @@ def test_vdact_prediction_files_stop_once_one_system_surely_wins(tmp_path):
     assert (pair["a"], pair["b"], pair["decision"]) == ("test-base", "test-better", "b higher")
     assert decision["items"] == 2 * len(dialogues) and 0 < decision["items_skipped"] < decision["items"] and result.complete
     assert decision["units_used"] < 3 * len(dialogues)  # turns compared, of 3 per dialogue
+
+
+def test_a_candidate_is_judged_against_a_baseline_run_until_the_regression_is_decided(tmp_path):
+    from tests.gate_helpers import write_answers
+
+    settings, model = scripted(respond=lambda m: json.dumps({"rationale": "r", "score": int(prompt_text(m).split("grade ")[-1][0])}))
+    units = [f"u{i:02d}" for i in range(50)]
+    base_config = RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, parse_retries=0, concurrency=1)
+    baseline = run("answers", write_answers(tmp_path / "base.jsonl", {u: 4 + i % 2 for i, u in enumerate(units)}), base_config, progress=False)
+    before = len(model.prompts)
+
+    worse = write_answers(tmp_path / "worse.jsonl", {u: 2 + i % 2 for i, u in enumerate(units)})
+    options = {"stop_when_decided": True, "decide_against": str(baseline.run_dir), "decision_margin": 0.2}
+    result = run("answers", worse, base_config.model_copy(update={"options": options}), progress=False)
+    decision = result.metrics["run"]["decision"]
+    (pair,) = decision["pairs"]
+    assert (pair["a"], pair["b"], pair["decision"]) == ("baseline", "run", "regression") and pair["high"] < -0.2
+    assert len(model.prompts) - before == len(result.records) < len(units) / 2
+
+    with pytest.raises(ConfigError, match="decide_against: .* is not a run folder"):
+        run("answers", worse, base_config.model_copy(update={"options": {**options, "decide_against": str(tmp_path)}}), progress=False)

@@ -19,12 +19,13 @@ from typing import Any, Callable
 
 from dialeval.errors import ConfigError
 
-OPTION, MARGIN, CRITERION = "stop_when_decided", "decision_margin", "decide_on"
+OPTION, MARGIN, CRITERION, BASELINE = "stop_when_decided", "decision_margin", "decide_on", "decide_against"
+RUN, BASE = "run", "baseline"  # the two sides when the run is compared with a baseline run
 
 
 def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The benchmark's own options, and this module's (taken out: benchmarks forbid unknown keys)."""
-    ours = {k: options[k] for k in (OPTION, MARGIN, CRITERION) if k in options}
+    ours = {k: options[k] for k in (OPTION, MARGIN, CRITERION, BASELINE) if k in options}
     return {k: v for k, v in options.items() if k not in ours}, ours
 
 
@@ -40,6 +41,8 @@ class DecisionWatch:
     order_of: list[str] = field(default_factory=list)  # units in the order both sides were scored
     ordered: set[str] = field(default_factory=set)
     decision: dict[str, Any] | None = None
+    planned: int = 0  # units in the item list, fixed before judging: the sequence is tuned for a quarter of them
+    baseline: str | None = None  # a baseline run folder: the run is one system, compared with it (a gate)
 
     @classmethod
     def from_options(cls, bench: Any, ours: dict[str, Any], seed: int = 0) -> DecisionWatch | None:
@@ -50,7 +53,23 @@ class DecisionWatch:
         margin = ours.get(MARGIN, 0.0)
         if ours[OPTION] is not True or isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
             raise ConfigError(f"option {OPTION} takes true, and {MARGIN} a number >= 0 (found {ours})")
-        return cls(bench, float(margin), ours.get(CRITERION), seed)
+        watch = cls(bench, float(margin), ours.get(CRITERION), seed, baseline=ours.get(BASELINE))
+        if watch.baseline is not None:
+            watch.read_baseline()
+        return watch
+
+    def read_baseline(self) -> None:
+        """The baseline run's scores, as the side the run is compared with (before any call)."""
+        from pathlib import Path
+
+        from dialeval.run.folder import RESULTS, read_results
+
+        if not (Path(str(self.baseline)) / RESULTS).exists():
+            raise ConfigError(f"option {BASELINE}: {self.baseline} is not a run folder with results")
+        for row in read_results(str(self.baseline)):
+            self.add(row, side=BASE)
+        if not self.scores.get(BASE):
+            raise ConfigError(f"option {BASELINE}: {self.baseline} has no scored unit{f' of {self.criterion}' if self.criterion else ''}")
 
     def unit_of(self, item: Any) -> str:
         """The unit an item shares with the other systems' items (answers: the question)."""
@@ -71,13 +90,14 @@ class DecisionWatch:
     def resume(self, items: list[Any], todo: list[Any], done: dict[str, Any]) -> list[Any]:
         """The items to judge, in the seeded order: the rows already done are read first (a
         run decided before judges only the failed items again, as any run retries them)."""
+        self.planned = len({self.unit_of(i) for i in items})
         for item in self.order(items):
             if item.id in done:
                 self.seen(done[item.id])
         return [item for item in self.order(todo) if self.decision is None or item.id in done]
 
-    def add(self, row: dict[str, Any]) -> None:
-        """Note a finished row's scores under its system (a record's ``pair`` names its unit)."""
+    def add(self, row: dict[str, Any], side: str | None = None) -> None:
+        """Note a finished row's scores under its system, or ``side`` (a record's ``pair`` names its unit)."""
         record = row.get("result")
         if row.get("status") != "ok" or not isinstance(record, dict):
             return
@@ -90,7 +110,7 @@ class DecisionWatch:
         units = per_dim.get(self.criterion or "", {})
         for unit, score in units.items():
             key = str(record["pair"]) if record.get("pair") and len(units) == 1 else unit
-            self.note(str(record.get("system")), key, float(score))
+            self.note(side or (RUN if self.baseline else str(record.get("system"))), key, float(score))
 
     def add_pairwise(self, record: dict[str, Any]) -> None:
         """``dialogue`` with ``versus``: a verdict scores A 1 (A wins), 0.5 (tie) or 0, and B the rest."""
@@ -119,16 +139,18 @@ class DecisionWatch:
         return self.check()
 
     def check(self) -> str | None:
-        from dialeval.metrics.sequential import MIN_UNITS, confidence_sequence, decision, tuned_for
+        from dialeval.metrics.sequential import MIN_UNITS, confidence_sequence, decision, regression_decision, tuned_for
 
         if len(self.scores) < 2 or len(self.order_of) < MIN_UNITS:
             return None
         verdicts = []
-        for a, b in itertools.combinations(sorted(self.scores), 2):
+        pairs = [(BASE, RUN)] if self.baseline else list(itertools.combinations(sorted(self.scores), 2))
+        for a, b in pairs:
             shared = [u for u in self.order_of if u in self.scores[a] and u in self.scores[b]]
             diffs = [self.scores[b][u] - self.scores[a][u] for u in shared]
-            low, high = confidence_sequence(diffs, method="asymptotic", tuned_for=tuned_for(len(diffs)))
-            verdict = decision(float(low[-1]), float(high[-1]), self.margin)
+            low, high = confidence_sequence(diffs, method="asymptotic", tuned_for=tuned_for(self.planned))
+            decide = regression_decision if self.baseline else decision
+            verdict = decide(float(low[-1]), float(high[-1]), self.margin)
             if verdict is None:
                 return None
             verdicts.append({"a": a, "b": b, "decision": verdict, "low": float(low[-1]), "high": float(high[-1]), "units": len(diffs)})
