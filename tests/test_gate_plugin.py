@@ -86,6 +86,7 @@ def test_the_package_declares_the_plugin_entry_point():
 
 def test_the_plugin_runs_benchmarks_and_gates_them(pytester):
     pytester.makepyfile(test_release=INNER)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")  # as this project's own settings
     args = [*_plugin_args(), "--dialeval-runs", "runs", "-p", "no:cacheprovider", "-p", "no:randomly"]
     result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(passed=2, failed=2)
