@@ -11,9 +11,11 @@ gate do (no decision before ``MIN_UNITS``). Prints, per sequence and full-set si
 [3] standardized effect 0.5 (mean difference / SD of differences): share decided, and
     the mean share of the N units judged before stopping (target: at most 40%)
 
-Differences come from two score shapes: "normal" (differences N(effect, 1), clipped to
-the 1-5 scale's range) and "judge" (two systems' 1-5 scores, integer, rounded from a
-unit's latent quality plus each system's noise, so ties and a discrete scale are in).
+Differences come from three shapes: "normal" (differences N(effect, 1), clipped to the
+1-5 scale's range), "judge" (two systems' 1-5 scores, integer, rounded from a unit's
+latent quality plus each system's noise, so ties and a discrete scale are in) and
+"skewed" (rare drops of 3 against small gains: a regression few units show). "no prior"
+is the asymptotic sequence without the bound's variance prior, shown for the skewed rows.
 The peeking fixed-sample t interval (an ordinary 95% CI re-checked after every unit) is
 shown beside, as what the sequences are there to fix.
 
@@ -60,6 +62,14 @@ def judge_shift_for(rng: np.random.Generator, target: float) -> float:
     return (low + high) / 2
 
 
+def skewed_diffs(rng: np.random.Generator, sims: int, n: int, shift: float) -> np.ndarray:
+    """Rare large drops (-3, one unit in ten) against small gains, mean ``shift`` SDs: a
+    regression that shows in few units, where a variance estimated from the first units is too small."""
+    small = 3 * 0.1 / 0.9
+    raw = np.where(rng.random((sims, n)) < 0.1, -3.0, small)
+    return raw + shift * 1.0  # the SD of raw is 1.0 (0.1 * 9 + 0.9 * small**2 = 1.0)
+
+
 def bounds(d: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
     if method == "peeking t":
         from scipy import stats
@@ -69,6 +79,8 @@ def bounds(d: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
         var = np.maximum(np.cumsum(d * d, axis=1) / t - mean**2, 0) * t / np.maximum(t - 1, 1)
         half = stats.t.ppf(0.975, np.maximum(t - 1, 1)) * np.sqrt(var / t)
         return mean - half, mean + half
+    if method == "no prior":
+        return confidence_sequence(d, method="asymptotic", tuned_for=tuned_for(d.shape[1]))
     return confidence_sequence(d, method=method, bound=BOUND, tuned_for=tuned_for(d.shape[1]))  # type: ignore[arg-type]
 
 
@@ -110,16 +122,19 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
-    methods = ["asymptotic", "eb", "peeking t"]
+    methods = ["asymptotic", "no prior", "eb", "peeking t"]
     shift = judge_shift_for(np.random.default_rng(args.seed + 1), 0.5)
     print(f"{args.sims} simulated comparisons per cell; seed {args.seed}; decisions from unit {MIN_UNITS} on; "
           f"margin {args.margin} SD; judge scores: latent shift {shift:.3f} gives effect 0.5\n")
     print(f"{'shape':7} {'N':>5} {'sequence':11} {'[1] no effect':>14} {'[2] at margin':>14} "
           f"{'[3] decided':>12} {'units used':>11} {'wrong sign':>11}")
-    for shape in ("normal", "judge"):
+    for shape in ("normal", "judge", "skewed"):
         for n in args.sizes:
             if shape == "normal":
                 null, at_margin, effect = (normal_diffs(rng, args.sims, n, m) for m in (0.0, -args.margin, 0.5))
+                margin = args.margin
+            elif shape == "skewed":
+                null, at_margin, effect = (skewed_diffs(rng, args.sims, n, m) for m in (0.0, -args.margin, 0.5))
                 margin = args.margin
             else:
                 null, _, _ = judge_diffs(rng, args.sims, n, 0.0)

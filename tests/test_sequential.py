@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dialeval.metrics.sequential import confidence_sequence, decision, first_decision, regression_decision, tuned_for
+from dialeval.metrics.sequential import confidence_sequence, decision, first_decision, regression_decision, score_bound, tuned_for
 
 TRUE_MEAN = 0.3
 
@@ -57,3 +57,23 @@ def test_what_an_interval_decides():
 def test_the_bounded_sequence_needs_its_bound():
     with pytest.raises(ValueError, match="bound"):
         confidence_sequence([0.1, 0.2], method="eb")
+
+
+def test_rare_large_drops_are_not_decided_away_with_the_bounds_variance_prior():
+    # mean 0: a drop of 3 in one unit of ten against small gains; the first units often agree
+    rng = np.random.default_rng(11)
+    d = np.where(rng.random((400, 100)) < 0.1, -3.0, 1 / 3)
+    n = tuned_for(100)
+    with_prior = confidence_sequence(d, method="asymptotic", bound=4, tuned_for=n)
+    without = confidence_sequence(d, method="asymptotic", tuned_for=n)
+    assert _ever_excluded_zero(*with_prior) <= 0.05 < 0.15 < _ever_excluded_zero(*without)
+
+
+def _ever_excluded_zero(low, high):
+    return float(((low[:, 9:] > 0) | (high[:, 9:] < 0)).any(axis=1).mean())
+
+
+def test_a_criterion_s_bound_comes_from_its_scale():
+    assert score_bound("score (1-5)", {}, []) == 4
+    assert score_bound("rating", {"rating": (1.0, 3.0)}, []) == 2
+    assert score_bound("relevance", {}, [2.0, 5.0, 4.0]) == 3 and score_bound(None, {}, []) == 1

@@ -93,18 +93,19 @@ def paired_scores(run: RunData, baseline: RunData, dimension: str) -> tuple[dict
     return base[resolve_dimension(base, dimension) or dimension], new[resolve_dimension(new, dimension) or dimension]
 
 
-def sequential_detail(base: dict[str, float], new: dict[str, float], margin: float) -> dict[str, Any]:
+def sequential_detail(base: dict[str, float], new: dict[str, float], margin: float, dimension: str) -> dict[str, Any]:
     """When the anytime-valid sequence would have decided, judging the shared units in a seeded
     random order: ``decision``, ``units_used`` of ``units`` (see :mod:`dialeval.metrics.sequential`)."""
     import numpy as np
 
     from dialeval.metrics import SEED
-    from dialeval.metrics.sequential import first_decision
+    from dialeval.metrics.sequential import first_decision, score_bound
 
     units = sorted(set(base) & set(new))
     order = np.random.default_rng(SEED).permutation(len(units))
     diffs = [new[units[i]] - base[units[i]] for i in order]
-    return first_decision(diffs, margin=margin, gate=True)
+    bound = score_bound(dimension, {}, [*base.values(), *new.values()])
+    return first_decision(diffs, margin=margin, gate=True, bound=bound)
 
 
 def regression_outcome(rule: Regression, run: RunData, baseline: RunData, sequential: bool = False) -> Outcome:
@@ -128,7 +129,7 @@ def regression_outcome(rule: Regression, run: RunData, baseline: RunData, sequen
         "only_baseline": only_baseline, "only_run": only_run, "worst": worst,
     }
     if sequential:
-        detail["decision"] = sequential_detail(base, new, rule.margin)
+        detail["decision"] = sequential_detail(base, new, rule.margin, resolve_dimension(run.scores(), rule.dimension) or rule.dimension)
     verdict = (f"surely more than {rule.margin:g} lower" if failed else
                f"not surely more than {rule.margin:g} lower")
     message = (f"{rule.dimension}: change {test['mean_diff']:+.3f} [95% CI {test['ci_low']:+.3f}, {test['ci_high']:+.3f}] "

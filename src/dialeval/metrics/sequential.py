@@ -15,7 +15,9 @@ simulation):
 - ``"asymptotic"``: the asymptotic confidence sequence (a Robbins normal mixture with the
   running variance plugged in) of Waudby-Smith, Arnold, Wu, Wang & Ramdas, "Time-uniform
   central limit theory and asymptotic confidence sequences" (Annals of Statistics, 2024),
-  tuned to be tightest near ``tuned_for`` units. Needs no bound; valid as units grow.
+  tuned to be tightest near ``tuned_for`` units; valid as units grow. Given the bound, its
+  variance starts from a prior at the bound's largest variance (see
+  :func:`asymptotic_sequence`), which keeps it honest on skewed differences.
 
 The false-decision rate and the share of units used are measured in
 ``benchmarks/sequential_stopping.py``.
@@ -24,12 +26,14 @@ The false-decision rate and the share of units used are measured in
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Literal
 
 import numpy as np
 
 Method = Literal["eb", "asymptotic"]
 ALPHA = 0.05
+PRIOR_UNITS = 2  # pseudo-units of the largest possible variance the asymptotic sequence starts from
 MIN_UNITS = 10  # no decision before this many units: the asymptotic sequence's variance needs a few
 EB_MAX_BET = 0.5  # the largest lambda PrPl-EB bets (the paper's c = 1/2 or 3/4)
 
@@ -55,13 +59,23 @@ def eb_sequence(diffs: np.ndarray, bound: float, alpha: float = ALPHA) -> tuple[
     return low * 2 * bound - bound, high * 2 * bound - bound
 
 
-def asymptotic_sequence(diffs: np.ndarray, alpha: float = ALPHA, tuned_for: int = 100) -> tuple[np.ndarray, np.ndarray]:
-    """Asymptotic (Gaussian-mixture) lower and upper bounds after each unit (last axis)."""
+def asymptotic_sequence(diffs: np.ndarray, alpha: float = ALPHA, tuned_for: int = 100,
+                        bound: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Asymptotic (Gaussian-mixture) lower and upper bounds after each unit (last axis).
+
+    With ``bound``, the running variance starts from :data:`PRIOR_UNITS` pseudo-units of the
+    largest variance the bound allows (``bound**2``), as PrPl-EB's estimate starts from its
+    own prior: a few units that happen to agree must not read as no variance at all (rare
+    large drops would otherwise be decided away; see the benchmark's ``skewed`` rows)."""
     d = np.asarray(diffs, dtype=float)
     n = d.shape[-1]
     t = np.arange(1, n + 1, dtype=float)
     mean = np.cumsum(d, axis=-1) / t
-    var = np.maximum(np.cumsum(d * d, axis=-1) / t - mean**2, 0.0) * t / np.maximum(t - 1, 1)
+    squares = np.maximum(np.cumsum(d * d, axis=-1) - t * mean**2, 0.0)
+    if bound is None:
+        var = squares / np.maximum(t - 1, 1)
+    else:
+        var = (PRIOR_UNITS * bound**2 + squares) / (t + PRIOR_UNITS)
     rho2 = (-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / tuned_for
     tv = t * var * rho2 + 1
     half = np.sqrt(2 * tv / (t * t * rho2) * np.log(np.sqrt(tv) / alpha))
@@ -72,12 +86,13 @@ def asymptotic_sequence(diffs: np.ndarray, alpha: float = ALPHA, tuned_for: int 
 def confidence_sequence(diffs: Any, *, method: Method = "eb", bound: float | None = None, alpha: float = ALPHA,
                         tuned_for: int = 100) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds of the mean paired difference after each unit, at level ``1 - alpha``
-    simultaneously over all unit counts. ``bound``: the largest possible ``|difference|`` (``eb``)."""
+    simultaneously over all unit counts. ``bound``: the largest possible ``|difference|``
+    (required by ``eb``; the asymptotic sequence's variance prior, see :func:`asymptotic_sequence`)."""
     if method == "eb":
         if bound is None or bound <= 0:
             raise ValueError("the empirical-Bernstein sequence needs bound > 0: the largest possible |difference|")
         return eb_sequence(np.clip(np.asarray(diffs, dtype=float), -bound, bound), bound, alpha)
-    return asymptotic_sequence(np.asarray(diffs, dtype=float), alpha, tuned_for)
+    return asymptotic_sequence(np.asarray(diffs, dtype=float), alpha, tuned_for, bound)
 
 
 def decision(low: float, high: float, margin: float = 0.0) -> str | None:
@@ -101,6 +116,21 @@ def regression_decision(low: float, high: float, margin: float) -> str | None:
     if low > -margin:
         return "no regression"
     return None
+
+
+SCALE_IN_NAME = re.compile(r"\((-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\)")
+
+
+def score_bound(dimension: str | None, scales: dict[str, tuple[float, float]], seen: list[float]) -> float:
+    """The largest possible paired difference of a criterion: its declared scale's width
+    (``scales``, or ``(1-5)`` in its name), else the width of the scores seen (at least 1)."""
+    if dimension is not None and dimension in scales:
+        low, high = scales[dimension]
+        return float(high - low) or 1.0
+    match = SCALE_IN_NAME.search(dimension or "")
+    if match:
+        return abs(float(match[2]) - float(match[1])) or 1.0
+    return max(1.0, (max(seen) - min(seen)) if seen else 1.0)
 
 
 def tuned_for(units: int) -> int:

@@ -139,16 +139,18 @@ class DecisionWatch:
         return self.check()
 
     def check(self) -> str | None:
-        from dialeval.metrics.sequential import MIN_UNITS, confidence_sequence, decision, regression_decision, tuned_for
+        from dialeval.metrics.sequential import MIN_UNITS, confidence_sequence, decision, regression_decision, score_bound, tuned_for
 
         if len(self.scores) < 2 or len(self.order_of) < MIN_UNITS:
             return None
         verdicts = []
+        seen = [v for units in self.scores.values() for v in units.values()]
+        bound = score_bound(self.criterion, dict(self.bench.scales or {}), seen)
         pairs = [(BASE, RUN)] if self.baseline else list(itertools.combinations(sorted(self.scores), 2))
         for a, b in pairs:
             shared = [u for u in self.order_of if u in self.scores[a] and u in self.scores[b]]
             diffs = [self.scores[b][u] - self.scores[a][u] for u in shared]
-            low, high = confidence_sequence(diffs, method="asymptotic", tuned_for=tuned_for(self.planned))
+            low, high = confidence_sequence(diffs, method="asymptotic", bound=bound, tuned_for=tuned_for(self.planned))
             decide = regression_decision if self.baseline else decision
             verdict = decide(float(low[-1]), float(high[-1]), self.margin)
             if verdict is None:
