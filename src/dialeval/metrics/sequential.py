@@ -80,6 +80,8 @@ def asymptotic_sequence(diffs: np.ndarray, alpha: float = ALPHA, tuned_for: int 
     tv = t * var * rho2 + 1
     half = np.sqrt(2 * tv / (t * t * rho2) * np.log(np.sqrt(tv) / alpha))
     half = np.where(t < 2, np.inf, half)  # one unit has no spread to plug in
+    if bound is not None:  # the mean cannot leave the bound
+        return np.maximum(mean - half, -bound), np.minimum(mean + half, bound)
     return mean - half, mean + half
 
 
