@@ -101,11 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--predictions", nargs="+", help="prediction files, or run folders for mmdu")
     m.add_argument("--data", nargs="+", help="the benchmark's data file(s)")
     m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
-    m.set_defaults(usage_error=m.error)
+    m.set_defaults(usage_error=m.error)  # usage mistakes found later print this command's usage line
 
     from dialeval.gate.cli import add_parser as add_gate_parser
 
-    add_gate_parser(sub)  # usage mistakes found later print this command's usage line
+    add_gate_parser(sub)
     return p
 
 
