@@ -86,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     from dialeval.import_export import add_commands
 
     add_commands(sub)  # import, export
+
+    from dialeval.gate.cli import add_parser as add_gate_parser
+
+    add_gate_parser(sub)
     return p
 
 
@@ -317,6 +321,10 @@ def _main(argv: list[str] | None) -> int:
                 print(f"dialeval: warning: {warning}", file=sys.stderr)
             print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")
             return 0
+        if args.command == "gate":
+            from dialeval.gate.cli import run_gate_command
+
+            return run_gate_command(args)
         if args.command == "view":
             from dialeval.report.viewer import serve, write_site
 

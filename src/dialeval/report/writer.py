@@ -75,6 +75,7 @@ def finish_run(
     *,
     expected: int | None = None,
     stopped: str | None = None,
+    decision: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Aggregate the finished items, then write ``metrics.json``, ``usage.json`` and
     ``report.md``. Failed items are counted, described and left out of every metric;
@@ -95,6 +96,7 @@ def finish_run(
         "failed": sum(1 for r in rows if r["status"] != "ok"),
         "not_evaluated": max(0, (expected or len(rows)) - len(rows)),
         "stopped": stopped,
+        **({"decision": decision} if decision else {}),  # stop_when_decided: the decision, units used, calls saved
         "failures": failure_summary(rows, expected or len(rows)) or None,
         "dry_run": dry_run,
         "usage": usage["total"],

@@ -39,6 +39,7 @@ from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old impor
 from dialeval.run import provenance
 from dialeval.run.heap import older_objects_frozen
 from dialeval.run.identity import check_same_setup, data_digest, identity, referenced_files, resolved_config, run_id
+from dialeval.run.decide import DecisionWatch, split_options
 from dialeval.run.items import ItemJob, ItemRunner, TrippingBreaker, current_item
 from dialeval.run.preflight import (
     check_requirements,
@@ -255,6 +256,10 @@ async def _run_async(
     data = str(data)
     load_user_code(config)
     bench = get_benchmark(benchmark)
+    options, decide_options = split_options(config.options)  # stop_when_decided: see run/decide.py
+    watch = DecisionWatch.from_options(bench, decide_options)
+    if decide_options:
+        config = config.model_copy(update={"options": options, "workers": 1 if watch else config.workers})
     check_setup(bench, config)
     if config.run_id is not None:
         check_run_id(config.run_id)
@@ -285,6 +290,8 @@ async def _run_async(
         _prepare_folder(run_dir, resolved, config.fresh)
         done = results_by_id(run_dir)
         todo = [item for item in items if done.get(item.id, {}).get("status") != "ok"]
+        if watch is not None:  # units in a seeded order; a decided run only retries its failed items
+            todo = watch.resume(items, todo, done)
         reread = not todo and before is not None  # nothing to evaluate: the sessions that did keep their code and times
         if todo:
             drop_outdated_report(run_dir)
@@ -328,7 +335,8 @@ async def _run_async(
                 if pool is not None:
                     stopped = await pool.run(tally)
                 else:
-                    runner = ItemRunner(job, tally.record, tally.call_ended)
+                    on_row = watch.recorder(tally.record, lambda line: [stop(line) for stop in halt]) if watch else tally.record
+                    runner = ItemRunner(job, on_row, tally.call_ended)
                     halt.append(runner.halt)
                     for item in todo:
                         runner.add(item)
@@ -357,13 +365,17 @@ async def _run_async(
             if batched and batched.pending_message:
                 raise BatchesPending(batched.pending_message)
 
+            decided = watch.summary(items, done, bench.calls_per_item, config.options) if watch else None
+            if decided is not None:  # the units left were not needed: the run is complete without them
+                items, stopped = [item for item in items if item.id in done], None
+                say(f"dialeval: {decided['said']}; {decided['items_skipped']} of {decided['items']} items not judged")
             rows = [done[item.id] for item in items if item.id in done]
             not_evaluated = len(items) - len(rows)
             stopped = stopped if len(rows) < len(items) else None
             kept = reread and resolved["provenance"].get("finished")
             ended = resolved["provenance"] if kept else provenance.finish(resolved["provenance"])
             resolved["provenance"] = provenance.stamp(run_dir / CONFIG, ended)
-            metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped)
+            metrics = finish_run(run_dir, bench, rows, resolved, expected=len(items), stopped=stopped, decision=decided)
     records = [r["result"] for r in rows if r["status"] == "ok"]
     failed = sum(1 for r in rows if r["status"] != "ok")
     summary = failure_summary(rows, len(items))
