@@ -29,6 +29,7 @@ from dialeval.models.backends.openai import response_format as _response_format
 from dialeval.models.batch_queue import QueuedCall, batch_queue
 from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.endpoint import redacted
 from dialeval.models.pricing import Price
 from dialeval.models.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec
 from dialeval.models.usage import count_tokens, note_server_model, price_of
@@ -110,7 +111,7 @@ class ModelClient:
     """Cache, limits and accounting around one chat model; built once per settings."""
 
     def __init__(self, settings: ModelSettings, chat_model: BaseChatModel | None = None):
-        from dialeval.secrets import register_key_env
+        from dialeval.secrets import register_key_env, register_url
 
         self.settings = settings
         self.spec: ModelSpec = settings.parsed
@@ -124,6 +125,7 @@ class ModelClient:
         self.is_dry_run = self.spec.is_dry_run
         self.batch_price = self._batch_price() if settings.batch else None
         register_key_env(settings.api_key_env)
+        register_url(self.impl.endpoint)  # issue 33: a base_url's password and query values are scrubbed too
         self.limit = self.impl.new_limit()
         self._limit_memory: str | None = None  # the cache path whose limits.json the limit follows
 
@@ -165,7 +167,7 @@ class ModelClient:
         """``spec at URL (URL from ..., key from $VAR)``: what a failure message names."""
         if self.endpoint is None:
             return self.label
-        return f"{self.label} at {self.endpoint} (URL from {self.endpoint_source}; key from ${self.key_env})"
+        return f"{self.label} at {redacted(self.endpoint)} (URL from {self.endpoint_source}; key from ${self.key_env})"
 
     @property
     def model(self) -> BaseChatModel:

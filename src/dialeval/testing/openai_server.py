@@ -20,6 +20,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from dialeval.models.prompt_cache import PrefixCache, prompt_tokens
 from dialeval.testing.batch_endpoints import BatchEndpoints
@@ -129,6 +130,7 @@ class OpenAIStub:
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
         self.request_headers: list[dict[str, str]] = []  # of each chat request, names lower-cased
+        self.paths: list[str] = []  # of each chat request, query string included
         # OpenAI files + batches and Anthropic message batches; their lines never enter `requests`
         self.batch_api = BatchEndpoints(self)
         self._lock = threading.Lock()
@@ -282,7 +284,7 @@ class OpenAIStub:
                     return
                 if self._refuse():
                     return
-                if self.path.rstrip("/").endswith("/models"):
+                if urlsplit(self.path).path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
@@ -299,6 +301,7 @@ class OpenAIStub:
                     stub.requests.append(body)
                     stub.statuses.append(status)
                     stub.request_headers.append({k.lower(): v for k, v in self.headers.items()})
+                    stub.paths.append(self.path)
                     if status == 200:
                         stub._in_flight += 1
                         stub.peak_in_flight = max(stub.peak_in_flight, stub._in_flight)
@@ -325,7 +328,7 @@ class OpenAIStub:
                         {"retry-after-ms": "10", "retry-after": "0"},
                     )
                     return
-                path = self.path.rstrip("/")
+                path = urlsplit(self.path).path.rstrip("/")  # a base_url's query string comes on every request
                 if not (path.endswith("/chat/completions") or path.endswith("/messages")):
                     self._send(404, {"error": {"message": "only chat completions and messages"}})
                     return

@@ -66,8 +66,8 @@ class AnthropicBatches:
 
         s = client.settings
         sdk = anthropic.AsyncAnthropic(
-            api_key=api_key(client, required=True), base_url=client.endpoint,
-            timeout=sdk_timeout(anthropic, client), max_retries=s.max_retries,
+            api_key=api_key(client, required=True), timeout=sdk_timeout(anthropic, client), max_retries=s.max_retries,
+            **{"base_url": client.endpoint, **client.impl.sdk_url_args()},  # issue 33: credentials apart
         )
         return cls(sdk)
 

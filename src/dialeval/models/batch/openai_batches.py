@@ -98,7 +98,8 @@ class OpenAIBatches:
         key = api_key(client, required=needs_key) or "not-needed"
         s = client.settings
         sdk = openai.AsyncOpenAI(
-            api_key=key, base_url=client.endpoint, timeout=sdk_timeout(openai, client), max_retries=s.max_retries
+            api_key=key, timeout=sdk_timeout(openai, client), max_retries=s.max_retries,
+            **{"base_url": client.endpoint, **client.impl.sdk_url_args()},  # issue 33: query and credentials apart
         )
         return cls(sdk, discount=0.5 if client.backend == "openai" else 1.0, where=client.where())
 
