@@ -257,6 +257,10 @@ async def ask(
         totals["cached" if gen.cached else "requests"] += 0 if gen.estimated else 1
         cached_all = cached_all and gen.cached
         raw = _kept(gen.text)
+        if gen.refused:  # issue 33: no correction cures a refusal; its text is what the model said
+            status, reason, raw = "unparsed", "refused", _kept(gen.refusal or "")
+            conversation.append(AIMessage(raw))
+            break
         if gen.truncated:
             status, reason = "truncated", "the answer hit the token limit"
             if not retry_truncated:
@@ -346,6 +350,8 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
     status: Status
     if gen.truncated:
         status, reason = "truncated", "the answer hit the token limit"
+    elif gen.refused:  # issue 33: the refusal's text is the raw answer
+        status, reason = "unparsed", "refused"
     elif not text:
         status, reason = "unparsed", "empty answer"
     elif len(text) > MAX_ANSWER_CHARS:
@@ -374,7 +380,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
         agent=agent,
         status=status,
         value={"text": text} if status == "ok" else None,
-        raw=_kept(gen.text),
+        raw=_kept((gen.refusal or "") if gen.refused else gen.text),
         attempts=1,
         reason=reason,
         cached=gen.cached,

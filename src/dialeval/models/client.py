@@ -72,10 +72,16 @@ class Generation:
     cached_input_tokens: int = 0  # served from the provider's prompt cache (dry run: estimated)
     cache_write_tokens: int = 0
     uncached_cost: float | None = None  # what the call would cost without prompt caching
+    refusal: str | None = None  # issue 33: the model declined (OpenAI's ``refusal``, Anthropic's stop reason)
 
     @property
     def truncated(self) -> bool:
         return self.finish_reason in ("length", "max_tokens")
+
+    @property
+    def refused(self) -> bool:
+        """A refusal and no answer beside it: kept as ``unparsed`` ("refused"), the refusal as the raw text."""
+        return self.refusal is not None and not self.text.strip()
 
 
 # The runner bounds model requests in flight across all items with this semaphore.
@@ -91,6 +97,16 @@ def _message_payload(messages: list[BaseMessage]) -> list[dict[str, Any]]:
 def _finish_reason(message: Any) -> str | None:
     meta = getattr(message, "response_metadata", {}) or {}
     return meta.get("finish_reason") or meta.get("stop_reason")
+
+
+def refusal_of(message: Any) -> str | None:
+    """The refusal a chat model's message carries: OpenAI's ``refusal`` field (which
+    ``ChatOpenAI`` keeps in ``additional_kwargs``), or Anthropic's ``refusal`` stop reason
+    (its text, if any, is the content); ``None`` when the model did not refuse."""
+    said = (getattr(message, "additional_kwargs", None) or {}).get("refusal")
+    if isinstance(said, str) and said.strip():
+        return said
+    return "" if _finish_reason(message) == "refusal" else None
 
 
 def _text_of(message: Any) -> str:
@@ -321,6 +337,7 @@ class ModelClient:
             uncached_cost=self._cost(n_in, n_out, price=price),
             cache_key=key,
             cache_path=cache_path,
+            refusal=refusal_of(message),
         )
 
     def use_limit_memory(self, cache_path: str) -> None:

@@ -390,6 +390,9 @@ def chat_result_message(model: Any, response: Any) -> Any:
     metadata_of = helpers[0]
     result = model._create_chat_result(response)
     message = result.generations[0].message
+    said = (response.get("choices") or [{}])[0].get("message") if isinstance(response, dict) else None
+    if isinstance(said, dict) and said.get("refusal"):  # issue 33: as ainvoke keeps it (a typed answer)
+        message.additional_kwargs["refusal"] = said["refusal"]
     message.response_metadata = metadata_of(result.generations[0])  # finish reason and more
     if len(result.generations) == 1 and result.llm_output is not None:
         message.response_metadata = {**result.llm_output, **message.response_metadata}

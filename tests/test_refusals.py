@@ -1,0 +1,48 @@
+"""A model that declines is recorded as such: ``unparsed`` with reason "refused" and the
+refusal's text as the raw answer (never an "empty answer" with raw ``""``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dialeval.config import ModelSettings
+from dialeval.run.runner import run
+from dialeval.testing.openai_server import OpenAIStub, Refusal
+from tests.helpers import http_config
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
+SAID = "I can't help with grading this."
+
+
+@pytest.fixture(autouse=True)
+def _keys(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-refusal-test-1111")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-refusal-test-2222")
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def judge_calls(run_dir: Path) -> list[dict]:
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    return [call for row in rows for call in row["result"]["calls"]]
+
+
+def test_an_openai_refusal_keeps_its_text_and_says_refused(tmp_path):
+    with OpenAIStub(respond=lambda body: Refusal(SAID)) as server:
+        config = http_config(tmp_path, {"spec": "openai:gpt-4o-mini", "base_url": server.base_url})
+        config = config.model_copy(update={"parse_retries": 2})
+        result = run("answers", DATA, config, progress=False)
+    calls = judge_calls(result.run_dir)
+    assert [(c["status"], c["reason"], c["raw"]) for c in calls] == [("unparsed", "refused", SAID)] * 3
+    assert len(server.requests) == 3  # no corrective retry: a format reminder does not cure a refusal
+    assert result.failed == 0 and result.metrics["systems"]["demo-bot"]["scored"] == 0
+
+
+def test_an_anthropic_refusal_says_refused(tmp_path):
+    with OpenAIStub(respond=lambda body: Refusal("")) as server:
+        config = http_config(tmp_path, {"spec": "anthropic:claude-haiku-4-5", "base_url": server.root_url})
+        result = run("answers", DATA, config, progress=False)
+    assert {(c["status"], c["reason"]) for c in judge_calls(result.run_dir)} == {("unparsed", "refused")}
