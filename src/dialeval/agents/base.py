@@ -20,7 +20,7 @@ from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer
 from dialeval.secrets import scrub
 from dialeval.models.progress import tick
 from dialeval.agents.templates import Template, load_template
-from dialeval.models.usage import CallRecord, record, start_meter
+from dialeval.models.usage import CallRecord, public_url, record, start_meter
 
 T = TypeVar("T", bound=BaseModel)
 Status = Literal["ok", "unparsed", "truncated", "error"]
@@ -111,13 +111,15 @@ def _error_record(ctx: AgentContext, agent: str, err: BaseException, **totals: A
     status = getattr(err, "status_code", None)
     kind = type(err).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
     reason = scrub(f"{kind}: {err}")
+    if isinstance(status, int):  # issue 33: the server answered it (a 401 too): it went out, it counts as sent
+        totals = {**totals, "requests": int(totals.get("requests", 0)) + 1}
     entry = CallRecord(
         agent=agent,
         model=ctx.client.label,
         status="error",
         priced=ctx.client.price is not None,
         error=reason,
-        endpoint=ctx.client.endpoint,
+        endpoint=public_url(ctx.client.endpoint),  # issue 33: never a base_url's credentials or query
         **totals,
     )
     return reason, entry

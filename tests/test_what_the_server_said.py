@@ -1,5 +1,6 @@
-"""A model that declines is recorded as such: ``unparsed`` with reason "refused" and the
-refusal's text as the raw answer (never an "empty answer" with raw ``""``)."""
+"""What the server said is what the run records: a model that declines is ``unparsed``
+with reason "refused" and the refusal's text as the raw answer (never an "empty answer"
+with raw ``""``), and a request the server refused (401) counts as a request sent."""
 
 from __future__ import annotations
 
@@ -46,3 +47,17 @@ def test_an_anthropic_refusal_says_refused(tmp_path):
         config = http_config(tmp_path, {"spec": "anthropic:claude-haiku-4-5", "base_url": server.root_url})
         result = run("answers", DATA, config, progress=False)
     assert {(c["status"], c["reason"]) for c in judge_calls(result.run_dir)} == {("unparsed", "refused")}
+
+
+def test_requests_refused_with_401_count_as_sent(tmp_path):
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(
+        json.dumps({"id": f"q{i}", "question": "q", "reference": "r", "answer": "a", "system": "s"}) + "\n" for i in range(6)
+    ))
+    with OpenAIStub(respond=lambda body: '{"rationale": "ok", "score": 4}', api_key="another-key") as server:
+        config = http_config(tmp_path, {"spec": "openai:gpt-4o-mini", "base_url": server.base_url}, concurrency=1, preflight=False)
+        result = run("answers", many, config, progress=False)
+        reached = len(server.requests)
+    usage = json.loads((result.run_dir / "usage.json").read_text())
+    assert reached == 3 and result.failed == 3  # the circuit breaker stopped the run after three refusals
+    assert usage["total"]["requests"] == usage["per_agent"]["answer_judge"]["requests"] == reached
