@@ -8,6 +8,7 @@ page grew past a megabyte. A clipped text shows its start and links to the full 
 from __future__ import annotations
 
 import json
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,10 @@ def render(template: str, path: Path, **values: Any) -> Path:
     from dialeval.secrets import scrub
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(scrub(replace_surrogates(env().get_template(template).render(**values))), encoding="utf-8")
+    text = scrub(replace_surrogates(env().get_template(template).render(**values)))
+    temporary = path.with_name(f".{path.name}.{threading.get_ident()}.tmp")  # the server sends old or new, never half
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
     return path
 
 
