@@ -298,6 +298,10 @@ class OpenAIStub:
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
+            def do_DELETE(self) -> None:
+                if not stub.batch_api.handle(self, "DELETE"):
+                    self._send(404, {"error": {"message": "not found"}})
+
             def do_POST(self) -> None:
                 if stub.batch_api.handle(self, "POST"):
                     return
