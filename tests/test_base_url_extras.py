@@ -12,6 +12,7 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.backends.http import PreflightError
 from dialeval.models.client import ModelClient
 from dialeval.models.endpoint import EndpointError, redacted, split_base_url
+from dialeval.report.viewer import write_site
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub
 
@@ -62,9 +63,11 @@ def test_credentials_and_query_reach_every_request_and_no_file(tmp_path, capsys)
     assert all(p.startswith("/v1/chat/completions?") and f"key={QUERY_KEY}" in p for p in server.paths)
     assert {h["authorization"] for h in server.request_headers} == {BASIC}  # basic auth, no clash with the key header
     assert server.gets == [f"/v1/models?api-version=2024-06-01&key={QUERY_KEY}"]  # the preflight asked the same way
+    write_site(tmp_path / "runs")  # the viewer's pages too
     captured = capsys.readouterr()
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert any(p.name == "config.json" for p in written) and any(p.name == "limits.json" for p in written)
+    assert {"config.json", "limits.json", "report.md", "usage.json", "results.jsonl"} <= {p.name for p in written}
+    assert any(p.suffix == ".html" for p in written)
     for path in written:
         text = path.read_bytes().decode("utf-8", "replace")
         for secret in (PASSWORD, QUERY_KEY, BASIC.split()[1]):
