@@ -15,6 +15,7 @@ from dialeval.models.endpoint import EndpointError, redacted, split_base_url
 from dialeval.report.viewer import write_site
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub
+from tests.helpers import keys_only
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 GRADE = '{"rationale": "agrees", "score": 4}'
@@ -24,10 +25,7 @@ BASIC = "Basic " + base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
 
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-unrelated-openai-key-1234")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-5678")
-    for var in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL"):
-        monkeypatch.delenv(var, raising=False)
+    keys_only(monkeypatch, "sk-unrelated-openai-key-1234", "sk-ant-test-key-5678")
 
 
 def with_extras(url: str) -> str:

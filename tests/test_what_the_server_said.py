@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.config import ModelSettings
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, Refusal
-from tests.helpers import http_config
+from tests.helpers import http_config, keys_only
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 SAID = "I can't help with grading this."
@@ -20,10 +19,7 @@ SAID = "I can't help with grading this."
 
 @pytest.fixture(autouse=True)
 def _keys(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-refusal-test-1111")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-refusal-test-2222")
-    for var in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL"):
-        monkeypatch.delenv(var, raising=False)
+    keys_only(monkeypatch, "sk-refusal-test-1111", "sk-refusal-test-2222")
 
 
 def judge_calls(run_dir: Path) -> list[dict]:
