@@ -99,6 +99,6 @@ def refresh(root: Path, path: str) -> None:
     if folder.parent != root.resolve() or not folder.is_dir():
         return
     if (folder / "config.json").exists() and (folder / "results.jsonl").exists():
-        refresh_run(folder, stderr_warn)
+        refresh_run(folder, stderr_warn, wait=False)  # issue 33: a big run's pages already there are sent at once
     elif (folder / "compare.json").exists():
         _refresh_comparison(folder)
