@@ -19,7 +19,7 @@ from dialeval.report.viewer.run_page import write_run_page
 from dialeval.report.viewer.thumbs import Thumbnails, image_roots
 
 VIEW = "view"  # folder of pages inside each run folder
-VERSION = "2"  # bump when the pages change shape, so existing pages are rewritten once
+VERSION = "3"  # bump when the pages change shape, so existing pages are rewritten once
 WATCHED = ("results.jsonl", "metrics.json", "usage.json", "report.md", "compare.json", "plots")
 
 
