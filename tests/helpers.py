@@ -40,3 +40,11 @@ async def then_closed(model: Any, work: Any) -> Any:
         return await work
     finally:
         await model.root_async_client.close()
+
+
+def keys_only(monkeypatch: Any, openai_key: str, anthropic_key: str) -> None:
+    """The SDKs' keys set, and no base URL from the environment (each test names its server)."""
+    monkeypatch.setenv("OPENAI_API_KEY", openai_key)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", anthropic_key)
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL"):
+        monkeypatch.delenv(var, raising=False)

@@ -5,7 +5,8 @@ key they received in error messages, a model may repeat one, and data files may 
 one. So every writer of run artifacts (results, prompts, the response cache, notes,
 reports, viewer pages) and every error message passes its text through :func:`scrub`,
 which replaces the value of every key variable in use (the SDK defaults plus each
-model's ``api_key_env``) by its name.
+model's ``api_key_env``) by its name, and a ``base_url``'s password and query values
+(:func:`register_url`) by ``[base_url secret]``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ DEFAULT_KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_
 MIN_SECRET_LENGTH = 6  # shorter values ("x", "none") are placeholders, not secrets
 
 _extra: set[str] = set()
+_values: set[str] = set()  # secrets that live in no variable of their own: a base_url's password or query values
 _lock = threading.Lock()
+URL_SECRET = "[base_url secret]"
 
 
 def register_key_env(name: str | None) -> None:
@@ -26,6 +29,17 @@ def register_key_env(name: str | None) -> None:
     if name:
         with _lock:
             _extra.add(name)
+
+
+def register_url(url: str | None) -> None:
+    """Scrub, from now on, what ``url`` carries besides the address (a ``base_url``'s
+    password and query values, :func:`dialeval.models.endpoint.secrets_of`)."""
+    from dialeval.models.endpoint import secrets_of
+
+    found = [v for v in secrets_of(url) if len(v) >= MIN_SECRET_LENGTH]
+    if found:
+        with _lock:
+            _values.update(found)
 
 
 def key_envs() -> list[str]:
@@ -41,6 +55,11 @@ def scrub(text: str) -> str:
         value = os.environ.get(name, "")
         if len(value) >= MIN_SECRET_LENGTH and value in text:
             text = text.replace(value, f"[${name}]")
+    with _lock:
+        values = sorted(_values, key=len, reverse=True)
+    for value in values:
+        if value in text:
+            text = text.replace(value, URL_SECRET)
     return text
 
 

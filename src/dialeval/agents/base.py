@@ -20,7 +20,7 @@ from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer
 from dialeval.secrets import scrub
 from dialeval.models.progress import tick
 from dialeval.agents.templates import Template, load_template
-from dialeval.models.usage import CallRecord, record, start_meter
+from dialeval.models.usage import CallRecord, public_url, record, start_meter
 from dialeval.agents.registry import AGENTS, AgentEntry, NodeFn, agent_node, register_agent, resolve_agent  # noqa: F401  (agents import them from here)
 
 T = TypeVar("T", bound=BaseModel)
@@ -112,13 +112,15 @@ def _error_record(ctx: AgentContext, agent: str, err: BaseException, **totals: A
     status = getattr(err, "status_code", None)
     kind = type(err).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
     reason = scrub(f"{kind}: {err}")
+    if isinstance(status, int):  # issue 33: the server answered it (a 401 too): it went out, it counts as sent
+        totals = {**totals, "requests": int(totals.get("requests", 0)) + 1}
     entry = CallRecord(
         agent=agent,
         model=ctx.client.label,
         status="error",
         priced=ctx.client.price is not None,
         error=reason,
-        endpoint=ctx.client.endpoint,
+        endpoint=public_url(ctx.client.endpoint),  # issue 33: never a base_url's credentials or query
         **totals,
     )
     return reason, entry
@@ -258,6 +260,10 @@ async def ask(
         totals["cached" if gen.cached else "requests"] += 0 if gen.estimated else 1
         cached_all = cached_all and gen.cached
         raw = _kept(gen.text)
+        if gen.refused:  # issue 33: no correction cures a refusal; its text is what the model said
+            status, reason, raw = "unparsed", "refused", _kept(gen.refusal or "")
+            conversation.append(AIMessage(raw))
+            break
         if gen.truncated:
             status, reason = "truncated", "the answer hit the token limit"
             if not retry_truncated:
@@ -347,6 +353,8 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
     status: Status
     if gen.truncated:
         status, reason = "truncated", "the answer hit the token limit"
+    elif gen.refused:  # issue 33: the refusal's text is the raw answer
+        status, reason = "unparsed", "refused"
     elif not text:
         status, reason = "unparsed", "empty answer"
     elif len(text) > MAX_ANSWER_CHARS:
@@ -375,7 +383,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
         agent=agent,
         status=status,
         value={"text": text} if status == "ok" else None,
-        raw=_kept(gen.text),
+        raw=_kept((gen.refusal or "") if gen.refused else gen.text),
         attempts=1,
         reason=reason,
         cached=gen.cached,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -39,13 +39,34 @@ class ImageRef(BaseModel):
         return self.source.startswith(URL_PREFIXES)
 
 
+# The most pixels a local image may have: Pillow's own warning threshold (its default
+# MAX_IMAGE_PIXELS). A 13000x13000 PNG of 519 KB decodes to half a gigabyte; such a file
+# is refused when the data loads, like a file past Pillow's own refusal limit.
+MAX_PIXELS = 89_478_485
+
+
+def open_image(path: str | Path) -> Any:
+    """``PIL.Image.open(path)``, raising ValueError for an image of more than :data:`MAX_PIXELS`
+    (read from its header, before any pixel is decoded), without Pillow's own warning."""
+    import warnings
+
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        image = Image.open(path)
+    width, height = image.size
+    if width * height > MAX_PIXELS:
+        image.close()
+        raise ValueError(f"{width}x{height} is {width * height:,} pixels, over the {MAX_PIXELS:,} an image may have")
+    return image
+
+
 @lru_cache(maxsize=4096)
 def _unreadable(path: str, mtime_ns: int, size: int) -> str | None:
     """Why Pillow cannot read ``path`` as an image (None when it can); cached per file version."""
-    from PIL import Image
-
     try:
-        with Image.open(path) as image:
+        with open_image(path) as image:
             image.verify()
     except Exception as err:  # Pillow raises many types for broken files; any of them means "not an image"
         return f"{type(err).__name__}: {err}"

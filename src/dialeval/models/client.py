@@ -29,6 +29,7 @@ from dialeval.models.backends.openai import response_format as _response_format
 from dialeval.models.batch_queue import QueuedCall, batch_queue
 from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.endpoint import redacted
 from dialeval.models.pricing import Price
 from dialeval.models.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec
 from dialeval.models.usage import count_tokens, note_server_model, price_of
@@ -71,10 +72,16 @@ class Generation:
     cached_input_tokens: int = 0  # served from the provider's prompt cache (dry run: estimated)
     cache_write_tokens: int = 0
     uncached_cost: float | None = None  # what the call would cost without prompt caching
+    refusal: str | None = None  # issue 33: the model declined (OpenAI's ``refusal``, Anthropic's stop reason)
 
     @property
     def truncated(self) -> bool:
         return self.finish_reason in ("length", "max_tokens")
+
+    @property
+    def refused(self) -> bool:
+        """A refusal and no answer beside it: kept as ``unparsed`` ("refused"), the refusal as the raw text."""
+        return self.refusal is not None and not self.text.strip()
 
 
 # The runner bounds model requests in flight across all items with this semaphore.
@@ -90,6 +97,16 @@ def _message_payload(messages: list[BaseMessage]) -> list[dict[str, Any]]:
 def _finish_reason(message: Any) -> str | None:
     meta = getattr(message, "response_metadata", {}) or {}
     return meta.get("finish_reason") or meta.get("stop_reason")
+
+
+def refusal_of(message: Any) -> str | None:
+    """The refusal a chat model's message carries: OpenAI's ``refusal`` field (which
+    ``ChatOpenAI`` keeps in ``additional_kwargs``), or Anthropic's ``refusal`` stop reason
+    (its text, if any, is the content); ``None`` when the model did not refuse."""
+    said = (getattr(message, "additional_kwargs", None) or {}).get("refusal")
+    if isinstance(said, str) and said.strip():
+        return said
+    return "" if _finish_reason(message) == "refusal" else None
 
 
 def _text_of(message: Any) -> str:
@@ -110,7 +127,7 @@ class ModelClient:
     """Cache, limits and accounting around one chat model; built once per settings."""
 
     def __init__(self, settings: ModelSettings, chat_model: BaseChatModel | None = None):
-        from dialeval.secrets import register_key_env
+        from dialeval.secrets import register_key_env, register_url
 
         self.settings = settings
         self.spec: ModelSpec = settings.parsed
@@ -124,6 +141,7 @@ class ModelClient:
         self.is_dry_run = self.spec.is_dry_run
         self.batch_price = self._batch_price() if settings.batch else None
         register_key_env(settings.api_key_env)
+        register_url(self.impl.endpoint)  # issue 33: a base_url's password and query values are scrubbed too
         self.limit = self.impl.new_limit()
         self._limit_memory: str | None = None  # the cache path whose limits.json the limit follows
 
@@ -165,7 +183,7 @@ class ModelClient:
         """``spec at URL (URL from ..., key from $VAR)``: what a failure message names."""
         if self.endpoint is None:
             return self.label
-        return f"{self.label} at {self.endpoint} (URL from {self.endpoint_source}; key from ${self.key_env})"
+        return f"{self.label} at {redacted(self.endpoint)} (URL from {self.endpoint_source}; key from ${self.key_env})"
 
     @property
     def model(self) -> BaseChatModel:
@@ -319,6 +337,7 @@ class ModelClient:
             uncached_cost=self._cost(n_in, n_out, price=price),
             cache_key=key,
             cache_path=cache_path,
+            refusal=refusal_of(message),
         )
 
     def use_limit_memory(self, cache_path: str) -> None:

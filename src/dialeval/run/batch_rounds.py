@@ -46,6 +46,10 @@ class BatchLineFailed(RuntimeError):
     """A batch line that came back failed or expired too often: the call fails as a live one would."""
 
 
+class BatchLineExpired(BatchLineFailed):
+    """A batch line the provider never answered within the batch's window, every time it went."""
+
+
 @dataclass
 class _Waiting:
     """One distinct call of one model in the current round, and every caller waiting on it."""
@@ -257,7 +261,7 @@ class BatchRounds:
             return
         self._checked.add(label)
         for chunk in self.state.unconfirmed(label):
-            batch_id = await provider.find(self._metadata(chunk))
+            batch_id = await provider.find(self._metadata(chunk), list(chunk.lines), chunk.at)  # issue 33: ids too
             if batch_id is not None:
                 self.state.submitted(chunk, batch_id)
             else:
@@ -329,7 +333,8 @@ class BatchRounds:
         if waiting.attempts <= self.retries:  # into the next round
             self._pending[(waiting.client.label, waiting.key)] = waiting
             return
-        self._fail(waiting, BatchLineFailed(f"{waiting.last_error} (after {waiting.attempts} batch attempts)"))
+        error = BatchLineExpired if answer.outcome == "expired" else BatchLineFailed  # issue 33: say "expired"
+        self._fail(waiting, error(f"{waiting.last_error} (after {waiting.attempts} batch attempts)"))
 
     def _resolve(self, waiting: _Waiting, generation: Generation, bill_each: bool = False) -> None:
         """The first caller gets the call billed; the same call asked again in the round is free

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ class Chunk:
     batch_id: str | None = None
     collected: bool = False
     abandoned: bool = False  # never reached the provider (``find`` says so): its lines may go again
+    at: float | None = None  # when it was written as submitting (Unix time; older run folders: unknown)
 
     @property
     def open(self) -> bool:
@@ -114,7 +116,7 @@ class BatchState:
     def _apply(self, event: dict[str, Any]) -> None:
         kind, chunk_id = event.get("event"), str(event.get("chunk"))
         if kind == "submitting":
-            self.chunks[chunk_id] = Chunk(chunk_id, str(event["model"]), int(event["round"]), dict(event["lines"]))
+            self.chunks[chunk_id] = Chunk(chunk_id, str(event["model"]), int(event["round"]), dict(event["lines"]), at=event.get("at"))
             return
         chunk = self.chunks.get(chunk_id)
         if chunk is None:
@@ -136,7 +138,7 @@ class BatchState:
 
     def submitting(self, chunk_id: str, model: str, round_number: int, lines: dict[str, str]) -> Chunk:
         """Written before the provider hears of the chunk."""
-        self._event({"event": "submitting", "chunk": chunk_id, "model": model, "round": round_number, "lines": lines})
+        self._event({"event": "submitting", "chunk": chunk_id, "model": model, "round": round_number, "lines": lines, "at": time.time()})
         return self.chunks[chunk_id]
 
     def submitted(self, chunk: Chunk, batch_id: str) -> None:

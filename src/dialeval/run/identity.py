@@ -13,12 +13,12 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Any, Iterable
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel
 
 from dialeval.config import RunConfig
 from dialeval.errors import RunError
+from dialeval.models.endpoint import redacted
 
 # fields that change how a run executes, not what it measures
 EXECUTION_ONLY = ("run_id", "limit", "concurrency", "workers", "output_dir", "cache_path", "fresh", "max_consecutive_errors",
@@ -106,14 +106,6 @@ def template_digests(templates: dict[str, str]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _without_userinfo(url: str) -> str:
-    """A URL as it may be written down: ``user:password@`` left out."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
-
-
 def endpoints(models: dict[str, Any]) -> dict[str, str]:
     """Config field -> the URL that model's requests go to (configured, or from the SDK's
     environment variable): the same command against another server is another run."""
@@ -123,7 +115,7 @@ def endpoints(models: dict[str, Any]) -> dict[str, str]:
     for field, settings in sorted(models.items()):
         url = get_client(settings).endpoint
         if url:
-            out[field] = _without_userinfo(url)
+            out[field] = redacted(url) or url  # issue 33: no user info, query values masked
     return out
 
 
@@ -146,7 +138,17 @@ def resolved_config(
     out["context"] = (context or config.context()).model_dump(mode="json")
     if ident is not None:
         out["identity"] = ident
-    return out
+    return without_url_secrets(out)
+
+
+def without_url_secrets(value: Any) -> Any:
+    """``value`` with every ``base_url`` redacted (issue 33: ``config.json`` and the run id
+    never hold a URL's password or query values; a rotated password resumes the same run)."""
+    if isinstance(value, dict):
+        return {k: (redacted(v) if k == "base_url" and isinstance(v, str) else without_url_secrets(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_url_secrets(v) for v in value]
+    return value
 
 
 def comparable(resolved: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,8 @@ test can say "no live chat request was made". Tests steer batches through attrib
 - cancelling leaves the lines not yet answered unanswered;
 - ``enabled = False``: the routes answer 404, as a server without a batch API does;
 - ``reject = "why"``: a new batch fails validation (OpenAI: status ``failed`` with that
-  error; Anthropic refuses the request with 400).
+  error; Anthropic refuses the request with 400); ``files`` holds what is still uploaded
+  (``DELETE /files/{id}`` removes one and lists it in ``deleted``).
 
 ``batches`` lists every batch submitted, so a test can count submissions.
 """
@@ -92,7 +93,8 @@ class BatchEndpoints:
         self.expire: LinePredicate | None = None
         self.batches: list[StubBatch] = []
         self.lines: list[dict[str, Any]] = []  # bodies of lines answered (or failed), in order
-        self.files: dict[str, bytes] = {}
+        self.files: dict[str, bytes] = {}  # uploaded and output files still at the provider
+        self.deleted: list[str] = []  # ids of files deleted, in order
         self.calls: list[tuple[str, str]] = []  # (method, path) of every batch request
         self._lock = threading.Lock()
 
@@ -126,6 +128,10 @@ class BatchEndpoints:
                 return self._upload(content_type, data)
             if method == "GET" and len(parts) == 3 and parts[2] == "content" and parts[1] in self.files:
                 return 200, self.files[parts[1]]
+            if method == "DELETE" and len(parts) == 2 and parts[1] in self.files:
+                del self.files[parts[1]]
+                self.deleted.append(parts[1])
+                return 200, {"id": parts[1], "object": "file", "deleted": True}
         elif parts[0] == "batches":
             if method == "POST" and len(parts) == 1:
                 return self._create_openai(json.loads(data or b"{}"))

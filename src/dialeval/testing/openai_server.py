@@ -20,9 +20,15 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from dialeval.models.prompt_cache import PrefixCache, prompt_tokens
 from dialeval.testing.batch_endpoints import BatchEndpoints
+
+class Refusal(str):
+    """An answer that declines: OpenAI's ``refusal`` field with no content, Anthropic's
+    ``refusal`` stop reason with no content block (``respond`` returns ``Refusal("...")``)."""
+
 
 # an answer: text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
 Respond = Callable[[dict[str, Any]], "str | tuple[str, str] | tuple[str, str, dict[str, Any]]"]
@@ -129,6 +135,7 @@ class OpenAIStub:
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
         self.request_headers: list[dict[str, str]] = []  # of each chat request, names lower-cased
+        self.paths: list[str] = []  # of each chat request, query string included
         # OpenAI files + batches and Anthropic message batches; their lines never enter `requests`
         self.batch_api = BatchEndpoints(self)
         self._lock = threading.Lock()
@@ -176,6 +183,7 @@ class OpenAIStub:
         if not isinstance(reply, tuple):
             reply = (reply, "stop")
         text, finish = reply[0], reply[1]
+        refused = isinstance(text, Refusal)
         tool_input = reply[2] if len(reply) > 2 else None  # answer with a tool call
         prompt_tokens = max(1, len(prompt_of(body)) // 4)
         completion_tokens = max(1, len(text) // 4)
@@ -190,7 +198,7 @@ class OpenAIStub:
             else:
                 cached_tokens = self.prompt_cache.lookup_and_add(tokens)
         if messages_api:
-            content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text and not refused else []
             if tool_input is not None:
                 name = (body.get("tools") or [{"name": "answer"}])[0]["name"]
                 content.append({"type": "tool_use", "id": "toolu_stub", "name": name, "input": tool_input})
@@ -200,7 +208,7 @@ class OpenAIStub:
                 "role": "assistant",
                 "model": self.served_model or body.get("model", "stub"),
                 "content": content,
-                "stop_reason": "max_tokens" if finish == "length" else ("tool_use" if tool_input is not None else "end_turn"),
+                "stop_reason": "refusal" if refused else "max_tokens" if finish == "length" else ("tool_use" if tool_input is not None else "end_turn"),
                 "stop_sequence": None,
                 "usage": {
                     # Anthropic counts cache reads and writes apart from input_tokens
@@ -215,7 +223,10 @@ class OpenAIStub:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.served_model or body.get("model", "stub"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "choices": [{
+                "index": 0, "finish_reason": finish,
+                "message": {"role": "assistant", "content": None, "refusal": str(text)} if refused else {"role": "assistant", "content": text},
+            }],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
@@ -282,9 +293,13 @@ class OpenAIStub:
                     return
                 if self._refuse():
                     return
-                if self.path.rstrip("/").endswith("/models"):
+                if urlsplit(self.path).path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
                 else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_DELETE(self) -> None:
+                if not stub.batch_api.handle(self, "DELETE"):
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
@@ -299,6 +314,7 @@ class OpenAIStub:
                     stub.requests.append(body)
                     stub.statuses.append(status)
                     stub.request_headers.append({k.lower(): v for k, v in self.headers.items()})
+                    stub.paths.append(self.path)
                     if status == 200:
                         stub._in_flight += 1
                         stub.peak_in_flight = max(stub.peak_in_flight, stub._in_flight)
@@ -325,7 +341,7 @@ class OpenAIStub:
                         {"retry-after-ms": "10", "retry-after": "0"},
                     )
                     return
-                path = self.path.rstrip("/")
+                path = urlsplit(self.path).path.rstrip("/")  # a base_url's query string comes on every request
                 if not (path.endswith("/chat/completions") or path.endswith("/messages")):
                     self._send(404, {"error": {"message": "only chat completions and messages"}})
                     return

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dialeval.models.backends.base import RATE_LIMIT, ApiBackend
 from dialeval.models.backends.http import PreflightError, async_http, check_models_route
 from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.endpoint import redacted, split_base_url
 from dialeval.models.prompt_cache import with_cache_breakpoints
 
 if TYPE_CHECKING:
@@ -60,8 +61,7 @@ class AnthropicBackend(ApiBackend):
         kwargs: dict[str, Any] = dict(
             model=self.spec.name, max_tokens=s.max_tokens, timeout=s.timeout, max_retries=s.max_retries
         )
-        if s.base_url:
-            kwargs["base_url"] = s.base_url
+        kwargs.update(self.sdk_url_args())  # issue 33: the URL without extras (requirements() refuses them)
         if s.api_key_env and os.environ.get(s.api_key_env):
             kwargs["api_key"] = os.environ[s.api_key_env]
         model = ChatAnthropic(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
@@ -73,14 +73,23 @@ class AnthropicBackend(ApiBackend):
         super().requirements()
         if not os.environ.get(self.key_env or ""):
             raise PreflightError(f"model {self.settings.spec}: no API key; set ${self.key_env} in the environment")
+        parts = self.endpoint_parts
+        # issue 33: ChatAnthropic takes no default_query, and the SDK sends its key in the
+        # Authorization header that basic auth would need
+        if parts is not None and (parts.query or parts.has_userinfo):
+            what = "a query string, which ChatAnthropic cannot send" if parts.query else "user:password, which would replace the key"
+            raise PreflightError(
+                f"model {self.settings.spec}: base_url {redacted(self.endpoint)} carries {what}; "
+                "give the bare URL (a server that needs more: an openai-compatible model)"
+            )
 
     def preflight(self, where: str) -> None:
         """:meth:`requirements`, and a ``GET /v1/models`` that connects and accepts the key."""
         self.requirements()
         key = os.environ.get(self.key_env or "") or ""
-        endpoint = self.endpoint or self.default_endpoint or ""
+        parts = split_base_url(self.endpoint or self.default_endpoint or "")
         headers = {"x-api-key": key, "anthropic-version": API_VERSION}
-        check_models_route(endpoint.rstrip("/") + "/v1/models", headers, where, self.settings.timeout)
+        check_models_route(parts.with_path("/v1/models"), headers, where, self.settings.timeout)
 
     async def close(self, model: Any | None) -> None:
         """Close the SDK client :func:`own_async_client` gave the model (its HTTP pool with it)."""

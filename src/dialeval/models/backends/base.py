@@ -9,6 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.endpoint import Endpoint, split_base_url
 from dialeval.models.spec import ModelSpec
 
 if TYPE_CHECKING:
@@ -94,6 +95,23 @@ class Backend:
         return self.settings.base_url or next(
             (os.environ[v] for v in self.url_vars if os.environ.get(v)), self.default_endpoint
         )
+
+    # --- issue 33: a base_url's credentials and query (models/endpoint.py) ---
+    @property
+    def endpoint_parts(self) -> Endpoint | None:
+        """:attr:`endpoint` split into URL, query and credentials (``None`` without one)."""
+        url = self.endpoint
+        return split_base_url(url) if url else None
+
+    def sdk_url_args(self) -> dict[str, Any]:
+        """``base_url`` (and ``default_query`` / ``default_headers`` for a URL that carries
+        a query or credentials) for the SDK client or chat model: the configured URL, or
+        one from the SDK's environment variable that carries extras; ``{}`` leaves the
+        SDK to find its URL as it always does."""
+        parts = self.endpoint_parts
+        if parts is None or not (self.settings.base_url or parts.url != self.endpoint):
+            return {}
+        return parts.sdk_args()
 
     @property
     def endpoint_source(self) -> str:
@@ -185,10 +203,16 @@ class ApiBackend(Backend):
         return AdaptiveLimit(most, minimum=s.min_concurrency, maximum=most, adaptive=s.adaptive_concurrency)
 
     def requirements(self) -> None:
-        """A known HTTP transport (``$DIALEVAL_HTTP_TRANSPORT``); subclasses add key and URL."""
-        from dialeval.models.backends.http import transport_name
+        """A known HTTP transport (``$DIALEVAL_HTTP_TRANSPORT``) and a URL that can be sent
+        as given; subclasses add key and URL."""
+        from dialeval.models.backends.http import PreflightError, transport_name
+        from dialeval.models.endpoint import EndpointError
 
         transport_name()
+        try:  # issue 33: a '#fragment' is refused before the first call
+            self.endpoint_parts  # noqa: B018
+        except EndpointError as err:
+            raise PreflightError(f"model {self.settings.spec}: {err}") from None
 
     def price(self) -> Price | None:
         from dialeval.models.usage import price_of

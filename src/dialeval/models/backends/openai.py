@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from dialeval.models.backends.base import ApiBackend
 from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sdk_http, sync_http
 from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.endpoint import redacted, split_base_url
 from dialeval.models.openai_body import answer_message, plain_setup, request_body, verified
 from dialeval.models.head_start import HeadStart, first_attempts, sdk_pending, sdk_ready, start_sdk_import
 from dialeval.models.head_start import allowed as head_start_allowed
@@ -62,10 +63,9 @@ class OpenAIBackend(ApiBackend):
         kwargs: dict[str, Any] = dict(
             model=self.spec.name, max_tokens=s.max_tokens, timeout=http_timeout(s), max_retries=s.max_retries
         )
-        if s.base_url:
-            kwargs["base_url"] = s.base_url
-        elif not self.needs_key and not os.environ.get("OPENAI_BASE_URL"):
+        if not s.base_url and not self.needs_key and not os.environ.get("OPENAI_BASE_URL"):
             raise SpecError(f"{s.spec}: openai-compatible models need base_url (or OPENAI_BASE_URL)")
+        kwargs.update(self.sdk_url_args())  # issue 33: base_url, and its query and credentials apart
         key = self._key()
         if key:  # local servers usually ignore the key
             kwargs["api_key"] = key
@@ -84,14 +84,23 @@ class OpenAIBackend(ApiBackend):
             )
         if self.needs_key and not os.environ.get(self.key_env or ""):
             raise PreflightError(f"model {self.settings.spec}: no API key; set ${self.key_env} in the environment")
+        parts = self.endpoint_parts
+        if parts is not None and parts.has_userinfo and (self.needs_key or self.settings.api_key_env):
+            # issue 33: both would be the Authorization header; basic auth would silently drop the key
+            raise PreflightError(
+                f"model {self.settings.spec}: base_url {redacted(self.endpoint)} carries user:password (sent as "
+                f"HTTP basic auth in the Authorization header), which is where the key from ${self.key_env} goes too; "
+                "use an openai-compatible model without api_key_env for a server behind basic auth"
+            )
 
     def preflight(self, where: str) -> None:
         """:meth:`requirements`, and a ``GET .../models`` that connects and accepts the key."""
         self.requirements()
-        endpoint = self.endpoint or ""
+        parts = self.endpoint_parts or split_base_url("")
         key = os.environ.get(self.key_env or "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        check_models_route(endpoint.rstrip("/") + "/models", headers, where, self.settings.timeout)
+        headers.update(parts.auth_headers())  # issue 33: as the SDK sends it (default_headers win)
+        check_models_route(parts.with_path("/models"), headers, where, self.settings.timeout)
 
     def structured(self, model: Any, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> Any:
         return model.bind(response_format=response_format(schema))
@@ -156,7 +165,8 @@ class OpenAIBackend(ApiBackend):
 
     def _light_possible(self) -> bool:
         s = self.settings
-        return not s.requests_per_second and verified() and plain_setup(self.spec.name)
+        extras = set(self.sdk_url_args()) - {"base_url"}  # issue 33: a query or credentials go through ChatOpenAI
+        return not s.requests_per_second and not extras and verified() and plain_setup(self.spec.name)
 
     def light_client(self, limit: AdaptiveLimit | None) -> Any | None:
         """The SDK client ``ChatOpenAI`` would hold (``root_async_client``) for this event
@@ -380,6 +390,9 @@ def chat_result_message(model: Any, response: Any) -> Any:
     metadata_of = helpers[0]
     result = model._create_chat_result(response)
     message = result.generations[0].message
+    said = (response.get("choices") or [{}])[0].get("message") if isinstance(response, dict) else None
+    if isinstance(said, dict) and said.get("refusal"):  # issue 33: as ainvoke keeps it (a typed answer)
+        message.additional_kwargs["refusal"] = said["refusal"]
     message.response_metadata = metadata_of(result.generations[0])  # finish reason and more
     if len(result.generations) == 1 and result.llm_output is not None:
         message.response_metadata = {**result.llm_output, **message.response_metadata}

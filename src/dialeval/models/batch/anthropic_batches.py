@@ -1,15 +1,15 @@
 """Anthropic's Message Batches API: one request body of ``{custom_id, params}`` pairs.
 
-Anthropic batches carry no metadata, so :meth:`AnthropicBatches.find` cannot recognise
-a batch submitted earlier: the runner must keep the batch id in the run folder as soon as
-``submit`` returns (a crash inside ``submit`` itself may leave one unrecorded batch).
+Anthropic batches carry no metadata, so :meth:`AnthropicBatches.find` recognises a batch
+a crash kept from the run folder (accepted, its id never written) by its custom ids,
+which are the calls' cache keys, before any of its lines is submitted again.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from dialeval.models.batch.lines import BatchLine, BatchState, BatchStatus, LineOutcome, LineResult
 from dialeval.models.batch.shared import sdk_timeout, api_key, check_lines, error_text
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 MAX_LINES = 100_000
 MAX_BYTES = 256 * 1024 * 1024
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+FIND_AMONG = 100  # how many of the newest batches find() looks through
+CLOCK_SKEW = 60.0  # seconds a batch's creation time may read earlier than the run folder's clock
 
 _OUTCOMES: dict[str, LineOutcome] = {"succeeded": "ok", "errored": "failed", "expired": "expired", "canceled": "cancelled"}
 
@@ -66,8 +69,8 @@ class AnthropicBatches:
 
         s = client.settings
         sdk = anthropic.AsyncAnthropic(
-            api_key=api_key(client, required=True), base_url=client.endpoint,
-            timeout=sdk_timeout(anthropic, client), max_retries=s.max_retries,
+            api_key=api_key(client, required=True), timeout=sdk_timeout(anthropic, client), max_retries=s.max_retries,
+            **{"base_url": client.endpoint, **client.impl.sdk_url_args()},  # issue 33: credentials apart
         )
         return cls(sdk)
 
@@ -103,6 +106,29 @@ class AnthropicBatches:
     async def close(self) -> None:
         await self.sdk.close()
 
-    async def find(self, metadata: dict[str, str]) -> str | None:
-        """Always ``None``: Anthropic batches carry no metadata to recognise them by."""
+    async def find(self, metadata: dict[str, str], custom_ids: Sequence[str] = (), since: float | None = None) -> str | None:
+        """The batch a crash kept from the run folder, recognised by its custom ids (the calls'
+        cache keys: a request with the same id is the same request), among the account's
+        newest :data:`FIND_AMONG` batches created since ``since`` (less a minute of clock skew).
+
+        Anthropic batches carry no metadata, and only an ended batch lists its ids. An ended
+        batch is adopted when it holds every id; one still running when it holds as many
+        requests as the chunk (its ids are checked when it is collected: a line it does not
+        hold comes back failed and goes in the next round, never billed twice)."""
+        if not custom_ids or since is None:  # a run folder from before the time was kept: nothing to match by
+            return None
+        wanted, seen = set(custom_ids), 0
+        async for batch in self.sdk.messages.batches.list(limit=100):
+            created = batch.created_at.timestamp()
+            if created < since - CLOCK_SKEW or seen >= FIND_AMONG:
+                break  # newest first: the rest is older still
+            seen += 1
+            c = batch.request_counts
+            if batch.processing_status != "ended":
+                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == len(wanted):
+                    return str(batch.id)
+                continue
+            held = {row.custom_id async for row in await self.sdk.messages.batches.results(batch.id)}
+            if wanted <= held:
+                return str(batch.id)
         return None

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from dialeval.models.batch.lines import BatchLine, BatchState, BatchStatus, LineOutcome, LineResult
 from dialeval.models.batch.shared import BatchUnsupported, sdk_timeout, api_key, check_lines, error_text
@@ -98,7 +99,8 @@ class OpenAIBatches:
         key = api_key(client, required=needs_key) or "not-needed"
         s = client.settings
         sdk = openai.AsyncOpenAI(
-            api_key=key, base_url=client.endpoint, timeout=sdk_timeout(openai, client), max_retries=s.max_retries
+            api_key=key, timeout=sdk_timeout(openai, client), max_retries=s.max_retries,
+            **{"base_url": client.endpoint, **client.impl.sdk_url_args()},  # issue 33: query and credentials apart
         )
         return cls(sdk, discount=0.5 if client.backend == "openai" else 1.0, where=client.where())
 
@@ -112,10 +114,22 @@ class OpenAIBatches:
             uploaded = await self.sdk.files.create(file=("dialeval-batch.jsonl", data, "application/jsonl"), purpose="batch")
         except openai.NotFoundError:
             raise BatchUnsupported(f"{self.where} has no batch API (POST /files answered 404): drop batch: true") from None
-        batch = await self.sdk.batches.create(
-            input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window=WINDOW, metadata=metadata or None
-        )
+        try:
+            batch = await self.sdk.batches.create(
+                input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window=WINDOW, metadata=metadata or None
+            )
+        except openai.APIStatusError:  # issue 33: refused: the file would stay at the provider, one per re-run
+            await self._delete(uploaded.id)
+            raise
         return str(batch.id)
+
+    async def _delete(self, file_id: str | None) -> None:
+        """Delete an uploaded input file nothing will read again; a refusal to delete is left be."""
+        import openai
+
+        if file_id:
+            with contextlib.suppress(openai.APIError):
+                await self.sdk.files.delete(file_id)
 
     async def status(self, batch_id: str) -> BatchStatus:
         batch = await self.sdk.batches.retrieve(batch_id)
@@ -135,6 +149,8 @@ class OpenAIBatches:
         return [json.loads(row) for row in content.text.splitlines() if row.strip()]
 
     async def results(self, batch_id: str) -> list[LineResult]:
+        import openai
+
         batch = await self.sdk.batches.retrieve(batch_id)
         state = _STATES.get(batch.status, "in_progress")
         if state == "in_progress":
@@ -146,10 +162,13 @@ class OpenAIBatches:
                 found[result.custom_id] = result
         total = batch.request_counts.total if batch.request_counts else 0
         if len(found) < total or state != "ended":  # lines the files leave out: read the ids submitted
-            for row in await self._rows(batch.input_file_id):
-                custom_id = str(row.get("custom_id"))
-                if custom_id not in found:
-                    found[custom_id] = unanswered(custom_id, state, batch_errors(batch))
+            with contextlib.suppress(openai.NotFoundError):  # deleted below by a collection a crash cut short
+                for row in await self._rows(batch.input_file_id):
+                    custom_id = str(row.get("custom_id"))
+                    if custom_id not in found:
+                        found[custom_id] = unanswered(custom_id, state, batch_errors(batch))
+        if state == "failed":  # issue 33: rejected (validation failed): its input file goes, once read
+            await self._delete(batch.input_file_id)
         return list(found.values())
 
     async def cancel(self, batch_id: str) -> None:
@@ -158,7 +177,7 @@ class OpenAIBatches:
     async def close(self) -> None:
         await self.sdk.close()
 
-    async def find(self, metadata: dict[str, str]) -> str | None:
+    async def find(self, metadata: dict[str, str], custom_ids: Sequence[str] = (), since: float | None = None) -> str | None:
         """The newest batch whose metadata holds every pair of ``metadata``, whatever its state."""
         seen = 0
         async for batch in self.sdk.batches.list(limit=100):

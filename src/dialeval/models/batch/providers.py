@@ -8,7 +8,7 @@ same endpoint, key and time-outs as the model's live calls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from dialeval.models.batch.lines import BatchLine, BatchStatus, LineResult
 from dialeval.models.batch.shared import BatchUnsupported, split_lines
@@ -48,8 +48,9 @@ class BatchProvider(Protocol):
         """Ask the provider to stop the batch; lines already answered stay answered."""
         ...
 
-    async def find(self, metadata: dict[str, str]) -> str | None:
-        """A batch submitted earlier with this metadata (among the provider's recent ones)."""
+    async def find(self, metadata: dict[str, str], custom_ids: Sequence[str] = (), since: float | None = None) -> str | None:
+        """A batch submitted earlier with this metadata (OpenAI) or these custom ids, no
+        earlier than ``since`` (Anthropic), among the provider's recent ones."""
         ...
 
     async def close(self) -> None:

@@ -58,12 +58,14 @@ def _refresh_comparison(folder: Path) -> dict[str, Any]:
             "href": f"{folder.name}/{VIEW}/index.html"}
 
 
-def write_site(runs_dir: str | Path = "runs", warn: Callable[[str], None] | None = None) -> Path:
+def write_site(runs_dir: str | Path = "runs", warn: Callable[[str], None] | None = None, wait: bool = True) -> Path:
     """Pages for every run and comparison under ``runs_dir`` (rewritten only where the run
     changed); returns the index page.
 
     A run with an unreadable file is skipped with one line through ``warn`` (stderr by
-    default) naming the file, so one broken run never hides the others."""
+    default) naming the file, so one broken run never hides the others. ``wait=False`` (the
+    server): a run whose pages are out of date is rewritten in the background and listed
+    with its last line meanwhile."""
     warn = warn or stderr_warn
     runs_dir = Path(runs_dir)
     if not runs_dir.is_dir():
@@ -72,7 +74,7 @@ def write_site(runs_dir: str | Path = "runs", warn: Callable[[str], None] | None
     for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if (folder / "config.json").exists():
             if (folder / "results.jsonl").exists():  # else a run that never started: not a run to show
-                line = refresh_run(folder, warn)
+                line = refresh_run(folder, warn, wait)
                 if line and line.get("skipped"):
                     skipped.append(line)
                 elif line:
@@ -89,7 +91,7 @@ def refresh(root: Path, path: str) -> None:
     comparison's pages (``/<folder>/view/...``). Anything else is left to the server's rules."""
     parts = [p for p in path.split("/") if p]
     if parts in ([], ["index.html"]):
-        write_site(root)
+        write_site(root, wait=False)  # issue 33: served at once, whatever rewrite runs
         return
     if len(parts) < 2 or parts[1] != VIEW or parts[0].startswith("."):
         return
@@ -97,6 +99,6 @@ def refresh(root: Path, path: str) -> None:
     if folder.parent != root.resolve() or not folder.is_dir():
         return
     if (folder / "config.json").exists() and (folder / "results.jsonl").exists():
-        refresh_run(folder, stderr_warn)
+        refresh_run(folder, stderr_warn, wait=False)  # issue 33: a big run's pages already there are sent at once
     elif (folder / "compare.json").exists():
         _refresh_comparison(folder)

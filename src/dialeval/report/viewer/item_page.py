@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 STATUSES = ("ok", "unparsed", "truncated", "error")
 CALLS_PER_PAGE = 20
 PROMPT_HEAD, PROMPT_TAIL = 2, 4  # messages of a long prompt shown in place: the first and the last ones
+PAGE_TURNS = 200  # turns of a conversation an item page shows; the rest is one click away as text
 
 
 def counts(calls: list[dict[str, Any]]) -> dict[str, int]:
@@ -64,13 +65,28 @@ def write_item(out: Path, number: int, total: int, row: ItemResult, run: dict[st
         start = (k - 1) * CALLS_PER_PAGE
         shown = [{"n": start + i + 1, "call": c, "prompt": prompt_view(prompts[c["prompt_ref"]], clip) if c.get("prompt_ref") in prompts else None}
                  for i, c in enumerate(calls[start:start + CALLS_PER_PAGE])]
+        conversation, more_turns = capped(conversation, clip) if k == 1 else (None, None)
         render(
             "item.html", page,
             run=run, row=row, calls=shown, call_count=len(calls), counts=counts(calls), statuses=STATUSES, clip=clip,
-            thumb=thumb, scores=row.scores, conversation=conversation if k == 1 else None, first_page=k == 1, data=data,
+            thumb=thumb, scores=row.scores, conversation=conversation, more_turns=more_turns, first_page=k == 1, data=data,
             call_pages=[(j, f"{stem}.html" if j == 1 else f"{stem}-calls-{j}.html") for j in range(1, pages + 1)] if pages > 1 else [],
             calls_page=k,
             previous=f"{number - 1:05d}.html" if number > 1 else None,
             next=f"{number + 1:05d}.html" if number < total else None,
         )
     return first
+
+
+def capped(conversation: Any, clip: Clipper) -> tuple[Any, dict[str, Any] | None]:
+    """The conversation with at most :data:`PAGE_TURNS` turns, and the link to the others as
+    text (count and address); ``None`` when every turn fits. Why: a 50 MB conversation made
+    a 1.9 MB item page (issue 33)."""
+    import dataclasses
+
+    turns = getattr(conversation, "turns", None)
+    if not turns or len(turns) <= PAGE_TURNS or not dataclasses.is_dataclass(conversation) or isinstance(conversation, type):
+        return conversation, None
+    rest = turns[PAGE_TURNS:]
+    text = "\n\n".join(f"── {t.label or f'{t.role} · turn {t.number}'} ──\n{t.text}" for t in rest)
+    return dataclasses.replace(conversation, turns=turns[:PAGE_TURNS]), {"count": len(rest), "href": clip.page_of(text)}

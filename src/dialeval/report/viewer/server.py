@@ -3,7 +3,6 @@ only requests addressed to itself, and brings a run's pages up to date when they
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,8 +43,7 @@ def make_server(runs_dir: str | Path = "runs", port: int = 8765, refresh: Callab
     from dialeval.report.viewer import refresh as default_refresh
 
     root = Path(runs_dir).resolve()
-    update = refresh or (lambda path: default_refresh(root, path))
-    lock = threading.Lock()  # one rewrite at a time: two requests never write one page together
+    update = refresh or (lambda path: default_refresh(root, path))  # one rewrite per run at a time (site.rebuilding)
 
     class Handler(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # one line per request is noise here
@@ -60,9 +58,11 @@ def make_server(runs_dir: str | Path = "runs", port: int = 8765, refresh: Callab
                 self.send_error(421, f"this server answers only to {' or '.join(sorted(hosts))}")
                 return None
             path = unquote(urlsplit(self.path).path)
+            if "\x00" in path:  # issue 33: no file has a NUL in its name (the OS would raise, not answer)
+                self.send_error(404, "File not found")
+                return None
             if path.endswith((".html", "/")):
-                with lock:
-                    update(path)
+                update(path)
             return super().send_head()
 
         def translate_path(self, path: str) -> str:

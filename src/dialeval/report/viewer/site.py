@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -18,7 +19,7 @@ from dialeval.report.viewer.run_page import write_run_page
 from dialeval.report.viewer.thumbs import Thumbnails, image_roots
 
 VIEW = "view"  # folder of pages inside each run folder
-VERSION = "2"  # bump when the pages change shape, so existing pages are rewritten once
+VERSION = "3"  # bump when the pages change shape, so existing pages are rewritten once
 WATCHED = ("results.jsonl", "metrics.json", "usage.json", "report.md", "compare.json", "plots")
 
 
@@ -178,14 +179,58 @@ def write_pages(run: RunData, current: str) -> Path:
         name = thumbs(source)
         return f"../thumbs/{name}" if name else None
 
-    prompts = load_prompts(run.path)
-    for number, item in enumerate(run.items, start=1):
+    keys = page_keys(run)
+    before = read_manifest(out)
+    todo = [n for n, key in enumerate(keys, start=1) if before.get(str(n)) != key]
+    prompts = load_prompts(run.path) if todo else {}
+    for number in todo:  # issue 33: only the items whose page would change (a run in progress adds a few)
+        item = run.items[number - 1]
         view = view_of(item.detail, items.get(item.id)) if view_of and item.detail else None
         data = None if view else item_data(items.get(item.id))
         write_item(out, number, len(run.items), item, overview, prompts, view, thumb, data)
+    write_manifest(out, keys)
     page = write_run_page(run, overview, read_results(run.path))
     (out / "overview.json").write_text(json.dumps(overview), encoding="utf-8")
     return page
+
+
+MANIFEST = "pages.json"  # item number -> what its page was made from
+
+
+def page_keys(run: RunData) -> list[str]:
+    """What each item page shows, hashed: the run's name and benchmark, the record, its number
+    and whether a next item exists, the data file's version and the page layout; a page whose
+    key is unchanged is not written again."""
+    import hashlib
+
+    data = run.config.get("data")
+    try:
+        info = Path(data).stat() if isinstance(data, str) else None
+        data_version = f"{info.st_mtime_ns}:{info.st_size}" if info else "-"
+    except OSError:
+        data_version = "-"
+    head = json.dumps([VERSION, run.path.name, run.benchmark, data_version, run.config.get("options")], default=str)
+    total = len(run.items)
+    return [
+        hashlib.sha256(f"{head}|{number}|{number == total}|{item.model_dump_json()}".encode("utf-8", "surrogatepass")).hexdigest()
+        for number, item in enumerate(run.items, start=1)
+    ]
+
+
+def read_manifest(out: Path) -> dict[str, str]:
+    """The keys of the item pages written last time; empty when the pages are gone or unreadable."""
+    try:
+        value = json.loads((out / MANIFEST).read_text(encoding="utf-8")) if (out / "items").is_dir() else {}
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def write_manifest(out: Path, keys: list[str]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    temporary = out / f".{MANIFEST}.tmp"
+    temporary.write_text(json.dumps({str(n): key for n, key in enumerate(keys, start=1)}), encoding="utf-8")
+    temporary.replace(out / MANIFEST)
 
 
 def conversation_view(name: str) -> Callable[[dict[str, Any], Any], Any] | None:
@@ -199,23 +244,67 @@ def conversation_view(name: str) -> Callable[[dict[str, Any], Any], Any] | None:
         return None
 
 
-def refresh_run(folder: Path, warn: Callable[[str], None]) -> dict[str, Any] | None:
-    """The run's index line, its pages rewritten first when out of date; None when it cannot be read."""
+def refresh_run(folder: Path, warn: Callable[[str], None], wait: bool = True) -> dict[str, Any] | None:
+    """The run's index line, its pages rewritten first when out of date; None when it cannot be read.
+
+    One rewrite of a run at a time (:func:`rebuilding`), and nobody waits for one: while a
+    run's pages are being rewritten, the pages already there are served. With ``wait=False``
+    a big run (:func:`small`) whose pages exist is rewritten in a thread of its own and its
+    last line comes back at once (``updating``): the index never waits for a big run's pages."""
+    current = stamp(folder)
+    previous = last_overview(folder)
+    if previous is not None and up_to_date(folder, current):
+        return previous
+    if previous is not None and (rebuilding(folder).locked() or not (wait or small(folder))):
+        if not rebuilding(folder).locked():
+            threading.Thread(target=_rebuild, args=(folder, warn), daemon=True).start()
+        return {**previous, "updating": True}  # the pages there are served meanwhile
+    return _rebuild(folder, warn)
+
+
+SMALL_RESULTS = 1 << 20  # bytes of results.jsonl (a few thousand items) read in well under a second
+
+
+def small(folder: Path) -> bool:
+    """Whether the run's results are small enough for the index to wait for its pages."""
+    try:
+        return (folder / "results.jsonl").stat().st_size <= SMALL_RESULTS
+    except OSError:
+        return True
+
+
+def _rebuild(folder: Path, warn: Callable[[str], None]) -> dict[str, Any] | None:
     from dialeval.data.io import DataError
 
-    current = stamp(folder)
-    if up_to_date(folder, current):
-        try:
-            return dict(json.loads((folder / VIEW / "overview.json").read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            pass
+    with rebuilding(folder):
+        current = stamp(folder)
+        if not up_to_date(folder, current):  # another request may have rewritten it meanwhile
+            try:
+                write_pages(read_scored(folder), current)
+            except DataError as err:
+                warn(f"dialeval view: skipped run {folder.name}: {err}")
+                return {"name": folder.name, "reason": str(err), "skipped": True}
+            mark(folder, current)
+    return last_overview(folder)
+
+
+def last_overview(folder: Path) -> dict[str, Any] | None:
+    """The index line the run's pages were last written with; None before its first pages."""
     try:
-        write_pages(read_scored(folder), current)
-    except DataError as err:
-        warn(f"dialeval view: skipped run {folder.name}: {err}")
-        return {"name": folder.name, "reason": str(err), "skipped": True}
-    mark(folder, current)
-    return dict(json.loads((folder / VIEW / "overview.json").read_text(encoding="utf-8")))
+        return dict(json.loads((folder / VIEW / "overview.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
+_REBUILDING: dict[Path, threading.Lock] = {}
+_REBUILDING_LOCK = threading.Lock()
+
+
+def rebuilding(folder: Path) -> threading.Lock:
+    """The lock held while ``folder``'s pages are rewritten (one per folder: other runs' pages
+    and the index are served meanwhile)."""
+    with _REBUILDING_LOCK:
+        return _REBUILDING.setdefault(folder.resolve(), threading.Lock())
 
 
 def stderr_warn(message: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from dialeval.data.io import DataError
 
 SIZE = (240, 240)
+REDUCIBLE = ("L", "LA", "RGB", "RGBA", "I", "F")  # modes Image.reduce averages (not a palette's indices)
 
 
 class Thumbnails:
@@ -33,9 +34,7 @@ class Thumbnails:
         return self.made[source]
 
     def _make(self, source: str) -> str | None:
-        from PIL import Image
-
-        from dialeval.data.images import URL_PREFIXES, resolve_local_image
+        from dialeval.data.images import URL_PREFIXES, open_image, resolve_local_image
 
         if source.startswith(URL_PREFIXES):
             return None
@@ -53,9 +52,16 @@ class Thumbnails:
         target = self.out / name
         if not target.exists():
             self.out.mkdir(parents=True, exist_ok=True)
-            with Image.open(path) as image:
-                small = image.convert("RGBA") if image.mode in ("P", "LA") else image.convert("RGB")
-                small.thumbnail(SIZE)
+            try:
+                image = open_image(path)  # over MAX_PIXELS: no thumbnail, the page names the image
+            except (OSError, ValueError):
+                return None
+            with image:
+                image.draft("RGB", SIZE)  # a JPEG decodes at 1/2, 1/4 or 1/8 of its size (others: no-op)
+                factor = min(image.width // SIZE[0], image.height // SIZE[1])
+                small = image.reduce(factor) if factor > 1 and image.mode in REDUCIBLE else image  # box-averaged
+                small.thumbnail(SIZE)  # before converting: the mode change works on 240 px, not the full image
+                small = small.convert("RGBA") if small.mode in ("P", "LA", "PA") else small.convert("RGB")
                 small.save(target, format="PNG", optimize=True)
         return name
 
