@@ -7,6 +7,7 @@ budget that bounds every prompt. See docs/dialogue.md.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.data import Conversation, Turn, load_conversations, with_versus
 from dialeval.protocols.dialogue.human import agreement, load_labels
+from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
 from dialeval.protocols.dialogue.rubric import load_rubric
@@ -39,7 +41,13 @@ def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     parsed = options_of(options)
     conversations = load_conversations(path)
     if parsed.human_scores:
-        load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations)
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations, parsed.human_rule)
+        for warning in labels.warnings:
+            warnings.warn(warning, LabelWarning, stacklevel=2)
+        if parsed.judge_only == "labelled":
+            conversations = only_labelled(conversations, labels)
+    elif parsed.judge_only == "labelled":
+        raise ConfigError("dialogue option judge_only=labelled needs the labels: give option human_scores=FILE")
     return with_versus(conversations, parsed.versus) if parsed.versus else conversations
 
 
@@ -77,17 +85,17 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     context = {"mode": parsed.context, "budget": parsed.context_budget, "window_turns": parsed.window_turns, "rubric": parsed.rubric}
     metrics = aggregate_units(records, context)
     if parsed.human_scores:
-        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric))
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), rule=parsed.human_rule)
         metrics["human_agreement"] = agreement(item_scores(records), labels)
+        metrics["human_labels"] = labels.summary()
     return metrics
 
 
 def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """A human-labels file as ``item_scores`` gives the judge's scores, so ``compare --human`` pairs them."""
-    out: dict[str, dict[str, float]] = {}
-    for (unit, criterion), score in load_labels(path, load_rubric(options_of(options).rubric)).items():
-        out.setdefault(criterion, {})[unit] = score
-    return out
+    """A human-labels file as ``item_scores`` gives the judge's scores (the annotators
+    combined by option ``human_rule``), so ``compare --human`` pairs them."""
+    parsed = options_of(options)
+    return load_labels(path, load_rubric(parsed.rubric), rule=parsed.human_rule).per_criterion()
 
 
 def figures(records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]) -> list[Figure]:

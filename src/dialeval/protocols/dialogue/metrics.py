@@ -152,7 +152,7 @@ def tables(metrics: dict[str, Any]) -> str:
         headers = ["grounding", "units", "checked", "mean factual precision", "facts", "unsupported", "no facts", "failures"]
         lines += ["", *markdown_table(headers, grounding, "lrrrrrrl")]
     if metrics.get("human_agreement"):
-        lines += ["", agreement_table(metrics["human_agreement"])]
+        lines += ["", agreement_table(metrics["human_agreement"], metrics.get("human_labels"))]
     if metrics.get("pairwise"):
         lines += ["", pairwise_table(metrics["pairwise"])]
     return "\n".join(lines)
