@@ -152,7 +152,8 @@ class Rubric(BaseModel):
 def parse_rubric(data: Any, source: str) -> Rubric:
     """A rubric from parsed YAML; errors name ``source``, the criterion and the field."""
     if not isinstance(data, dict) or "criteria" not in data:
-        raise ConfigError(f"rubric {source}: expected a mapping with a 'criteria' list")
+        hint = next((did_you_mean(str(k), ["criteria"]) for k in data), "") if isinstance(data, dict) else ""
+        raise ConfigError(f"rubric {source}: expected a mapping with a 'criteria' list{hint}")
     extra = sorted(set(data) - {"criteria"})
     if extra:
         raise ConfigError(f"rubric {source}: unknown top-level field '{extra[0]}' (only 'criteria')"
