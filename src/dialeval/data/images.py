@@ -131,11 +131,10 @@ def _size_of(source: str) -> tuple[int, int] | str:
 def _tiles_tokens(size: tuple[int, int] | str) -> int:
     if isinstance(size, str):
         return UNKNOWN_SIZE_TOKENS
-    width, height = size
-    scale = min(1.0, 2048 / max(width, height, 1))
-    width, height = width * scale, height * scale
-    scale = min(1.0, 768 / max(min(width, height), 1))
-    tiles = math.ceil(width * scale / 512) * math.ceil(height * scale / 512)
+    fit = min(1.0, 2048 / max(*size, 1))
+    width, height = size[0] * fit, size[1] * fit
+    fit = min(1.0, 768 / max(min(width, height), 1))
+    tiles = math.ceil(width * fit / 512) * math.ceil(height * fit / 512)
     return 85 + 170 * tiles
 
 
