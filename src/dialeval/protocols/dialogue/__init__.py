@@ -21,6 +21,7 @@ from dialeval.protocols.dialogue.human import agreement, load_labels
 from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
+from dialeval.protocols.dialogue.plots import rubric_histograms
 from dialeval.protocols.dialogue.rubric import load_rubric
 from dialeval.protocols.dialogue.view import conversation_view, image_label
 from dialeval.config import parse_options
@@ -99,11 +100,13 @@ def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, flo
 
 
 def figures(records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]) -> list[Figure]:
-    """The judge against the human labels per criterion, when the run was given some."""
+    """Score histograms on the rubric's scales, and the judge against the human labels
+    per criterion when the run was given some."""
     parsed = parse_options(DialogueOptions, options, "dialogue")
-    if not parsed.human_scores:
-        return []
-    return judge_vs_human(item_scores(records), human_scores(Path(parsed.human_scores), options))
+    out: list[Figure] = [*rubric_histograms(records, load_rubric(parsed.rubric))]
+    if parsed.human_scores:
+        out += judge_vs_human(item_scores(records), human_scores(Path(parsed.human_scores), options))
+    return out
 
 
 register_benchmark(
