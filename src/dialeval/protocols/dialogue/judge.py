@@ -16,6 +16,7 @@ from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view, turn_text
 from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
+from dialeval.protocols.dialogue.labels import labelled_units
 from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_note
 from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, scale_values, shown, unit
@@ -95,13 +96,15 @@ def criterion_judge():
         units: list[dict[str, Any]] = []
         notes_log: list[dict[str, Any]] = []
         session: dict[str, dict[int, str]] = {c.name: {} for c in criteria}
+        wanted = labelled(options)
         for turn in conv.assistant_turns():
             notes: list[Any] = []
-            if store is not None:
+            todo = [c for c in criteria if wanted is None or (f"{conv.id}/{turn.number}", c.name) in wanted]
+            if store is not None and todo:
                 before = conv.turns[max(0, turn.number - 2)]
                 notes = await relevant_notes(store, conv, f"{before.text}\n{turn.text}", options.note_top_k)
-            done = await asyncio.gather(*(judge_turn(context, conv, turn, c, session[c.name], notes) for c in criteria))
-            for criterion, record in zip(criteria, done):
+            done = await asyncio.gather(*(judge_turn(context, conv, turn, c, session[c.name], notes) for c in todo))
+            for criterion, record in zip(todo, done):
                 text = shown(record)
                 if text:
                     session[criterion.name][turn.number] = text
@@ -111,6 +114,13 @@ def criterion_judge():
         return {"turn_units": units, "note_updates": notes_log}
 
     return node
+
+
+def labelled(options: DialogueOptions) -> frozenset[tuple[str, str]] | None:
+    """The labelled ``(unit, criterion)`` pairs under ``judge_only=labelled``, else None (judge all)."""
+    if options.judge_only != "labelled" or not options.human_scores:
+        return None
+    return labelled_units(options.human_scores, options.rubric)
 
 
 def selected(criteria: list[Criterion], options: DialogueOptions) -> list[Criterion]:

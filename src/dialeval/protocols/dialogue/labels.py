@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from statistics import fmean, median
 from typing import Any, Literal
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.io import DataError, read_records, validate_record
 from dialeval.protocols.dialogue.data import Conversation
-from dialeval.protocols.dialogue.rubric import Criterion, Rubric
+from dialeval.protocols.dialogue.rubric import Criterion, Rubric, load_rubric
 
 Rule = Literal["mean", "median", "majority"]
 RULES: tuple[Rule, ...] = ("mean", "median", "majority")
@@ -173,6 +174,18 @@ def load_labels(
         raise DataError(path, f"none of its {len(records)} labels names a unit of the data or a criterion of {rubric.source}: "
                         "is it the labels file of this data? (ids are conversation ids; turns count every message from 1)")
     return labels
+
+
+def labelled_units(path: str | Path, rubric: str) -> frozenset[Key]:
+    """Every ``(unit, criterion)`` that carries a label (option ``judge_only=labelled``),
+    read once per version of the file however many conversations ask."""
+    stat = Path(path).stat()
+    return _labelled(str(path), stat.st_mtime_ns, stat.st_size, rubric)
+
+
+@lru_cache(maxsize=8)
+def _labelled(path: str, mtime_ns: int, size: int, rubric: str) -> frozenset[Key]:
+    return frozenset((r.unit, r.criterion) for r in load_labels(path, load_rubric(rubric)).ratings)
 
 
 def only_labelled(conversations: list[Conversation], labels: Labels) -> list[Conversation]:
