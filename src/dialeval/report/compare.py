@@ -197,10 +197,28 @@ def coverage_warnings(runs: list[Run], scores: list[dict[str, dict[str, float]]]
 
 
 def _human_scores(bench: Any, run: Run, path: str | Path) -> dict[str, dict[str, float]]:
-    """Human labels as scores per dimension and unit, read by the benchmark with the first run's options."""
+    """Human labels as scores per dimension and unit, read by the benchmark with the first
+    run's options; a file an option named (a rubric) is the run's own copy of it
+    (``option_files`` in its metrics), not a path relative to the current folder."""
+    import tempfile
+
     if bench.human_scores is None:
         raise CompareError(f"benchmark {bench.name!r} does not read human labels (Benchmark.human_scores)")
-    return bench.human_scores(Path(path), run.data.config.get("options") or {})
+    options = dict(run.data.config.get("options") or {})
+    saved = run.data.metrics.get("option_files") or {}
+    with tempfile.TemporaryDirectory(prefix="dialeval-compare-") as folder:
+        for key, copy in saved.items():
+            if key in options and isinstance(copy, dict) and isinstance(copy.get("text"), str):
+                written = Path(folder) / key / Path(str(copy.get("name") or key)).name
+                written.parent.mkdir()
+                written.write_text(copy["text"], encoding="utf-8")
+                options[key] = str(written)
+        scores = bench.human_scores(Path(path), options)
+    if not any(set(units) & set(run.data.scores().get(dim, {})) for dim, units in scores.items()):
+        named = sum(len(units) for units in scores.values())
+        raise CompareError(f"{path}: none of its {named} labelled units is a unit {run.label} scored "
+                           "(ids are conversation ids; turns count every message from 1; criteria as in the rubric)")
+    return scores
 
 
 def _unique_labels(runs: list[Run]) -> None:

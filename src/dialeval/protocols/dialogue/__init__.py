@@ -22,7 +22,7 @@ from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
 from dialeval.protocols.dialogue.plots import rubric_histograms
-from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.protocols.dialogue.rubric import BUILT_IN, load_rubric
 from dialeval.protocols.dialogue.view import conversation_view, image_label
 from dialeval.config import parse_options
 
@@ -85,6 +85,9 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     parsed = parse_options(DialogueOptions, options, "dialogue")
     context = {"mode": parsed.context, "budget": parsed.context_budget, "window_turns": parsed.window_turns, "rubric": parsed.rubric}
     metrics = aggregate_units(records, context)
+    if parsed.rubric not in BUILT_IN:  # the run's own copy: compare --human reads it from any folder
+        path = Path(parsed.rubric).expanduser()
+        metrics["option_files"] = {"rubric": {"name": path.name, "text": path.read_text(encoding="utf-8")}}
     if parsed.human_scores:
         labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), rule=parsed.human_rule)
         metrics["human_agreement"] = agreement(item_scores(records), labels)
