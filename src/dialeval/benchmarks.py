@@ -125,6 +125,9 @@ class Benchmark:
     # metrics -> warnings the report shows first (one paragraph each), e.g. KGDS summaries
     # that echo the prompt's placeholder
     notices: Callable[[dict[str, Any]], list[str]] | None = None
+    # records -> the verdicts in words where a scale has labels (item_scores' shape, "yes"
+    # beside its rank): to_pandas' label column, compare's disagreements
+    item_labels: Callable[[list[dict[str, Any]]], dict[str, dict[str, str]]] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
     # (records, metrics, run options) -> the benchmark's own report figures (dialeval.figures records);

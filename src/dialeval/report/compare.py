@@ -138,6 +138,7 @@ def compare_runs(
         scores.append(_human_scores(bench, runs[0], human))
         labels.append(HUMAN)
     dimensions = list(dict.fromkeys(d for s in scores for d in s))
+    words = [bench.item_labels(r.data.records) if bench.item_labels else {} for r in runs] + [{}] * (human is not None)
 
     comparisons = []
     for dim in dimensions:
@@ -154,7 +155,9 @@ def compare_runs(
                 x, y = [a[u] for u in units], [b[u] for u in units]
                 entry.update(agreement(x, y))
                 worst = sorted(zip(units, x, y), key=lambda t: (-abs(t[2] - t[1]), t[0]))[:TOP_DISAGREEMENTS]
-                entry["disagreements"] = [{"unit": u, "a": va, "b": vb} for u, va, vb in worst if va != vb]
+                entry["disagreements"] = [
+                    {"unit": u, "a": va, "b": vb, **_words(words[i], words[j], dim, u)} for u, va, vb in worst if va != vb
+                ]
                 entry["pairs"] = [[u, va, vb] for u, va, vb in zip(units, x, y)]
             else:
                 entry["n"] = 0
@@ -222,8 +225,13 @@ def _human_scores(bench: Any, run: Run, path: str | Path) -> dict[str, dict[str,
 
 
 def _unique_labels(runs: list[Run]) -> None:
-    """Runs that read alike (same benchmark, system, judge and minute) get their folder
-    name added; the same folder name twice (``a/run`` and ``b/run``), their whole path."""
+    """Runs whose options differ get those options added (``context=notes``: the date
+    alone does not say what changed); runs that still read alike (same benchmark, system,
+    judge and minute) get their folder name; the same folder name twice (``a/run`` and
+    ``b/run``), their whole path."""
+    for r, differs in zip(runs, option_differences([r.data.config.get("options") or {} for r in runs])):
+        if differs:
+            r.label = f"{r.label} ({differs})"
     if len({r.label for r in runs}) < len(runs):
         for r in runs:
             if r.label != r.path.name:
@@ -231,6 +239,19 @@ def _unique_labels(runs: list[Run]) -> None:
     if len({r.label for r in runs}) < len(runs):
         for r in runs:
             r.label = str(r.path)
+
+
+def option_differences(options: list[dict[str, Any]]) -> list[str]:
+    """Per run, the options in which it differs from the others (``context=notes,
+    rubric=strict.yaml``; a file option by its name), so runs alike in all else read apart."""
+    keys = sorted({k for o in options for k in o})
+    differing = [k for k in keys if len({json.dumps(o.get(k), sort_keys=True, default=str) for o in options}) > 1]
+
+    def shown(value: Any) -> str:
+        text = str(value)
+        return Path(text).name if isinstance(value, str) and ("/" in text or text.endswith((".yaml", ".yml", ".json", ".jsonl"))) else text
+
+    return [", ".join(f"{k}={shown(o[k])}" if k in o else f"no {k}" for k in differing) for o in options]
 
 
 def _default_name(runs: list[Run]) -> str:
@@ -270,12 +291,28 @@ def render_markdown(result: dict[str, Any]) -> str:
         if c.get("disagreements"):
             lines += ["", f"### Largest disagreements: {cell(c['dimension'])} ({cell(c['a'])} vs {cell(c['b'])})", ""]
             lines += markdown_table(
-                ["unit", "A", "B"], [[code(d["unit"], table=True), f"{d['a']:g}", f"{d['b']:g}"] for d in c["disagreements"]], "lrr"
+                ["unit", "A", "B"], [[code(d["unit"], table=True), _shown(d, "a"), _shown(d, "b")] for d in c["disagreements"]], "lrr"
             )
     if result.get("plots"):
         lines += ["", "## Plots", ""]
         lines += [f"- {cell(key)}: [{name}]({name})" for key, name in result["plots"].items()]
     return "\n".join(lines) + "\n"
+
+
+def _words(a: dict[str, dict[str, str]], b: dict[str, dict[str, str]], dim: str, unit: str) -> dict[str, str]:
+    """The two verdicts in words where their scale has labels (``a_label``, ``b_label``)."""
+    out = {}
+    for key, labels in (("a_label", a), ("b_label", b)):
+        word = labels.get(dim, {}).get(unit)
+        if word is not None:
+            out[key] = word
+    return out
+
+
+def _shown(d: dict[str, Any], side: str) -> str:
+    """A score as a table shows it: ``3 (yes)`` where it stands for a label."""
+    word = d.get(f"{side}_label")
+    return f"{d[side]:g}" + (f" ({cell(word)})" if word else "")
 
 
 def _agreement_row(c: dict[str, Any]) -> list[Any]:

@@ -20,7 +20,7 @@ from dialeval.protocols.dialogue.data import Conversation, Turn, load_conversati
 from dialeval.protocols.dialogue.human import agreement, load_labels
 from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
-from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
+from dialeval.protocols.dialogue.metrics import item_labels, item_scores, score_dimensions, tables
 from dialeval.protocols.dialogue.plots import rubric_histograms
 from dialeval.protocols.dialogue.rubric import BUILT_IN, load_rubric
 from dialeval.protocols.dialogue.view import conversation_view, image_label
@@ -68,8 +68,10 @@ def _images(turn: Turn) -> dict[str, list[str]]:
 
 
 def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
+    name = item.metadata.get("system")  # the system under test's name (``system`` is its prompt)
     return {
         "id": item.id,
+        **({"system": name} if isinstance(name, str) and name.strip() else {}),
         "system_prompt": item.system,
         "summary": item.summary,
         "turns": [{"turn": t.number, "role": t.role, "text": t.text, **_images(t)} for t in item.turns],
@@ -126,6 +128,7 @@ register_benchmark(
         tables=tables,
         **ROLES.benchmark_fields(),
         item_scores=item_scores,
+        item_labels=item_labels,
         conversation_view=conversation_view,
         human_scores=human_scores,
         figures=figures,

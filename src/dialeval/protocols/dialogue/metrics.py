@@ -116,6 +116,20 @@ def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+def item_labels(records: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """criterion -> {unit -> verdict} where the verdict is a label (``yes``), named as in
+    :func:`item_scores`, so a table can show the word beside its rank."""
+    out: dict[str, dict[str, str]] = {}
+    for r in records:
+        for u in r.get("turn_units", []):
+            if u.get("score") is not None and isinstance(u.get("verdict"), str):
+                out.setdefault(u["criterion"], {})[f"{r['id']}/{u['turn']}"] = u["verdict"]
+        for u in r.get("conversation_units", []):
+            if u.get("score") is not None and isinstance(u.get("verdict"), str):
+                out.setdefault(u["criterion"], {})[r["id"]] = u["verdict"]
+    return out
+
+
 def score_dimensions(records: list[dict[str, Any]]) -> dict[str, list[float]]:
     return {name: list(scores.values()) for name, scores in item_scores(records).items()}
 
