@@ -147,3 +147,15 @@ def test_the_dialogue_benchmark_warns_and_reports_skipped_labels(tmp_path):
                                                 {"id": "c9", "turn": 2, "criterion": "relevance", "score": 4}])
     with pytest.warns(LabelWarning, match=r"h.jsonl, record 2 \(line 2\): no assistant turn 'c9/2'"):
         assert [c.id for c in load(convs, {"human_scores": str(labels), "judge_only": "labelled"})] == ["c0"]
+
+
+def test_the_report_puts_the_human_ceiling_beside_the_judge(tmp_path):
+    from dialeval.protocols.dialogue.human import agreement_table
+
+    labels = load_labels(write_jsonl(tmp_path / "h.jsonl", five_annotator_rows() + [
+        {"id": "c0", "turn": 2, "criterion": "engaging", "annotator": "a6", "score": "N/A"}]), RUBRIC)
+    rows = agreement({"engaging": {f"c{i}/2": float(s) for i, s in enumerate(JUDGE)}}, labels)
+    table = agreement_table(rows, labels.summary())
+    ceiling = rows["engaging"]["human"]
+    assert f"| 5 | {ceiling['alpha']['value']:.2f} [" in table and f"| {ceiling['leave_one_out']:.2f} |" in table
+    assert "mean of the annotators per unit" in table and "1 answers without a label (N/A, null, NaN) skipped" in table

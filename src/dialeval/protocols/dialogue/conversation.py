@@ -45,7 +45,7 @@ async def judge_whole(context: EvalContext, conv: Conversation, criterion: Crite
     if view.over_budget:
         return unit(criterion, view, None, level=criterion.level)
     answer = await CONVERSATION_JUDGE.ask(
-        ctx, view.messages, label=f"dialogue.judge.{criterion.name}",
+        ctx, view.messages, label=f"dialogue.conversation_judge.{criterion.name}",
         validate=checker(criterion), placeholder=placeholder(criterion), json_schema=json_schema(criterion),
     )
     return unit(criterion, view, answer, level=criterion.level)
