@@ -80,3 +80,12 @@ def test_the_users_words_stay_in_the_judges_prompt_beside_a_large_inline_picture
     [unit] = result.records[0]["turn_units"]
     assert unit["status"] == "ok" and unit["context"]["prompt_tokens"] < 4000
     assert result.metrics["prompts"]["over_budget"] == 0
+
+
+def test_an_image_outside_the_data_folder_names_no_option_the_benchmark_lacks(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "outside.png").write_bytes(noisy_png(4))
+    with pytest.raises(DataError) as err:
+        load_conversations(write_jsonl(tmp_path / "data" / "chat.jsonl", [chat("../outside.png")]))
+    assert "must lie inside the data file's folder (no absolute paths" in str(err.value)
+    assert "option" not in str(err.value)

@@ -159,6 +159,7 @@ def resolve_local_image(
     field: str,
     alternatives: Sequence[str | Path] = (),
     what: str = "image file",
+    folder_option: str | None = None,
 ) -> Path:
     """The image file ``source`` names, relative to ``root``, as an absolute resolved path.
 
@@ -166,7 +167,8 @@ def resolve_local_image(
     (MDSEval's ``image_path`` with or without its leading folder). The first that exists
     must resolve (``..``, symlinks) inside ``root`` and be an image Pillow can verify;
     anything else raises :class:`DataError` naming ``file``, ``record`` and ``field``
-    (``what`` says which image, e.g. ``dialogue 'd1': image 2``).
+    (``what`` says which image, e.g. ``dialogue 'd1': image 2``; ``folder_option`` the
+    benchmark's option that sets ``root``, named in the message where there is one).
     """
     base = Path(root)
     inside = base.resolve()
@@ -178,8 +180,9 @@ def resolve_local_image(
     if not resolved.is_relative_to(inside):
         raise DataError(
             file,
-            f"{what} {source!r} resolves to {resolved}, outside {inside}; local images must lie inside the data "
-            "file's folder or the image folder option (no absolute paths elsewhere, '..' or symlinks out)",
+            f"{what} {source!r} resolves to {resolved}, outside {inside}; local images must lie inside "
+            + (f"the folder --option {folder_option} names" if folder_option else "the data file's folder")
+            + " (no absolute paths elsewhere, '..' or symlinks out)",
             record,
             field,
         )
