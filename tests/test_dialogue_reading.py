@@ -53,3 +53,14 @@ def test_compare_tells_runs_apart_by_their_options_and_shows_labels(two_runs, ca
     [row] = result["comparisons"]
     assert row["disagreements"][0] == {"unit": "c0/2", "a": 3.0, "b": 1.0, "a_label": "yes", "b_label": "no"}
     assert "| 3 (yes) | 1 (no) |" in (out / "compare.md").read_text()
+
+
+def test_the_viewer_index_shows_each_runs_options(two_runs):
+    from dialeval.report.viewer import run_overview, write_site
+
+    root, folders = two_runs
+    lines = {mode: run_overview(read_run(folder)) for mode, folder in folders.items()}
+    assert lines["window"]["options"] == "context=window, rubric=rubric.yaml"
+    assert lines["full"]["options"] == "context=full, rubric=rubric.yaml"
+    write_site(folders["full"].parent)
+    assert "context=full, rubric=rubric.yaml" in (folders["full"].parent / "index.html").read_text()

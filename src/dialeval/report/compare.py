@@ -19,7 +19,7 @@ import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from dialeval.config import ConfigError
 from dialeval.report.cautions import FEW_UNITS
@@ -246,12 +246,16 @@ def option_differences(options: list[dict[str, Any]]) -> list[str]:
     rubric=strict.yaml``; a file option by its name), so runs alike in all else read apart."""
     keys = sorted({k for o in options for k in o})
     differing = [k for k in keys if len({json.dumps(o.get(k), sort_keys=True, default=str) for o in options}) > 1]
+    return [option_text({k: o[k] for k in differing if k in o}, [k for k in differing if k not in o]) for o in options]
 
+
+def option_text(options: dict[str, Any], absent: Sequence[str] = ()) -> str:
+    """``context=notes, rubric=strict.yaml`` (a path by its file name; ``no <key>`` for ``absent``)."""
     def shown(value: Any) -> str:
         text = str(value)
         return Path(text).name if isinstance(value, str) and ("/" in text or text.endswith((".yaml", ".yml", ".json", ".jsonl"))) else text
 
-    return [", ".join(f"{k}={shown(o[k])}" if k in o else f"no {k}" for k in differing) for o in options]
+    return ", ".join([*(f"{k}={shown(v)}" for k, v in sorted(options.items())), *(f"no {k}" for k in absent)])
 
 
 def _default_name(runs: list[Run]) -> str:
