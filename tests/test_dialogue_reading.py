@@ -64,3 +64,13 @@ def test_the_viewer_index_shows_each_runs_options(two_runs):
     assert lines["full"]["options"] == "context=full, rubric=rubric.yaml"
     write_site(folders["full"].parent)
     assert "context=full, rubric=rubric.yaml" in (folders["full"].parent / "index.html").read_text()
+
+
+def test_the_item_page_shows_a_label_beside_its_rank(two_runs):
+    from dialeval.report.viewer import write_site
+
+    root, folders = two_runs
+    write_site(folders["window"].parent)
+    page = next((folders["window"] / "view" / "items").glob("00001.html")).read_text()
+    table = page[page.index('id="item-scores"'):]
+    assert '<td class="num">3 (yes)</td>' in table

@@ -27,7 +27,7 @@ def run_frame(data: RunData) -> Any:
     each of its rows: sum it per item, not per row), NaN when a model has no known price."""
     import pandas as pd
 
-    words = _labeller(data.benchmark)
+    words = labeller(data.benchmark)
     rows: list[dict[str, Any]] = []
     for item in data.items:
         base = {"item": item.id, "status": item.status, "system": item.system,
@@ -43,11 +43,11 @@ def run_frame(data: RunData) -> Any:
     return frame
 
 
-def _labeller(benchmark: str) -> Any:
-    """The benchmark's ``item_labels`` (verdicts in words), or None."""
+def labeller(benchmark: str) -> Any:
+    """The benchmark's ``item_labels`` (verdicts in words, e.g. for the viewer's item page), or None."""
     from dialeval.benchmarks import get_benchmark
 
     try:
         return get_benchmark(benchmark).item_labels
-    except KeyError:
+    except (KeyError, ImportError):
         return None
