@@ -74,3 +74,15 @@ def test_the_item_page_shows_a_label_beside_its_rank(two_runs):
     page = next((folders["window"] / "view" / "items").glob("00001.html")).read_text()
     table = page[page.index('id="item-scores"'):]
     assert '<td class="num">3 (yes)</td>' in table
+
+
+def test_a_system_field_that_reads_like_a_name_is_a_warning(tmp_path):
+    from dialeval.protocols.dialogue import load
+
+    data = write_jsonl(tmp_path / "chats.jsonl", [
+        {"id": "a", "system": "bot-v2", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]},
+        {"id": "b", "system": "You are a helpful travel agent.", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]},
+        {"id": "c", "system": "bot-v2", "metadata": {"system": "bot-v2"}, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]},
+    ])
+    with pytest.warns(UserWarning, match=r"field 'system' of 1 conversations \(first 'a': 'bot-v2'\) reads like a system's name"):
+        load(data, {})

@@ -41,6 +41,11 @@ def options_of(options: dict[str, Any]) -> DialogueOptions:
 def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     parsed = options_of(options)
     conversations = load_conversations(path)
+    named = [c.id for c in conversations if looks_like_a_name(c.system) and "system" not in c.metadata]
+    if named:
+        warnings.warn(f"{path}: field 'system' of {len(named)} conversations (first {named[0]!r}: "
+                      f"{next(c.system for c in conversations if c.id == named[0])!r}) reads like a system's name, but it is "
+                      "the system prompt the judge is shown; name the system under test in metadata.system", UserWarning, stacklevel=2)
     if parsed.human_scores:
         labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations, parsed.human_rule)
         for warning in labels.warnings:
@@ -50,6 +55,12 @@ def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     elif parsed.judge_only == "labelled":
         raise ConfigError("dialogue option judge_only=labelled needs the labels: give option human_scores=FILE")
     return with_versus(conversations, parsed.versus) if parsed.versus else conversations
+
+
+def looks_like_a_name(system: str) -> bool:
+    """A ``system`` field of one short word (``bot-v2``) names a system; a prompt is a sentence."""
+    text = system.strip()
+    return 0 < len(text) <= 40 and len(text.split()) == 1
 
 
 def _graph():
