@@ -44,27 +44,25 @@ class Scale(BaseModel):
     def read(self, value: Any) -> int | str | None:
         """``value`` on this scale (labels case-insensitive), else ``None``."""
         if self.numeric:
-            if isinstance(value, bool):
-                return None
-            try:
-                number = int(str(value).strip())
-            except ValueError:
-                return None
-            return number if self.low <= number <= self.high else None  # type: ignore[operator]
+            return self._in_range(value, int)
         by_lower = {label.lower(): label for label in self.labels}
         return by_lower.get(str(value).strip().lower())
+
+    def _in_range(self, value: Any, kind: type[int] | type[float]) -> Any:
+        """``value`` read as ``kind`` when it lies on this range (booleans are no numbers here)."""
+        if isinstance(value, bool):
+            return None
+        try:
+            number = kind(str(value).strip())
+        except ValueError:
+            return None
+        return number if self.low <= number <= self.high else None  # type: ignore[operator]
 
     def read_label(self, value: Any) -> float | None:
         """A human label as a number: on a range any number in it (``2.5``: an averaged
         label), else a label's rank (:meth:`score`); ``None`` when off the scale."""
         if self.numeric:
-            if isinstance(value, bool):
-                return None
-            try:
-                number = float(str(value).strip())
-            except ValueError:
-                return None
-            return number if self.low <= number <= self.high else None  # type: ignore[operator]
+            return self._in_range(value, float)
         label = self.read(value)
         return None if label is None else self.score(label)
 
