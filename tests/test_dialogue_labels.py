@@ -93,7 +93,7 @@ def test_lists_floats_nan_and_na_as_people_export_them(tmp_path):
         json.dumps({"id": "c1", "turn": 2, "criterion": "overall", "score": 5}),
     ]) + "\n")
     labels = load_labels(path, RUBRIC, conversations(tmp_path))
-    assert labels.consensus() == {("c0/2", "engaging"): 0.75, ("c1", "overall"): 2.0, ("c1/2", "overall"): 5.0}
+    assert labels.consensus() == {("c0/2", "engaging"): 0.75, ("c1", "overall (conversation)"): 2.0, ("c1/2", "overall"): 5.0}
     assert labels.skipped == 4 and labels.summary()["no_label"] == 4
     assert [r.annotator for r in labels.ratings[:2]] == ["#1", "#2"]
 
@@ -159,3 +159,14 @@ def test_the_report_puts_the_human_ceiling_beside_the_judge(tmp_path):
     ceiling = rows["engaging"]["human"]
     assert f"| 5 | {ceiling['alpha']['value']:.2f} [" in table and f"| {ceiling['leave_one_out']:.2f} |" in table
     assert "mean of the annotators per unit" in table and "1 answers without a label (N/A, null, NaN) skipped" in table
+
+
+def test_one_name_at_two_levels_stays_two_dimensions(tmp_path):
+    from dialeval.protocols.dialogue.metrics import item_scores
+
+    path = write_jsonl(tmp_path / "h.jsonl", [{"id": "c0", "turn": 2, "criterion": "overall", "score": 5},
+                                              {"id": "c0", "criterion": "overall", "score": 1}])
+    assert load_labels(path, RUBRIC).per_criterion() == {"overall": {"c0/2": 5.0}, "overall (conversation)": {"c0": 1.0}}
+    record = {"id": "c0", "turn_units": [{"criterion": "overall", "turn": 2, "score": 4.0, "verdict": 4}],
+              "conversation_units": [{"criterion": "overall", "level": "conversation", "score": 2.0, "verdict": 2}]}
+    assert item_scores([record]) == {"overall": {"c0/2": 4.0}, "overall (conversation)": {"c0": 2.0}}

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.io import DataError, read_records, validate_record
 from dialeval.protocols.dialogue.data import Conversation
-from dialeval.protocols.dialogue.rubric import Criterion, Rubric, load_rubric
+from dialeval.protocols.dialogue.rubric import Criterion, Rubric, dimension, load_rubric
 
 Rule = Literal["mean", "median", "majority"]
 RULES: tuple[Rule, ...] = ("mean", "median", "majority")
@@ -53,7 +53,7 @@ class Rating:
     """One annotator's label of one unit on one criterion, as a number (a label's rank)."""
 
     unit: str  # ``<id>/<turn>`` or ``<id>``, as ``item_scores`` names the judge's units
-    criterion: str
+    criterion: str  # as ``item_scores`` names it: ``overall (conversation)`` where a turn-level ``overall`` exists
     annotator: str  # the file's ``annotator``, else ``#1``, ``#2``... by order within the unit
     score: float  # on the criterion's scale; a label as its rank (best = number of labels)
     where: str  # file and record (line), for messages
@@ -134,6 +134,7 @@ def load_labels(
     units = _units(conversations) if conversations is not None else None
     positions: Counter[Key] = Counter()  # anonymous annotators are numbered per unit: #1, #2...
     seen: set[tuple[str, str, str]] = set()
+    shared = {c.name for c in rubric.at("turn")} & {c.name for c in rubric.criteria if c.level != "turn"}
     for index, raw in enumerate(records):
         where: str | int = f"{index} (line {lines[index]})" if lines else index
         label = validate_record(LabelRecord, raw, path, where)
@@ -156,7 +157,8 @@ def load_labels(
             field_name = "score" if len(values) == 1 else f"score.{position}"
             if read is None:
                 raise DataError(path, f"{value!r} is not {criterion.scale.describe_labels()}", record=where, field=field_name)
-            key = (unit, criterion.name)
+            name = dimension(criterion.name, criterion.level, criterion.name in shared)
+            key = (unit, name)
             if isinstance(label.score, list):
                 annotator = f"#{position + 1}"
             elif label.annotator is not None:
@@ -164,12 +166,12 @@ def load_labels(
             else:
                 positions[key] += 1
                 annotator = f"#{positions[key]}"
-            if (unit, criterion.name, annotator) in seen:
-                labels.warnings.append(f"{place}: annotator {annotator!r} labelled {unit!r} on {criterion.name!r} again; "
+            if (unit, name, annotator) in seen:
+                labels.warnings.append(f"{place}: annotator {annotator!r} labelled {unit!r} on {name!r} again; "
                                        "both labels kept, as two annotators")
                 annotator += f"@{index + 1}"
-            seen.add((unit, criterion.name, annotator))
-            labels.ratings.append(Rating(unit, criterion.name, annotator, read, place, str(label.id), label.turn))
+            seen.add((unit, name, annotator))
+            labels.ratings.append(Rating(unit, name, annotator, read, place, str(label.id), label.turn))
     if records and not labels.ratings and labels.unknown:
         raise DataError(path, f"none of its {len(records)} labels names a unit of the data or a criterion of {rubric.source}: "
                         "is it the labels file of this data? (ids are conversation ids; turns count every message from 1)")

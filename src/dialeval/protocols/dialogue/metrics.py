@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from dialeval.protocols.dialogue.human import agreement_table
 from dialeval.protocols.dialogue.pairwise_metrics import pairwise, pairwise_table
+from dialeval.protocols.dialogue.rubric import dimension
 from dialeval.report.tables import cell, markdown_table, num
 
 FAILURES = ("unparsed", "truncated", "over_budget", "error")
@@ -99,16 +100,23 @@ def aggregate(records: list[dict[str, Any]], context: dict[str, Any]) -> dict[st
     }
 
 
+def verdict_units(record: dict[str, Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
+    """(dimension, unit, verdict record) of every read verdict of one conversation."""
+    turn_names = {u["criterion"] for u in record.get("turn_units", [])}
+    for u in record.get("turn_units", []):
+        if u.get("score") is not None:
+            yield u["criterion"], f"{record['id']}/{u['turn']}", u
+    for u in record.get("conversation_units", []):
+        if u.get("score") is not None:
+            yield dimension(u["criterion"], str(u.get("level") or "conversation"), u["criterion"] in turn_names), record["id"], u
+
+
 def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """criterion -> {``<id>/<turn>`` or ``<id>`` -> score}, read verdicts only (for ``compare``)."""
     out: dict[str, dict[str, float]] = {}
     for r in records:
-        for u in r.get("turn_units", []):
-            if u.get("score") is not None:
-                out.setdefault(u["criterion"], {})[f"{r['id']}/{u['turn']}"] = u["score"]
-        for u in r.get("conversation_units", []):
-            if u.get("score") is not None:
-                out.setdefault(u["criterion"], {})[r["id"]] = u["score"]
+        for name, unit, u in verdict_units(r):
+            out.setdefault(name, {})[unit] = u["score"]
         for u in r.get("grounding_units", []):
             if u.get("precision") is not None:
                 name, unit = ("factual_precision", f"{r['id']}/{u['turn']}") if "turn" in u else ("summary_factual_precision", r["id"])
@@ -121,12 +129,9 @@ def item_labels(records: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
     :func:`item_scores`, so a table can show the word beside its rank."""
     out: dict[str, dict[str, str]] = {}
     for r in records:
-        for u in r.get("turn_units", []):
-            if u.get("score") is not None and isinstance(u.get("verdict"), str):
-                out.setdefault(u["criterion"], {})[f"{r['id']}/{u['turn']}"] = u["verdict"]
-        for u in r.get("conversation_units", []):
-            if u.get("score") is not None and isinstance(u.get("verdict"), str):
-                out.setdefault(u["criterion"], {})[r["id"]] = u["verdict"]
+        for name, unit, u in verdict_units(r):
+            if isinstance(u.get("verdict"), str):
+                out.setdefault(name, {})[unit] = u["verdict"]
     return out
 
 

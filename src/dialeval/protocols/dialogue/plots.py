@@ -13,7 +13,7 @@ from typing import Any
 
 from dialeval.figures import Histogram, slug
 from dialeval.protocols.dialogue.metrics import units_of
-from dialeval.protocols.dialogue.rubric import Rubric
+from dialeval.protocols.dialogue.rubric import Rubric, dimension
 
 
 def rubric_histograms(records: list[dict[str, Any]], rubric: Rubric) -> list[Histogram]:
@@ -26,13 +26,15 @@ def rubric_histograms(records: list[dict[str, Any]], rubric: Rubric) -> list[His
                 level = "turn" if "turn" in unit else str(unit.get("level") or "conversation")
                 series[(unit["criterion"], level)][system].append(float(unit["score"]))
     out = []
+    turn_names = {c.name for c in rubric.at("turn")}
     for (name, level), per_system in series.items():
         criterion = next((c for c in rubric.criteria if c.name == name and (c.level == "turn") == (level == "turn")), None)
         if criterion is None:
             continue
         scale = criterion.scale
+        shown = dimension(name, criterion.level, name in turn_names and level != "turn")
         out.append(Histogram(
-            name=f"score-hist-{slug(name)}", title=f"{name}: scores given", series=dict(per_system),
+            name=f"score-hist-{slug(shown)}", title=f"{shown}: scores given", series=dict(per_system),
             scale=scale.bounds, labels=tuple(reversed(scale.labels)),
         ))
     return out

@@ -147,6 +147,12 @@ class Rubric(BaseModel):
         return next(c for c in self.criteria if c.name == name and level in (None, c.level))
 
 
+def dimension(name: str, level: str, shared: bool) -> str:
+    """A criterion's name in tables and compare: ``overall (conversation)`` where a
+    turn-level criterion is also called ``overall`` (names are unique per level)."""
+    return f"{name} ({level})" if shared and level != "turn" else name
+
+
 def parse_rubric(data: Any, source: str) -> Rubric:
     """A rubric from parsed YAML; errors name ``source``, the criterion and the field."""
     if not isinstance(data, dict) or "criteria" not in data:
