@@ -27,7 +27,7 @@ def test_only_labelled_turns_and_conversations_are_judged(tmp_path):
         {"id": "trip", "turn": 4, "criterion": "relevance", "annotator": "ann", "score": 4},
         {"id": "trip", "turn": 4, "criterion": "relevance", "annotator": "bob", "score": 5},
     ])
-    options = {"criteria": ["relevance", "helpfulness"], "human_scores": str(labels), "judge_only": "labelled"}
+    options = {"criteria": ["relevance", "helpfulness", "goal_completion"], "human_scores": str(labels), "judge_only": "labelled"}
     with OpenAIStub(respond=reviewer) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url}, options=options)
         result = run("dialogue", str(FIXTURE), config, progress=False)
@@ -35,6 +35,7 @@ def test_only_labelled_turns_and_conversations_are_judged(tmp_path):
     [record] = result.records  # lamp has no label: not judged at all
     assert record["id"] == "trip" and calls == 1
     assert [(u["turn"], u["criterion"]) for u in record["turn_units"]] == [(4, "relevance")]
+    assert record["conversation_units"] == []  # goal_completion carries no label for trip
     row = result.metrics["human_agreement"]["relevance"]
     assert (row["n"], row["labels"], row["human"]["annotators"]) == (1, 2, 2)
 

@@ -15,7 +15,7 @@ from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view
 from dialeval.protocols.dialogue.data import Conversation, conversation_of
-from dialeval.protocols.dialogue.judge import criterion_values, missing, relevant_notes, selected
+from dialeval.protocols.dialogue.judge import criterion_values, labelled_only, missing, relevant_notes, selected
 from dialeval.protocols.dialogue.notetaker import open_store
 from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, unit
@@ -59,7 +59,7 @@ def conversation_judge():
         options = DialogueOptions.of(context)
         conv = conversation_of(state)
         rubric = load_rubric(options.rubric)
-        criteria = selected(rubric.at("conversation") + rubric.at("summary"), options)
+        criteria = labelled_only(selected(rubric.at("conversation") + rubric.at("summary"), options), options, conv.id, rubric)
         store = await asyncio.to_thread(open_store, context) if options.context == "notes" and criteria else None
 
         async def one(criterion: Criterion) -> dict[str, Any]:
