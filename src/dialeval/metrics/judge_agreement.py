@@ -108,6 +108,8 @@ def paired_agreement(a: Sequence[float], b: Sequence[float], *, level: Level = "
         tabled = shape[0] * shape[1] <= TABLE_CELLS  # few distinct values: Kendall from tables
         pairs = sparse.csr_matrix((np.ones(n), (np.arange(n), hot[0][1] * shape[1] + hot[1][1])), shape=(n, shape[0] * shape[1]))
         step = max(1, BATCH_CELLS // max(n, shape[0] * shape[1] if tabled else 0))
+        # tau depends on order and ties only: small integer ranks sort faster than the values
+        rx, ry = (h[1].astype(np.min_scalar_type(h[0].shape[1])) for h in hot)
         stream = _draws(n, seed)
         for start in range(0, RESAMPLES, step):
             batch = [next(stream) for _ in range(min(step, RESAMPLES - start))]
@@ -116,7 +118,7 @@ def paired_agreement(a: Sequence[float], b: Sequence[float], *, level: Level = "
             draws["spearman"].append(np.where(ok, _weighted_spearman(weights, hot), np.nan))
             draws["krippendorff_alpha"].append(np.where(ok, reliability.alpha(weights), np.nan))
             draws["kendall_tau_b"].append(np.where(ok, _weighted_kendall(weights, pairs, shape), np.nan) if tabled else np.array([
-                stats.kendalltau(x[p], y[p], variant="b").statistic if good else np.nan for p, good in zip(batch, ok)
+                stats.kendalltau(rx[p], ry[p], variant="b").statistic if good else np.nan for p, good in zip(batch, ok)
             ]))
     return {name: _interval(values[name], np.concatenate(draws[name])) for name in STATISTICS}
 
