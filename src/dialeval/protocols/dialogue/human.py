@@ -9,13 +9,10 @@ and each annotator's Spearman against the mean of the others. ``None`` where und
 
 from __future__ import annotations
 
-import warnings
-from statistics import fmean
 from typing import Any
 
-import numpy as np
-
-from dialeval.metrics.judge_agreement import alpha_with_ci, paired_agreement
+from dialeval.metrics.annotators import annotator_agreement
+from dialeval.metrics.judge_agreement import paired_agreement
 from dialeval.protocols.dialogue.labels import Labels, Rating, Rule, load_labels
 from dialeval.report.tables import cell, markdown_table, num
 
@@ -23,37 +20,10 @@ __all__ = ["Labels", "Rating", "Rule", "load_labels", "agreement", "human_ceilin
 
 
 def human_ceiling(labels: Labels, criterion: str) -> dict[str, Any]:
-    """How far the annotators agree among themselves on ``criterion``: Krippendorff's
-    alpha (ordinal) over units with two or more labels, with a 95% bootstrap CI, and each
-    annotator's Spearman against the mean of the others on the units they share
-    (``leave_one_out``: their mean, the figure to set beside the judge's Spearman)."""
-    table: dict[str, dict[str, float]] = {}
-    for (unit, name), scores in labels.by_unit().items():
-        if name == criterion:
-            table[unit] = scores
-    annotators = list(dict.fromkeys(a for scores in table.values() for a in scores))
-    data = np.array([[scores.get(a, np.nan) for a in annotators] for scores in table.values()], dtype=float).reshape(len(table), len(annotators))
-    multi = int((~np.isnan(data)).sum(axis=1).__ge__(2).sum()) if data.size else 0
-    out: dict[str, Any] = {"annotators": len(annotators), "units": len(table), "multi_labelled": multi,
-                           "alpha": {"value": None, "ci_low": None, "ci_high": None}, "per_annotator": {}, "leave_one_out": None}
-    if multi < 2:
-        return out
-    out["alpha"] = alpha_with_ci(data)
-    per: dict[str, dict[str, Any]] = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from scipy import stats
-
-        for j, annotator in enumerate(annotators):
-            others = np.delete(data, j, axis=1)
-            shared = ~np.isnan(data[:, j]) & (~np.isnan(others)).any(axis=1)
-            mine, rest = data[shared, j], np.nanmean(others[shared], axis=1) if shared.any() else np.array([])
-            rho = stats.spearmanr(mine, rest).statistic if len(mine) >= 3 and len(set(mine)) > 1 and len(set(rest)) > 1 else None
-            per[annotator] = {"n": int(shared.sum()), "spearman": None if rho is None or not np.isfinite(rho) else float(rho)}
-    out["per_annotator"] = per
-    read = [p["spearman"] for p in per.values() if p["spearman"] is not None]
-    out["leave_one_out"] = fmean(read) if read else None
-    return out
+    """How far the annotators agree among themselves on ``criterion`` (see
+    :func:`dialeval.metrics.annotators.annotator_agreement`): alpha with its CI, and each
+    annotator's Spearman against the mean of the others (``leave_one_out``: their mean)."""
+    return annotator_agreement({unit: scores for (unit, name), scores in labels.by_unit().items() if name == criterion})
 
 
 def agreement(scores: dict[str, dict[str, float]], labels: Labels) -> dict[str, dict[str, Any]]:
