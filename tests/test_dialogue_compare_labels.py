@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import krippendorff
+import numpy as np
 import pytest
 
 from dialeval.cli import main
@@ -51,8 +53,14 @@ def test_compare_reads_the_runs_own_rubric_from_another_folder(judged, monkeypat
     monkeypatch.chdir(judged)  # rubric.yaml is not here
     out = judged / "vs-human"
     assert main(["compare", str(judged / "runs" / "judge"), "--human", str(labels), "--out", str(out), "--no-plots"]) == 0
-    [row] = json.loads((out / "compare.json").read_text())["comparisons"]
+    result = json.loads((out / "compare.json").read_text())
+    [row] = result["comparisons"]
     assert row["n"] == 4 and sorted(row["pairs"]) == [["bus/2", 2.0, 7 / 3], ["cat/2", 1.0, 1.0], ["map/2", 0.0, 0.5], ["tea/2", 4.0, 3.5]]
+    ceiling = result["human_ceiling"]["engaging"]  # the annotators' own agreement, beside the judge's
+    expected = krippendorff.alpha(reliability_data=[[4, 1, 2, 0], [3, 2, 2, np.nan], [np.nan, 0, 3, 1]], level_of_measurement="ordinal")
+    assert (ceiling["annotators"], ceiling["multi_labelled"]) == (3, 4)
+    assert ceiling["alpha"]["value"] == pytest.approx(expected)
+    assert f"| engaging | 3 | 4 | {expected:.3f} [" in (out / "compare.md").read_text()
 
 
 def test_a_labels_file_naming_no_scored_unit_is_named(judged, capsys):

@@ -135,7 +135,8 @@ def compare_runs(
     scores = [r.data.scores() for r in runs]
     labels = [r.label for r in runs]
     if human is not None:
-        scores.append(_human_scores(bench, runs[0], human))
+        human_scores, ceiling = _human_scores(bench, runs[0], human)
+        scores.append(human_scores)
         labels.append(HUMAN)
     dimensions = list(dict.fromkeys(d for s in scores for d in s))
     words = [bench.item_labels(r.data.records) if bench.item_labels else {} for r in runs] + [{}] * (human is not None)
@@ -174,7 +175,7 @@ def compare_runs(
         "title": bench.title,
         "warnings": coverage_warnings(runs, scores),
         "runs": [run_summary(r) for r in runs],
-        **({"human": str(Path(human).resolve())} if human is not None else {}),
+        **({"human": str(Path(human).resolve()), "human_ceiling": ceiling} if human is not None else {}),
         "dimensions": dimensions,
         "comparisons": comparisons,
         "plots": _plots(out, comparisons, bench.scales) if plots else {},
@@ -199,11 +200,14 @@ def coverage_warnings(runs: list[Run], scores: list[dict[str, dict[str, float]]]
     return out
 
 
-def _human_scores(bench: Any, run: Run, path: str | Path) -> dict[str, dict[str, float]]:
+def _human_scores(bench: Any, run: Run, path: str | Path) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
     """Human labels as scores per dimension and unit, read by the benchmark with the first
-    run's options; a file an option named (a rubric) is the run's own copy of it
-    (``option_files`` in its metrics), not a path relative to the current folder."""
+    run's options, and per dimension the annotators' own agreement (where the benchmark
+    gives each annotator's labels); a file an option named (a rubric) is the run's own
+    copy of it (``option_files`` in its metrics), not a path relative to the current folder."""
     import tempfile
+
+    from dialeval.metrics.annotators import annotator_agreement
 
     if bench.human_scores is None:
         raise CompareError(f"benchmark {bench.name!r} does not read human labels (Benchmark.human_scores)")
@@ -217,11 +221,13 @@ def _human_scores(bench: Any, run: Run, path: str | Path) -> dict[str, dict[str,
                 written.write_text(copy["text"], encoding="utf-8")
                 options[key] = str(written)
         scores = bench.human_scores(Path(path), options)
+        ratings = bench.human_ratings(Path(path), options) if bench.human_ratings else {}
+    ceiling = {dim: annotator_agreement(units) for dim, units in ratings.items()}
     if not any(set(units) & set(run.data.scores().get(dim, {})) for dim, units in scores.items()):
         named = sum(len(units) for units in scores.values())
         raise CompareError(f"{path}: none of its {named} labelled units is a unit {run.label} scored "
                            "(ids are conversation ids; turns count every message from 1; criteria as in the rubric)")
-    return scores
+    return scores, ceiling
 
 
 def _unique_labels(runs: list[Run]) -> None:
@@ -268,6 +274,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines += [f"**Warning: {cell(w)}.**" for w in result.get("warnings", [])] + ([""] if result.get("warnings") else [])
     if result.get("human"):
         lines += [f"Human labels ({HUMAN}): {code(result['human'])}", ""]
+        lines += _ceiling_table(result.get("human_ceiling") or {})
     lines += ["## Runs", ""]
     lines += markdown_table(
         ["run", "models", "items", "finished", "failed", "calls", "unparsed", "truncated", "errors", "cost (USD)"],
@@ -301,6 +308,23 @@ def render_markdown(result: dict[str, Any]) -> str:
         lines += ["", "## Plots", ""]
         lines += [f"- {cell(key)}: [{name}]({name})" for key, name in result["plots"].items()]
     return "\n".join(lines) + "\n"
+
+
+def _ceiling_table(ceiling: dict[str, Any]) -> list[str]:
+    """The annotators' own agreement per dimension: the ceiling for the judge's rows."""
+    rows = [[cell(dim), c["annotators"], c["multi_labelled"], _interval(c["alpha"]), num(c["leave_one_out"], 3)]
+            for dim, c in ceiling.items() if c["annotators"] > 1]
+    if not rows:
+        return []
+    return ["The annotators' own agreement, the ceiling for the judge's rows against them:", "",
+            *markdown_table(["dimension", "annotators", "units with 2+ labels", "alpha (ordinal) [95% CI]",
+                             "annotator vs others (Spearman, mean)"], rows, "lrrll"), ""]
+
+
+def _interval(stat: dict[str, Any]) -> str:
+    if stat.get("value") is None or stat.get("ci_low") is None:
+        return num(stat.get("value"), 3)
+    return f"{num(stat['value'], 3)} [{num(stat['ci_low'], 3)}, {num(stat['ci_high'], 3)}]"
 
 
 def _words(a: dict[str, dict[str, str]], b: dict[str, dict[str, str]], dim: str, unit: str) -> dict[str, str]:

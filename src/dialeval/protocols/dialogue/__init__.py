@@ -115,6 +115,14 @@ def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, flo
     return load_labels(path, load_rubric(parsed.rubric), rule=parsed.human_rule).per_criterion()
 
 
+def human_ratings(path: Path, options: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """Each annotator's labels per criterion and unit, for the human ceiling in ``compare --human``."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (unit, criterion), scores in load_labels(path, load_rubric(options_of(options).rubric)).by_unit().items():
+        out.setdefault(criterion, {})[unit] = scores
+    return out
+
+
 def figures(records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]) -> list[Figure]:
     """Score histograms on the rubric's scales, and the judge against the human labels
     per criterion when the run was given some."""
@@ -142,6 +150,7 @@ register_benchmark(
         item_labels=item_labels,
         conversation_view=conversation_view,
         human_scores=human_scores,
+        human_ratings=human_ratings,
         figures=figures,
     )
 )
