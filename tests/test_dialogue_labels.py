@@ -170,3 +170,26 @@ def test_one_name_at_two_levels_stays_two_dimensions(tmp_path):
     record = {"id": "c0", "turn_units": [{"criterion": "overall", "turn": 2, "score": 4.0, "verdict": 4}],
               "conversation_units": [{"criterion": "overall", "level": "conversation", "score": 2.0, "verdict": 2}]}
     assert item_scores([record]) == {"overall": {"c0/2": 4.0}, "overall (conversation)": {"c0": 2.0}}
+
+
+def test_the_done_when_file_five_annotators_zero_based_na_and_floats(tmp_path):
+    """What the issue asks in one file: five annotators per unit, a 0-4 scale, N/A answers
+    and averaged floats load; the run's metrics give the mean-based agreement and the ceiling."""
+    from dialeval.benchmarks import get_benchmark
+
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text("criteria:\n  - name: engaging\n    description: keeps the talk going\n    scale: [0, 4]\n")
+    rows = [{"id": f"c{i}", "turn": 2, "criterion": "engaging", "annotator": f"a{k + 1}", "score": s}
+            for i, row in enumerate(FIVE) for k, s in enumerate(row)]
+    rows[4]["score"], rows[9]["score"], rows[14]["score"] = "N/A", float("nan"), 2.5
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    records = [{"id": f"c{i}", "turn_units": [{"criterion": "engaging", "turn": 2, "status": "ok", "verdict": s, "score": float(s),
+                                                "context": {"prompt_tokens": 10}}], "conversation_units": []} for i, s in enumerate(JUDGE)]
+    metrics = get_benchmark("dialogue").aggregate(records, {"rubric": str(rubric), "human_scores": str(path)})
+    row = metrics["human_agreement"]["engaging"]
+    means = [fmean(v for v in r if v is not None) for r in
+             [[4, 4, 3, 4, None], [3, 3, 3, 2, None], [0, 1, 0, 0, 2.5]] + [list(r) for r in FIVE[3:]]]
+    assert row["spearman"]["value"] == pytest.approx(stats.spearmanr(JUDGE, means).statistic)
+    assert row["human"]["annotators"] == 5 and row["human"]["alpha"]["value"] is not None
+    assert metrics["human_labels"]["no_label"] == 2 and metrics["human_labels"]["labels"] == 38
