@@ -47,6 +47,8 @@ def test_labels_read_as_numbers_and_back():
     assert [scale.read_label(v) for v in ("Yes", "partly", "no", "maybe")] == [3.0, 2.0, 1.0, None]
     assert [scale.label_of(s) for s in (3.0, 1.0, 2.5)] == ["yes", "no", None]
     assert scale.bounds == (1.0, 3.0)
+    yes_no = parse_rubric({"criteria": [criterion(scale=[True, False])]}, "r").criteria[0].scale  # YAML's yes/no
+    assert [yes_no.read_label(v) for v in (True, False, "YES")] == [2.0, 1.0, 2.0]
 
 
 def test_a_misspelt_criteria_list_gets_a_suggestion():

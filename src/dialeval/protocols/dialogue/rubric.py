@@ -45,6 +45,8 @@ class Scale(BaseModel):
         """``value`` on this scale (labels case-insensitive), else ``None``."""
         if self.numeric:
             return self._in_range(value, int)
+        if isinstance(value, bool):  # JSON's true/false for a yes/no scale, as YAML reads the rubric
+            value = "yes" if value else "no"
         by_lower = {label.lower(): label for label in self.labels}
         return by_lower.get(str(value).strip().lower())
 
