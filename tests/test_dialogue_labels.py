@@ -193,3 +193,8 @@ def test_the_done_when_file_five_annotators_zero_based_na_and_floats(tmp_path):
     assert row["spearman"]["value"] == pytest.approx(stats.spearmanr(JUDGE, means).statistic)
     assert row["human"]["annotators"] == 5 and row["human"]["alpha"]["value"] is not None
     assert metrics["human_labels"]["no_label"] == 2 and metrics["human_labels"]["labels"] == 38
+
+
+def test_json_true_and_false_are_yes_and_no(tmp_path):
+    path = write_jsonl(tmp_path / "h.jsonl", [{"id": "c0", "turn": 2, "criterion": "sensible", "score": [True, False, True]}])
+    assert load_labels(path, RUBRIC, rule="majority").consensus() == {("c0/2", "sensible"): 2.0}  # yes

@@ -44,7 +44,7 @@ class LabelRecord(BaseModel):
     id: str | int = Field()
     turn: int | None = Field(default=None, ge=1)
     criterion: str = Field(min_length=1)
-    score: int | float | str | None | list[int | float | str | None]
+    score: bool | int | float | str | None | list[bool | int | float | str | None]  # bool first: true stays true
     annotator: str | int | None = None
 
 
