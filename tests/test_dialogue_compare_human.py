@@ -66,7 +66,7 @@ def test_a_label_off_the_scale_stops_with_file_record_and_field(judged, capsys):
     labels = write_jsonl(judged / "bad.jsonl", [{"id": "trip", "turn": 2, "criterion": "relevance", "score": 9}])
     assert main(["compare", str(judged / "runs" / "judge"), "--human", str(labels), "--no-plots"]) == 2
     err = capsys.readouterr().err
-    assert "bad.jsonl" in err and "score" in err and "an integer from 1" in err
+    assert "bad.jsonl" in err and "score" in err and "a number from 1 to 5" in err
 
 
 def test_one_run_without_human_labels_is_not_a_comparison(judged, capsys):

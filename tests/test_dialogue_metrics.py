@@ -67,14 +67,12 @@ def test_agreement_with_human_labels(tmp_path):
 @pytest.mark.parametrize(
     "label, field",
     [
-        ({"id": "c0", "turn": 2, "criterion": "tone", "score": 3}, "field 'criterion'"),
         ({"id": "c0", "turn": 2, "criterion": "relevance", "score": 9}, "field 'score'"),
-        ({"id": "c0", "turn": 1, "criterion": "relevance", "score": 3}, "field 'turn'"),
         ({"id": "c0", "criterion": "relevance", "score": 3}, "field 'turn'"),
-        ({"id": "zz", "turn": 2, "criterion": "relevance", "score": 3}, "field 'id'"),
+        ({"id": "c0", "turn": 2, "criterion": "relevance", "score": "great"}, "field 'score'"),
     ],
 )
 def test_bad_human_labels_are_named(tmp_path, label, field):
     data = write_jsonl(tmp_path / "d.jsonl", [{"id": "c0", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}])
-    with pytest.raises(DataError, match=rf"h.jsonl, record 1, {field}"):
+    with pytest.raises(DataError, match=rf"h.jsonl, record 1 \(line 1\), {field}"):
         load_labels(write_jsonl(tmp_path / "h.jsonl", [label]), load_rubric("dialogue"), load_conversations(data))

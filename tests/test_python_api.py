@@ -11,7 +11,7 @@ import pytest
 import dialeval
 from dialeval.testing.openai_server import OpenAIStub
 
-COLUMNS = ["item", "unit", "dimension", "score", "status", "system", "judge_model", "cost_usd"]
+COLUMNS = ["item", "unit", "dimension", "score", "label", "status", "system", "judge_model", "cost_usd"]
 
 
 def _predictions(tmp_path: Path, dialogues: int = 2, turns: int = 3) -> Path:

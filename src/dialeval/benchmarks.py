@@ -125,8 +125,14 @@ class Benchmark:
     # metrics -> warnings the report shows first (one paragraph each), e.g. KGDS summaries
     # that echo the prompt's placeholder
     notices: Callable[[dict[str, Any]], list[str]] | None = None
+    # records -> the verdicts in words where a scale has labels (item_scores' shape, "yes"
+    # beside its rank): to_pandas' label column, compare's disagreements
+    item_labels: Callable[[list[dict[str, Any]]], dict[str, dict[str, str]]] | None = None
     # (human-labels file, run options) -> scores shaped like item_scores, for `compare --human`
     human_scores: Callable[[Path, dict[str, Any]], dict[str, dict[str, float]]] | None = None
+    # (human-labels file, run options) -> dimension -> unit -> annotator -> score: several
+    # annotators per unit, for their own agreement beside the judge's in `compare --human`
+    human_ratings: Callable[[Path, dict[str, Any]], dict[str, dict[str, dict[str, float]]]] | None = None
     # (records, metrics, run options) -> the benchmark's own report figures (dialeval.figures records);
     # every run also gets a score histogram per dimension and system (report/plots.py)
     figures: Callable[[list[dict[str, Any]], dict[str, Any], dict[str, Any]], list[Figure]] | None = None

@@ -47,6 +47,7 @@ class Histogram:
     title: str
     series: dict[str, list[float]]
     scale: Scale | None = None
+    labels: tuple[str, ...] = ()  # a label scale: the names of ranks 1, 2, ... (worst first), drawn as words
 
 
 Figure = Bars | Scatter | Histogram

@@ -41,9 +41,8 @@ def image_url(image: ImageRef) -> str:
 
 def image_line(image: ImageRef, number: int) -> str:
     """The text that stands for an image on text-only backends."""
-    where = image.source if image.is_url else Path(image.source).name
     caption = image.caption or "no caption"
-    return f"[image {number}: {caption} ({where})]"
+    return f"[image {number}: {caption} ({image.label})]"
 
 
 def turn_content(text: str, images: list[ImageRef], first_number: int, blocks: bool) -> str | list[str | dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Agreement between two runs' scores of the same units (pure; scipy and krippendorff).
+"""Agreement between two runs' scores of the same units (pure; scipy, and alpha by counts).
 
 Used by ``dialeval compare``: two judges (or two systems) scored the same items; how
 alike are the scores, and is the mean difference more than resampling noise? Every
@@ -59,15 +59,13 @@ def correlations(a: Sequence[float], b: Sequence[float]) -> dict[str, float | No
 
 
 def krippendorff_alpha(a: Sequence[float], b: Sequence[float], level: str) -> float | None:
-    """Krippendorff's alpha of two coders (``ordinal`` for integer scales, else ``interval``)."""
-    import krippendorff
+    """Krippendorff's alpha of two coders (``ordinal`` for integer scales, else ``interval``),
+    from value counts: the package's figure without its units x values x values array."""
+    from dialeval.metrics.alpha import krippendorff_alpha as alpha
 
     if len(a) < 2 or len(set(a) | set(b)) < 2:
         return None  # no variation at all: alpha is undefined
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = krippendorff.alpha(reliability_data=np.array([a, b], dtype=float), level_of_measurement=cast(Any, level))
-    return _finite(value)
+    return alpha(np.column_stack([np.asarray(a, dtype=float), np.asarray(b, dtype=float)]), cast(Any, level))
 
 
 def mean_difference(a: Sequence[float], b: Sequence[float], *, seed: int = SEED) -> dict[str, Any]:

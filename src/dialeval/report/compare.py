@@ -19,7 +19,7 @@ import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from dialeval.config import ConfigError
 from dialeval.report.cautions import FEW_UNITS
@@ -135,9 +135,11 @@ def compare_runs(
     scores = [r.data.scores() for r in runs]
     labels = [r.label for r in runs]
     if human is not None:
-        scores.append(_human_scores(bench, runs[0], human))
+        human_scores, ceiling = _human_scores(bench, runs[0], human)
+        scores.append(human_scores)
         labels.append(HUMAN)
     dimensions = list(dict.fromkeys(d for s in scores for d in s))
+    words = [bench.item_labels(r.data.records) if bench.item_labels else {} for r in runs] + [{}] * (human is not None)
 
     comparisons = []
     for dim in dimensions:
@@ -154,7 +156,9 @@ def compare_runs(
                 x, y = [a[u] for u in units], [b[u] for u in units]
                 entry.update(agreement(x, y))
                 worst = sorted(zip(units, x, y), key=lambda t: (-abs(t[2] - t[1]), t[0]))[:TOP_DISAGREEMENTS]
-                entry["disagreements"] = [{"unit": u, "a": va, "b": vb} for u, va, vb in worst if va != vb]
+                entry["disagreements"] = [
+                    {"unit": u, "a": va, "b": vb, **_words(words[i], words[j], dim, u)} for u, va, vb in worst if va != vb
+                ]
                 entry["pairs"] = [[u, va, vb] for u, va, vb in zip(units, x, y)]
             else:
                 entry["n"] = 0
@@ -171,7 +175,7 @@ def compare_runs(
         "title": bench.title,
         "warnings": coverage_warnings(runs, scores),
         "runs": [run_summary(r) for r in runs],
-        **({"human": str(Path(human).resolve())} if human is not None else {}),
+        **({"human": str(Path(human).resolve()), "human_ceiling": ceiling} if human is not None else {}),
         "dimensions": dimensions,
         "comparisons": comparisons,
         "plots": _plots(out, comparisons, bench.scales) if plots else {},
@@ -196,16 +200,44 @@ def coverage_warnings(runs: list[Run], scores: list[dict[str, dict[str, float]]]
     return out
 
 
-def _human_scores(bench: Any, run: Run, path: str | Path) -> dict[str, dict[str, float]]:
-    """Human labels as scores per dimension and unit, read by the benchmark with the first run's options."""
+def _human_scores(bench: Any, run: Run, path: str | Path) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
+    """Human labels as scores per dimension and unit, read by the benchmark with the first
+    run's options, and per dimension the annotators' own agreement (where the benchmark
+    gives each annotator's labels); a file an option named (a rubric) is the run's own
+    copy of it (``option_files`` in its metrics), not a path relative to the current folder."""
+    import tempfile
+
+    from dialeval.metrics.annotators import annotator_agreement
+
     if bench.human_scores is None:
         raise CompareError(f"benchmark {bench.name!r} does not read human labels (Benchmark.human_scores)")
-    return bench.human_scores(Path(path), run.data.config.get("options") or {})
+    options = dict(run.data.config.get("options") or {})
+    saved = run.data.metrics.get("option_files") or {}
+    with tempfile.TemporaryDirectory(prefix="dialeval-compare-") as folder:
+        for key, copy in saved.items():
+            if key in options and isinstance(copy, dict) and isinstance(copy.get("text"), str):
+                written = Path(folder) / key / Path(str(copy.get("name") or key)).name
+                written.parent.mkdir()
+                written.write_text(copy["text"], encoding="utf-8")
+                options[key] = str(written)
+        scores = bench.human_scores(Path(path), options)
+        ratings = bench.human_ratings(Path(path), options) if bench.human_ratings else {}
+    ceiling = {dim: annotator_agreement(units) for dim, units in ratings.items()}
+    if not any(set(units) & set(run.data.scores().get(dim, {})) for dim, units in scores.items()):
+        named = sum(len(units) for units in scores.values())
+        raise CompareError(f"{path}: none of its {named} labelled units is a unit {run.label} scored "
+                           "(ids are conversation ids; turns count every message from 1; criteria as in the rubric)")
+    return scores, ceiling
 
 
 def _unique_labels(runs: list[Run]) -> None:
-    """Runs that read alike (same benchmark, system, judge and minute) get their folder
-    name added; the same folder name twice (``a/run`` and ``b/run``), their whole path."""
+    """Runs whose options differ get those options added (``context=notes``: the date
+    alone does not say what changed); runs that still read alike (same benchmark, system,
+    judge and minute) get their folder name; the same folder name twice (``a/run`` and
+    ``b/run``), their whole path."""
+    for r, differs in zip(runs, option_differences([r.data.config.get("options") or {} for r in runs])):
+        if differs:
+            r.label = f"{r.label} ({differs})"
     if len({r.label for r in runs}) < len(runs):
         for r in runs:
             if r.label != r.path.name:
@@ -213,6 +245,23 @@ def _unique_labels(runs: list[Run]) -> None:
     if len({r.label for r in runs}) < len(runs):
         for r in runs:
             r.label = str(r.path)
+
+
+def option_differences(options: list[dict[str, Any]]) -> list[str]:
+    """Per run, the options in which it differs from the others (``context=notes,
+    rubric=strict.yaml``; a file option by its name), so runs alike in all else read apart."""
+    keys = sorted({k for o in options for k in o})
+    differing = [k for k in keys if len({json.dumps(o.get(k), sort_keys=True, default=str) for o in options}) > 1]
+    return [option_text({k: o[k] for k in differing if k in o}, [k for k in differing if k not in o]) for o in options]
+
+
+def option_text(options: dict[str, Any], absent: Sequence[str] = ()) -> str:
+    """``context=notes, rubric=strict.yaml`` (a path by its file name; ``no <key>`` for ``absent``)."""
+    def shown(value: Any) -> str:
+        text = str(value)
+        return Path(text).name if isinstance(value, str) and ("/" in text or text.endswith((".yaml", ".yml", ".json", ".jsonl"))) else text
+
+    return ", ".join([*(f"{k}={shown(v)}" for k, v in sorted(options.items())), *(f"no {k}" for k in absent)])
 
 
 def _default_name(runs: list[Run]) -> str:
@@ -225,6 +274,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines += [f"**Warning: {cell(w)}.**" for w in result.get("warnings", [])] + ([""] if result.get("warnings") else [])
     if result.get("human"):
         lines += [f"Human labels ({HUMAN}): {code(result['human'])}", ""]
+        lines += _ceiling_table(result.get("human_ceiling") or {})
     lines += ["## Runs", ""]
     lines += markdown_table(
         ["run", "models", "items", "finished", "failed", "calls", "unparsed", "truncated", "errors", "cost (USD)"],
@@ -252,12 +302,45 @@ def render_markdown(result: dict[str, Any]) -> str:
         if c.get("disagreements"):
             lines += ["", f"### Largest disagreements: {cell(c['dimension'])} ({cell(c['a'])} vs {cell(c['b'])})", ""]
             lines += markdown_table(
-                ["unit", "A", "B"], [[code(d["unit"], table=True), f"{d['a']:g}", f"{d['b']:g}"] for d in c["disagreements"]], "lrr"
+                ["unit", "A", "B"], [[code(d["unit"], table=True), _shown(d, "a"), _shown(d, "b")] for d in c["disagreements"]], "lrr"
             )
     if result.get("plots"):
         lines += ["", "## Plots", ""]
         lines += [f"- {cell(key)}: [{name}]({name})" for key, name in result["plots"].items()]
     return "\n".join(lines) + "\n"
+
+
+def _ceiling_table(ceiling: dict[str, Any]) -> list[str]:
+    """The annotators' own agreement per dimension: the ceiling for the judge's rows."""
+    rows = [[cell(dim), c["annotators"], c["multi_labelled"], _interval(c["alpha"]), num(c["leave_one_out"], 3)]
+            for dim, c in ceiling.items() if c["annotators"] > 1]
+    if not rows:
+        return []
+    return ["The annotators' own agreement, the ceiling for the judge's rows against them:", "",
+            *markdown_table(["dimension", "annotators", "units with 2+ labels", "alpha (ordinal) [95% CI]",
+                             "annotator vs others (Spearman, mean)"], rows, "lrrll"), ""]
+
+
+def _interval(stat: dict[str, Any]) -> str:
+    if stat.get("value") is None or stat.get("ci_low") is None:
+        return num(stat.get("value"), 3)
+    return f"{num(stat['value'], 3)} [{num(stat['ci_low'], 3)}, {num(stat['ci_high'], 3)}]"
+
+
+def _words(a: dict[str, dict[str, str]], b: dict[str, dict[str, str]], dim: str, unit: str) -> dict[str, str]:
+    """The two verdicts in words where their scale has labels (``a_label``, ``b_label``)."""
+    out = {}
+    for key, labels in (("a_label", a), ("b_label", b)):
+        word = labels.get(dim, {}).get(unit)
+        if word is not None:
+            out[key] = word
+    return out
+
+
+def _shown(d: dict[str, Any], side: str) -> str:
+    """A score as a table shows it: ``3 (yes)`` where it stands for a label."""
+    word = d.get(f"{side}_label")
+    return f"{d[side]:g}" + (f" ({cell(word)})" if word else "")
 
 
 def _agreement_row(c: dict[str, Any]) -> list[Any]:

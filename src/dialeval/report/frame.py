@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dialeval.report.results import RunData
 
-COLUMNS = ["item", "unit", "dimension", "score", "status", "system", "judge_model", "cost_usd"]
+COLUMNS = ["item", "unit", "dimension", "score", "label", "status", "system", "judge_model", "cost_usd"]
 
 
 def run_frame(data: RunData) -> Any:
-    """Rows ``item, unit, dimension, score, status, system, judge_model, cost_usd``.
+    """Rows ``item, unit, dimension, score, label, status, system, judge_model, cost_usd``.
+
+    ``label`` is the verdict in words where the scale has labels (``yes`` beside its
+    rank ``3``), else None.
 
     ``unit`` is the benchmark's unit id (a VDAct turn is ``<dial_id>/<turn>``); ``status``
     is the item's; a failed item (or a finished one without a readable score) is one row
@@ -24,15 +27,27 @@ def run_frame(data: RunData) -> Any:
     each of its rows: sum it per item, not per row), NaN when a model has no known price."""
     import pandas as pd
 
+    words = labeller(data.benchmark)
     rows: list[dict[str, Any]] = []
     for item in data.items:
         base = {"item": item.id, "status": item.status, "system": item.system,
                 "judge_model": ", ".join(item.judge_models) or None, "cost_usd": item.cost_usd}
         scored = [(u, dim, v) for dim, units in item.scores.items() for u, v in units.items()]
-        rows += [{**base, "unit": u, "dimension": dim, "score": float(v)} for u, dim, v in scored]
+        labels = words([item.detail]) if words is not None and scored else {}
+        rows += [{**base, "unit": u, "dimension": dim, "score": float(v), "label": labels.get(dim, {}).get(u)} for u, dim, v in scored]
         if not scored:
             rows.append({**base, "unit": None, "dimension": None, "score": None})
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["score"] = frame["score"].astype(float)
     frame["cost_usd"] = frame["cost_usd"].astype(float)
     return frame
+
+
+def labeller(benchmark: str) -> Any:
+    """The benchmark's ``item_labels`` (verdicts in words, e.g. for the viewer's item page), or None."""
+    from dialeval.benchmarks import get_benchmark
+
+    try:
+        return get_benchmark(benchmark).item_labels
+    except (KeyError, ImportError):
+        return None

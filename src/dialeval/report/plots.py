@@ -167,12 +167,14 @@ def _histogram(ax: Any, figure: Histogram) -> None:
     import numpy as np
 
     every = [v for vs in figure.series.values() for v in vs]
-    ticks = _integer_scale(figure.scale, every)
+    scale = (1.0, float(len(figure.labels))) if figure.labels else figure.scale
+    ticks = _integer_scale(scale, every)
     if ticks is not None:
         for (system, values), (offset, width) in zip(figure.series.items(), _offsets(len(figure.series))):
             counts = [sum(1 for v in values if v == t) for t in ticks]
             ax.bar([t + offset for t in ticks], counts, width=width, label=f"{system} (n={len(values)})")
-        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        names = list(figure.labels) if figure.labels and len(figure.labels) == len(ticks) else [f"{t:g}" for t in ticks]
+        ax.set_xticks(ticks, names)
         ax.set_xlim(ticks[0] - 0.6, ticks[-1] + 0.6)
     else:
         low, high = figure.scale or (min(every), max(every))

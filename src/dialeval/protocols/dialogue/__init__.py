@@ -7,6 +7,7 @@ budget that bounds every prompt. See docs/dialogue.md.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,11 @@ from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.data import Conversation, Turn, load_conversations, with_versus
 from dialeval.protocols.dialogue.human import agreement, load_labels
+from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
-from dialeval.protocols.dialogue.metrics import item_scores, score_dimensions, tables
-from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.protocols.dialogue.metrics import item_labels, item_scores, score_dimensions, tables
+from dialeval.protocols.dialogue.plots import rubric_histograms
+from dialeval.protocols.dialogue.rubric import BUILT_IN, load_rubric
 from dialeval.protocols.dialogue.view import conversation_view, image_label
 from dialeval.config import parse_options
 
@@ -38,9 +41,26 @@ def options_of(options: dict[str, Any]) -> DialogueOptions:
 def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     parsed = options_of(options)
     conversations = load_conversations(path, parsed.format, parsed.columns)
+    named = [c.id for c in conversations if looks_like_a_name(c.system) and "system" not in c.metadata]
+    if named:
+        warnings.warn(f"{path}: field 'system' of {len(named)} conversations (first {named[0]!r}: "
+                      f"{next(c.system for c in conversations if c.id == named[0])!r}) reads like a system's name, but it is "
+                      "the system prompt the judge is shown; name the system under test in metadata.system", UserWarning, stacklevel=2)
     if parsed.human_scores:
-        load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations)
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations, parsed.human_rule)
+        for warning in labels.warnings:
+            warnings.warn(warning, LabelWarning, stacklevel=2)
+        if parsed.judge_only == "labelled":
+            conversations = only_labelled(conversations, labels)
+    elif parsed.judge_only == "labelled":
+        raise ConfigError("dialogue option judge_only=labelled needs the labels: give option human_scores=FILE")
     return with_versus(conversations, parsed.versus) if parsed.versus else conversations
+
+
+def looks_like_a_name(system: str) -> bool:
+    """A ``system`` field of one short word (``bot-v2``) names a system; a prompt is a sentence."""
+    text = system.strip()
+    return 0 < len(text) <= 40 and len(text.split()) == 1
 
 
 def _graph():
@@ -69,8 +89,10 @@ def _tools(turn: Turn) -> dict[str, Any]:
 
 
 def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
+    name = item.metadata.get("system")  # the system under test's name (``system`` is its prompt)
     return {
         "id": item.id,
+        **({"system": name} if isinstance(name, str) and name.strip() else {}),
         "system_prompt": item.system,
         "summary": item.summary,
         **({"metadata": item.metadata} if item.metadata else {}),  # an imported unit's source ids: scores go back there
@@ -87,26 +109,39 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     parsed = parse_options(DialogueOptions, options, "dialogue")
     context = {"mode": parsed.context, "budget": parsed.context_budget, "window_turns": parsed.window_turns, "rubric": parsed.rubric}
     metrics = aggregate_units(records, context)
+    if parsed.rubric not in BUILT_IN:  # the run's own copy: compare --human reads it from any folder
+        path = Path(parsed.rubric).expanduser()
+        metrics["option_files"] = {"rubric": {"name": path.name, "text": path.read_text(encoding="utf-8")}}
     if parsed.human_scores:
-        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric))
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), rule=parsed.human_rule)
         metrics["human_agreement"] = agreement(item_scores(records), labels)
+        metrics["human_labels"] = labels.summary()
     return metrics
 
 
 def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """A human-labels file as ``item_scores`` gives the judge's scores, so ``compare --human`` pairs them."""
-    out: dict[str, dict[str, float]] = {}
-    for (unit, criterion), score in load_labels(path, load_rubric(options_of(options).rubric)).items():
-        out.setdefault(criterion, {})[unit] = score
+    """A human-labels file as ``item_scores`` gives the judge's scores (the annotators
+    combined by option ``human_rule``), so ``compare --human`` pairs them."""
+    parsed = options_of(options)
+    return load_labels(path, load_rubric(parsed.rubric), rule=parsed.human_rule).per_criterion()
+
+
+def human_ratings(path: Path, options: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """Each annotator's labels per criterion and unit, for the human ceiling in ``compare --human``."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (unit, criterion), scores in load_labels(path, load_rubric(options_of(options).rubric)).by_unit().items():
+        out.setdefault(criterion, {})[unit] = scores
     return out
 
 
 def figures(records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]) -> list[Figure]:
-    """The judge against the human labels per criterion, when the run was given some."""
+    """Score histograms on the rubric's scales, and the judge against the human labels
+    per criterion when the run was given some."""
     parsed = parse_options(DialogueOptions, options, "dialogue")
-    if not parsed.human_scores:
-        return []
-    return judge_vs_human(item_scores(records), human_scores(Path(parsed.human_scores), options))
+    out: list[Figure] = [*rubric_histograms(records, load_rubric(parsed.rubric))]
+    if parsed.human_scores:
+        out += judge_vs_human(item_scores(records), human_scores(Path(parsed.human_scores), options))
+    return out
 
 
 register_benchmark(
@@ -123,8 +158,10 @@ register_benchmark(
         tables=tables,
         **ROLES.benchmark_fields(),
         item_scores=item_scores,
+        item_labels=item_labels,
         conversation_view=conversation_view,
         human_scores=human_scores,
+        human_ratings=human_ratings,
         figures=figures,
     )
 )

@@ -41,6 +41,12 @@ class DialogueOptions(BaseModel):
     )
     versus: str | None = Field(default=None, description="another system's turns on the same conversations: compare the two")
     human_scores: str | None = Field(default=None, description="human labels per turn or conversation and criterion: agreement")
+    human_rule: Literal["mean", "median", "majority"] = Field(
+        default="mean", description="several annotators of one unit: their labels combined by mean, median or majority"
+    )
+    judge_only: Literal["all", "labelled"] = Field(
+        default="all", description="labelled: judge only the turns and conversations that carry a human label"
+    )
     memory: MemorySettings = Field(default_factory=MemorySettings)
     format: Literal["dialogue", "otel", "langsmith", "langfuse", "hf"] = Field(
         default="dialogue", description="the data file's format: dialogue records, or traces/datasets to import (docs/data.md)"

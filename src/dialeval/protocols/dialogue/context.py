@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 from langchain_core.messages import BaseMessage
 
 from dialeval.agents.images import image_line
+from dialeval.data.images import image_tokens
 from dialeval.memory.notes import NoteEntry
 from dialeval.models.usage import count_tokens
 from dialeval.protocols.dialogue.data import Turn
@@ -31,15 +32,23 @@ SPEAKER = {"user": "User", "assistant": "Assistant"}
 
 
 def prompt_tokens(messages: Sequence[BaseMessage]) -> int:
-    """Tokens of a prompt's text (image blocks count by their text stand-in only)."""
+    """Tokens of a prompt: its text, and each image block as the image tokens its size
+    costs (a ``data:`` URL's base64 is pixels, not text)."""
     total = 0
     for message in messages:
         content = message.content
         if isinstance(content, str):
             total += count_tokens(content)
         else:
-            total += sum(count_tokens(str(p.get("text", ""))) for p in content if isinstance(p, dict))
+            total += sum(_part_tokens(p) for p in content if isinstance(p, dict))
     return total + 4 * len(messages)  # role markers
+
+
+def _part_tokens(part: dict[str, Any]) -> int:
+    if part.get("type") == "image_url":
+        url = part.get("image_url")
+        return image_tokens(str(url.get("url", "") if isinstance(url, dict) else url or ""))
+    return count_tokens(str(part.get("text", "")))
 
 
 def turn_text(turn: Turn) -> str:

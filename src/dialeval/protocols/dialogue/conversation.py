@@ -15,7 +15,7 @@ from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view
 from dialeval.protocols.dialogue.data import Conversation, conversation_of
-from dialeval.protocols.dialogue.judge import criterion_values, expected_text, missing, relevant_notes, selected, trajectory_template
+from dialeval.protocols.dialogue.judge import criterion_values, expected_text, labelled_only, missing, relevant_notes, selected, trajectory_template
 from dialeval.protocols.dialogue.notetaker import open_store
 from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
 from dialeval.protocols.dialogue.trajectory import conversation_trajectory
@@ -50,7 +50,7 @@ async def judge_whole(context: EvalContext, conv: Conversation, criterion: Crite
     if view.over_budget:
         return unit(criterion, view, None, level=criterion.level)
     answer = await CONVERSATION_JUDGE.ask(
-        ctx, view.messages, label=f"dialogue.judge.{criterion.name}",
+        ctx, view.messages, label=f"dialogue.conversation_judge.{criterion.name}",
         validate=checker(criterion), placeholder=placeholder(criterion), json_schema=json_schema(criterion),
     )
     return unit(criterion, view, answer, level=criterion.level)
@@ -64,7 +64,7 @@ def conversation_judge():
         options = DialogueOptions.of(context)
         conv = conversation_of(state)
         rubric = load_rubric(options.rubric)
-        criteria = selected(rubric.at("conversation") + rubric.at("summary"), options)
+        criteria = labelled_only(selected(rubric.at("conversation") + rubric.at("summary"), options), options, conv.id, rubric)
         store = await asyncio.to_thread(open_store, context) if options.context == "notes" and criteria else None
 
         async def one(criterion: Criterion) -> dict[str, Any]:

@@ -62,7 +62,7 @@ async def check_text(context: EvalContext, text: str, source: str, **where: Any)
     messages = ctx.template.render(text=text)
     if prompt_tokens(messages) > options.context_budget:
         return {**out, "status": "over_budget", "prompt_tokens": prompt_tokens(messages)}
-    split = await DECOMPOSER.ask(ctx, messages)
+    split = await DECOMPOSER.ask(ctx, messages, label="dialogue.fact_checker.decompose")  # recorded under its role
     out["calls"].append(split.call.model_dump())
     if split.value is None:
         return {**out, "status": split.call.status}
@@ -75,7 +75,7 @@ async def check_text(context: EvalContext, text: str, source: str, **where: Any)
     if prompt_tokens(messages) > options.context_budget:
         return {**out, "status": "over_budget", "prompt_tokens": prompt_tokens(messages)}
     checked = await VERIFIER.ask(
-        ctx, messages, validate=one_per_fact(len(facts)),
+        ctx, messages, label="dialogue.fact_checker.verify", validate=one_per_fact(len(facts)),
         placeholder=lambda: Verification(verdicts=[FactVerdict(fact=i + 1, reason="dry-run", label="supported") for i in range(len(facts))]),
     )
     out["calls"].append(checked.call.model_dump())

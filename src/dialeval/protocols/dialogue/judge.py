@@ -16,8 +16,9 @@ from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view, turn_text
 from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
+from dialeval.protocols.dialogue.labels import labelled_units
 from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_note
-from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
+from dialeval.protocols.dialogue.rubric import Criterion, Rubric, dimension, load_rubric
 from dialeval.protocols.dialogue.toolcalls import ToolCall, reference_lines, tools_text
 from dialeval.protocols.dialogue.trajectory import turn_trajectory
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, scale_values, shown, unit
@@ -103,7 +104,8 @@ def criterion_judge():
     async def node(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = DialogueOptions.of(context)
         conv = conversation_of(state)
-        criteria = selected(load_rubric(options.rubric).at("turn"), options)
+        rubric = load_rubric(options.rubric)
+        criteria = selected(rubric.at("turn"), options)
         store = None
         if options.context == "notes":
             store = await asyncio.to_thread(open_store, context)
@@ -113,11 +115,12 @@ def criterion_judge():
         session: dict[str, dict[int, str]] = {c.name: {} for c in criteria}
         for turn in conv.assistant_turns():
             notes: list[Any] = []
-            if store is not None:
+            todo = labelled_only(criteria, options, f"{conv.id}/{turn.number}", rubric)
+            if store is not None and todo:
                 before = conv.turns[max(0, turn.number - 2)]
                 notes = await relevant_notes(store, conv, f"{before.text}\n{turn.text}", options.note_top_k)
-            done = await asyncio.gather(*(judge_turn(context, conv, turn, c, session[c.name], notes) for c in criteria))
-            for criterion, record in zip(criteria, done):
+            done = await asyncio.gather(*(judge_turn(context, conv, turn, c, session[c.name], notes) for c in todo))
+            for criterion, record in zip(todo, done):
                 text = shown(record)
                 if text:
                     session[criterion.name][turn.number] = text
@@ -127,6 +130,16 @@ def criterion_judge():
         return {"turn_units": units, "note_updates": notes_log}
 
     return node
+
+
+def labelled_only(criteria: list[Criterion], options: DialogueOptions, unit: str, rubric: Rubric) -> list[Criterion]:
+    """The criteria to judge ``unit`` on: all, or under ``judge_only=labelled`` those
+    with a human label for it (the labels file is read once per version)."""
+    if options.judge_only != "labelled" or not options.human_scores:
+        return criteria
+    wanted = labelled_units(options.human_scores, options.rubric)
+    turn_names = {c.name for c in rubric.at("turn")}
+    return [c for c in criteria if (unit, dimension(c.name, c.level, c.name in turn_names)) in wanted]
 
 
 def selected(criteria: list[Criterion], options: DialogueOptions) -> list[Criterion]:

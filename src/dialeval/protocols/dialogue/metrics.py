@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from dialeval.protocols.dialogue.human import agreement_table
 from dialeval.protocols.dialogue.pairwise_metrics import pairwise, pairwise_table
+from dialeval.protocols.dialogue.rubric import dimension
 from dialeval.report.tables import cell, markdown_table, num
 
 FAILURES = ("unparsed", "truncated", "over_budget", "error")
@@ -99,20 +100,38 @@ def aggregate(records: list[dict[str, Any]], context: dict[str, Any]) -> dict[st
     }
 
 
+def verdict_units(record: dict[str, Any]) -> Iterable[tuple[str, str, dict[str, Any]]]:
+    """(dimension, unit, verdict record) of every read verdict of one conversation."""
+    turn_names = {u["criterion"] for u in record.get("turn_units", [])}
+    for u in record.get("turn_units", []):
+        if u.get("score") is not None:
+            yield u["criterion"], f"{record['id']}/{u['turn']}", u
+    for u in record.get("conversation_units", []):
+        if u.get("score") is not None:
+            yield dimension(u["criterion"], str(u.get("level") or "conversation"), u["criterion"] in turn_names), record["id"], u
+
+
 def item_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """criterion -> {``<id>/<turn>`` or ``<id>`` -> score}, read verdicts only (for ``compare``)."""
     out: dict[str, dict[str, float]] = {}
     for r in records:
-        for u in r.get("turn_units", []):
-            if u.get("score") is not None:
-                out.setdefault(u["criterion"], {})[f"{r['id']}/{u['turn']}"] = u["score"]
-        for u in r.get("conversation_units", []):
-            if u.get("score") is not None:
-                out.setdefault(u["criterion"], {})[r["id"]] = u["score"]
+        for name, unit, u in verdict_units(r):
+            out.setdefault(name, {})[unit] = u["score"]
         for u in r.get("grounding_units", []):
             if u.get("precision") is not None:
                 name, unit = ("factual_precision", f"{r['id']}/{u['turn']}") if "turn" in u else ("summary_factual_precision", r["id"])
                 out.setdefault(name, {})[unit] = u["precision"]
+    return out
+
+
+def item_labels(records: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """criterion -> {unit -> verdict} where the verdict is a label (``yes``), named as in
+    :func:`item_scores`, so a table can show the word beside its rank."""
+    out: dict[str, dict[str, str]] = {}
+    for r in records:
+        for name, unit, u in verdict_units(r):
+            if isinstance(u.get("verdict"), str):
+                out.setdefault(name, {})[unit] = u["verdict"]
     return out
 
 
@@ -152,7 +171,7 @@ def tables(metrics: dict[str, Any]) -> str:
         headers = ["grounding", "units", "checked", "mean factual precision", "facts", "unsupported", "no facts", "failures"]
         lines += ["", *markdown_table(headers, grounding, "lrrrrrrl")]
     if metrics.get("human_agreement"):
-        lines += ["", agreement_table(metrics["human_agreement"])]
+        lines += ["", agreement_table(metrics["human_agreement"], metrics.get("human_labels"))]
     if metrics.get("pairwise"):
         lines += ["", pairwise_table(metrics["pairwise"])]
     return "\n".join(lines)

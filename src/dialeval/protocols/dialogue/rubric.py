@@ -14,12 +14,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dialeval.config import did_you_mean, unknown_key
 from dialeval.errors import ConfigError
 from dialeval.protocols.dialogue.trajectory import TrajectoryMatch
 
 Level = Literal["turn", "conversation", "summary"]
 Need = Literal["grounding", "reference"]
 BUILT_IN = ("dialogue",)
+MAX_CRITERIA = 200  # each criterion is a judge call per unit: more is a pasted list, not a rubric
 
 
 class Scale(BaseModel):
@@ -43,15 +45,48 @@ class Scale(BaseModel):
     def read(self, value: Any) -> int | str | None:
         """``value`` on this scale (labels case-insensitive), else ``None``."""
         if self.numeric:
-            if isinstance(value, bool):
-                return None
-            try:
-                number = int(str(value).strip())
-            except ValueError:
-                return None
-            return number if self.low <= number <= self.high else None  # type: ignore[operator]
+            return self._in_range(value, int)
+        if isinstance(value, bool):  # JSON's true/false for a yes/no scale, as YAML reads the rubric
+            value = "yes" if value else "no"
         by_lower = {label.lower(): label for label in self.labels}
         return by_lower.get(str(value).strip().lower())
+
+    def _in_range(self, value: Any, kind: type[int] | type[float]) -> Any:
+        """``value`` read as ``kind`` when it lies on this range (booleans are no numbers here)."""
+        if isinstance(value, bool):
+            return None
+        try:
+            number = kind(str(value).strip())
+        except ValueError:
+            return None
+        return number if self.low <= number <= self.high else None  # type: ignore[operator]
+
+    def read_label(self, value: Any) -> float | None:
+        """A human label as a number: on a range any number in it (``2.5``: an averaged
+        label), else a label's rank (:meth:`score`); ``None`` when off the scale."""
+        if self.numeric:
+            return self._in_range(value, float)
+        label = self.read(value)
+        return None if label is None else self.score(label)
+
+    def describe_labels(self) -> str:
+        """What :meth:`read_label` accepts, for messages."""
+        if self.numeric:
+            return f"a number from {self.low} to {self.high} (averaged labels such as 2.5 are fine)"
+        return self.describe()
+
+    def label_of(self, score: float) -> str | None:
+        """The label a rank stands for (``3.0`` -> ``"yes"``), ``None`` on a range or between ranks."""
+        if self.numeric or not float(score).is_integer() or not 1 <= score <= len(self.labels):
+            return None
+        return self.labels[len(self.labels) - int(score)]
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The lowest and highest score (ranks for labels), for plots that span the scale."""
+        if self.numeric:
+            return float(self.low), float(self.high)  # type: ignore[arg-type]
+        return 1.0, float(len(self.labels))
 
     def score(self, value: int | str) -> float:
         """A number for means and correlations: the integer itself, or a label's rank
@@ -97,10 +132,18 @@ class Criterion(BaseModel):
             return value
         if not isinstance(value, list) or len(value) < 2:
             raise ValueError("a scale is [low, high] (integers) or a list of at least two labels, e.g. [yes, no]")
-        if len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(value) == 2 and len(numbers) == 2 and not all(float(v).is_integer() for v in numbers):
+            raise ValueError(f"an integer range needs whole-number bounds, got {value}: use [1, 5] "
+                             "(averaged human labels such as 2.5 are still read on it)")
+        if len(value) == 2 and len(numbers) == 2:
+            value = [int(v) for v in value]
             if value[0] >= value[1]:
                 raise ValueError(f"an integer range goes from low to high, got {value}")
             return Scale(low=value[0], high=value[1])
+        if any(isinstance(v, float) for v in value):
+            raise ValueError(f"labels are words (or whole numbers): {value} mixes in a fraction; "
+                             "an integer range is written [low, high]")
         # YAML reads yes/no as booleans: take them back as the words written
         labels = [("yes" if v else "no") if isinstance(v, bool) else str(v) for v in value]
         if len({label.lower() for label in labels}) != len(labels) or not all(label.strip() for label in labels):
@@ -117,17 +160,25 @@ class Rubric(BaseModel):
     def at(self, level: Level) -> list[Criterion]:
         return [c for c in self.criteria if c.level == level]
 
-    def get(self, name: str) -> Criterion:
-        return next(c for c in self.criteria if c.name == name)
+    def get(self, name: str, level: Level | None = None) -> Criterion:
+        return next(c for c in self.criteria if c.name == name and level in (None, c.level))
+
+
+def dimension(name: str, level: str, shared: bool) -> str:
+    """A criterion's name in tables and compare: ``overall (conversation)`` where a
+    turn-level criterion is also called ``overall`` (names are unique per level)."""
+    return f"{name} ({level})" if shared and level != "turn" else name
 
 
 def parse_rubric(data: Any, source: str) -> Rubric:
     """A rubric from parsed YAML; errors name ``source``, the criterion and the field."""
     if not isinstance(data, dict) or "criteria" not in data:
-        raise ConfigError(f"rubric {source}: expected a mapping with a 'criteria' list")
+        hint = next((did_you_mean(str(k), ["criteria"]) for k in data), "") if isinstance(data, dict) else ""
+        raise ConfigError(f"rubric {source}: expected a mapping with a 'criteria' list{hint}")
     extra = sorted(set(data) - {"criteria"})
     if extra:
-        raise ConfigError(f"rubric {source}: unknown top-level field '{extra[0]}' (only 'criteria')")
+        raise ConfigError(f"rubric {source}: unknown top-level field '{extra[0]}' (only 'criteria')"
+                          + did_you_mean(extra[0], ["criteria"]))
     raw = data["criteria"]
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"rubric {source}, field 'criteria': a non-empty list of criteria")
@@ -138,15 +189,34 @@ def parse_rubric(data: Any, source: str) -> Rubric:
         try:
             criteria.append(Criterion.model_validate(entry))
         except ValidationError as err:
-            first = err.errors()[0]
+            errors = err.errors()
+            first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])  # a typo explains the rest
             field = ".".join(str(p) for p in first["loc"]) or "criterion"
-            message = str(first["msg"]).removeprefix("Value error, ")
+            if first["type"] == "extra_forbidden":
+                message = unknown_key(field, list(Criterion.model_fields))
+            else:
+                message = str(first["msg"]).removeprefix("Value error, ")
             raise ConfigError(f"rubric {source}, {which}, field '{field}': {message}") from None
-    names = [c.name for c in criteria]
-    for name in names:
-        if names.count(name) > 1:
-            raise ConfigError(f"rubric {source}, criterion {name!r}, field 'name': used twice")
+    _check_names(criteria, source)
     return Rubric(source=source, criteria=criteria)
+
+
+def _check_names(criteria: list[Criterion], source: str) -> None:
+    """A name is unique per unit kind (a turn-level and a conversation-level ``overall``
+    may both exist); names that differ only by case or spaces, or thousands of criteria,
+    are refused: each is a judge call per unit, and compare would mix them up."""
+    if len(criteria) > MAX_CRITERIA:
+        raise ConfigError(f"rubric {source}: {len(criteria)} criteria; at most {MAX_CRITERIA} "
+                          "(each one is a judge call per unit: split the rubric, or pick some with option 'criteria')")
+    seen: dict[tuple[bool, str], str] = {}
+    for c in criteria:
+        key = (c.level == "turn", "".join(c.name.lower().split()).replace("_", "").replace("-", ""))
+        if key in seen:
+            first = seen[key]
+            which = "used twice" if first == c.name else f"differs from {first!r} only by case or spacing"
+            scope = "turn-level" if key[0] else "conversation- and summary-level"
+            raise ConfigError(f"rubric {source}, criterion {c.name!r}, field 'name': {which} among the {scope} criteria")
+        seen[key] = c.name
 
 
 def load_rubric(ref: str) -> Rubric:

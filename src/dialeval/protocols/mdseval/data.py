@@ -231,6 +231,7 @@ def load_mdseval(path: str | Path, dialogues: str | Path | None = None, images: 
                 field = f"images.{i_index}.image_path"
                 if not image.image_path:
                     raise DataError(path, f"no image_path to find in {folder}", where, field)
-                found = resolve_local_image(image.image_path, folder, path, where, field, _alternatives(image.image_path), "image")
+                found = resolve_local_image(image.image_path, folder, path, where, field, _alternatives(image.image_path), "image",
+                                            folder_option="image_dir")
                 image.local_path = str(found)
     return items

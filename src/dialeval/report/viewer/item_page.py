@@ -55,7 +55,11 @@ def write_item(out: Path, number: int, total: int, row: ItemResult, run: dict[st
                conversation: Any, thumb: Callable[[str], str | None], data: Any = None) -> Path:
     """``items/<number>.html`` (and ``<number>-calls-<k>.html`` for calls past the first twenty);
     ``data`` is the item as the data file gives it, shown where no conversation view is."""
+    from dialeval.report.frame import labeller
+
     calls = row.calls
+    words = labeller(str(run.get("benchmark"))) if row.scores and row.detail else None
+    labels = words([row.detail]) if words is not None else {}  # "yes" beside its rank
     pages = max(1, -(-len(calls) // CALLS_PER_PAGE))
     stem = f"{number:05d}"
     first = out / "items" / f"{stem}.html"
@@ -69,7 +73,7 @@ def write_item(out: Path, number: int, total: int, row: ItemResult, run: dict[st
         render(
             "item.html", page,
             run=run, row=row, calls=shown, call_count=len(calls), counts=counts(calls), statuses=STATUSES, clip=clip,
-            thumb=thumb, scores=row.scores, conversation=conversation, more_turns=more_turns, first_page=k == 1, data=data,
+            thumb=thumb, scores=row.scores, labels=labels, conversation=conversation, more_turns=more_turns, first_page=k == 1, data=data,
             call_pages=[(j, f"{stem}.html" if j == 1 else f"{stem}-calls-{j}.html") for j in range(1, pages + 1)] if pages > 1 else [],
             calls_page=k,
             previous=f"{number - 1:05d}.html" if number > 1 else None,

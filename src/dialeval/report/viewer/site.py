@@ -67,7 +67,7 @@ def mark(folder: Path, current: str) -> None:
 
 def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
     """One line of the index: benchmark, models, items, failures, cost."""
-    from dialeval.report.compare import run_models
+    from dialeval.report.compare import option_text, run_models
 
     info = run.metrics.get("run", {})
     outcomes = counts([call for item in run.items for call in item.calls])  # so far, for a running run too
@@ -75,6 +75,7 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
         "name": run.path.name,
         "benchmark": run.benchmark,
         "models": run_models(run.config),
+        "options": option_text(run.config.get("options") or {}),  # runs alike in all but options read apart
         "item_count": info.get("items", len(run.items)),
         "finished": info.get("finished", len(run.items) - run.failed),
         "failed": info.get("failed", run.failed),

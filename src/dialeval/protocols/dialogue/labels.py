@@ -1,0 +1,221 @@
+"""Human labels as people keep them: several annotators per unit, floats, "N/A" answers.
+
+A labels file (JSON or JSONL) holds one record per label, or per unit with a list of
+scores: ``id`` (conversation), ``turn`` (an assistant turn's number; left out for a
+conversation-level criterion), ``criterion``, ``score`` (a number or a label on the
+criterion's scale, or a list of them: one per annotator) and an optional ``annotator``.
+Several labels of one unit are kept apart per annotator and combined by a named rule
+(:data:`RULES`), never "last one wins". ``null``, ``NaN``, ``"N/A"`` and ``""`` mean "no
+label": skipped and counted. A label for a criterion the rubric lacks or a unit the data
+lacks is a counted warning naming the file and line; a file naming no known unit stops.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from statistics import fmean, median
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialeval.data.io import DataError, read_records, validate_record
+from dialeval.protocols.dialogue.data import Conversation
+from dialeval.protocols.dialogue.rubric import Criterion, Rubric, dimension, load_rubric
+
+Rule = Literal["mean", "median", "majority"]
+RULES: tuple[Rule, ...] = ("mean", "median", "majority")
+NO_LABEL = {"", "n/a", "na", "nan", "none", "null", "-"}
+Key = tuple[str, str]  # (unit, criterion): unit is ``<id>/<turn>`` or ``<id>``
+
+
+class LabelWarning(UserWarning):
+    """A label that was skipped (unknown criterion or unit) or read twice; the run goes on."""
+
+
+class LabelRecord(BaseModel):
+    """One record of a labels file, before it is checked against the rubric and the data."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | int = Field()
+    turn: int | None = Field(default=None, ge=1)
+    criterion: str = Field(min_length=1)
+    score: bool | int | float | str | None | list[bool | int | float | str | None]  # bool first: true stays true
+    annotator: str | int | None = None
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One annotator's label of one unit on one criterion, as a number (a label's rank)."""
+
+    unit: str  # ``<id>/<turn>`` or ``<id>``, as ``item_scores`` names the judge's units
+    criterion: str  # as ``item_scores`` names it: ``overall (conversation)`` where a turn-level ``overall`` exists
+    annotator: str  # the file's ``annotator``, else ``#1``, ``#2``... by order within the unit
+    score: float  # on the criterion's scale; a label as its rank (best = number of labels)
+    where: str  # file and record (line), for messages
+    id: str = ""  # the conversation
+    turn: int | None = None
+
+
+@dataclass
+class Labels:
+    """Every label of one file, per annotator; :meth:`consensus` combines them by ``rule``."""
+
+    source: str
+    rule: Rule = "mean"
+    ratings: list[Rating] = field(default_factory=list)
+    skipped: int = 0  # "no label" answers: null, NaN, "N/A"
+    warnings: list[str] = field(default_factory=list)
+    unknown: int = 0  # labels for a criterion or unit that is not there (each a warning)
+
+    def by_unit(self) -> dict[Key, dict[str, float]]:
+        """``(unit, criterion) -> {annotator: score}``, in file order."""
+        out: dict[Key, dict[str, float]] = {}
+        for r in self.ratings:
+            out.setdefault((r.unit, r.criterion), {})[r.annotator] = r.score
+        return out
+
+    def criteria(self) -> list[str]:
+        return list(dict.fromkeys(r.criterion for r in self.ratings))
+
+    def consensus(self, rule: Rule | None = None) -> dict[Key, float]:
+        """One score per ``(unit, criterion)``: the annotators' scores combined by ``rule``."""
+        return {key: combine(list(scores.values()), rule or self.rule) for key, scores in self.by_unit().items()}
+
+    def per_criterion(self, rule: Rule | None = None) -> dict[str, dict[str, float]]:
+        """The consensus as ``item_scores`` gives the judge's: criterion -> unit -> score."""
+        out: dict[str, dict[str, float]] = {}
+        for (unit, criterion), score in self.consensus(rule).items():
+            out.setdefault(criterion, {})[unit] = score
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """What the report states about the file: units, annotators, skipped and unknown labels."""
+        return {
+            "file": self.source, "rule": self.rule, "labels": len(self.ratings), "units": len(self.by_unit()),
+            "annotators": len({r.annotator for r in self.ratings}), "no_label": self.skipped,
+            "unknown": self.unknown, "warnings": self.warnings[:20],
+        }
+
+
+def combine(scores: list[float], rule: Rule) -> float:
+    """The annotators' scores of one unit as one: mean, median, or the most common
+    (a tie goes to the lower of the tied scores: the cautious reading)."""
+    if rule == "mean":
+        return fmean(scores)
+    if rule == "median":
+        return float(median(scores))
+    counts = Counter(scores)
+    top = max(counts.values())
+    return min(s for s, c in counts.items() if c == top)
+
+
+def is_no_label(value: Any) -> bool:
+    """``null``, ``NaN`` and the usual spellings of "not applicable" / "no answer"."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, str) and value.strip().lower() in NO_LABEL
+
+
+def load_labels(
+    path: str | Path, rubric: Rubric, conversations: list[Conversation] | None = None, rule: Rule = "mean"
+) -> Labels:
+    """The labels of ``path`` checked against ``rubric`` (and ``conversations``, when
+    given). Off-scale scores and level mistakes stop with file, record and field named."""
+    records = read_records(path)
+    lines = getattr(records, "lines", None)
+    labels = Labels(source=str(path), rule=rule)
+    units = _units(conversations) if conversations is not None else None
+    positions: Counter[Key] = Counter()  # anonymous annotators are numbered per unit: #1, #2...
+    seen: set[tuple[str, str, str]] = set()
+    shared = {c.name for c in rubric.at("turn")} & {c.name for c in rubric.criteria if c.level != "turn"}
+    for index, raw in enumerate(records):
+        where: str | int = f"{index} (line {lines[index]})" if lines else index
+        label = validate_record(LabelRecord, raw, path, where)
+        place = f"{path}, record {index + 1}" + (f" (line {lines[index]})" if lines else "")
+        criterion = _criterion(rubric, label, path, where, labels, place)
+        if criterion is None:
+            continue
+        unit = str(label.id) if label.turn is None else f"{label.id}/{label.turn}"
+        if units is not None and unit not in units:
+            labels.unknown += 1
+            kind = "assistant turn" if label.turn else "conversation"
+            labels.warnings.append(f"{place}: no {kind} {unit!r} in the data file; label skipped")
+            continue
+        values = label.score if isinstance(label.score, list) else [label.score]
+        for position, value in enumerate(values):
+            if is_no_label(value):
+                labels.skipped += 1
+                continue
+            read = criterion.scale.read_label(value)
+            field_name = "score" if len(values) == 1 else f"score.{position}"
+            if read is None:
+                raise DataError(path, f"{value!r} is not {criterion.scale.describe_labels()}", record=where, field=field_name)
+            name = dimension(criterion.name, criterion.level, criterion.name in shared)
+            key = (unit, name)
+            if isinstance(label.score, list):
+                annotator = f"#{position + 1}"
+            elif label.annotator is not None:
+                annotator = str(label.annotator)
+            else:
+                positions[key] += 1
+                annotator = f"#{positions[key]}"
+            if (unit, name, annotator) in seen:
+                labels.warnings.append(f"{place}: annotator {annotator!r} labelled {unit!r} on {name!r} again; "
+                                       "both labels kept, as two annotators")
+                annotator += f"@{index + 1}"
+            seen.add((unit, name, annotator))
+            labels.ratings.append(Rating(unit, name, annotator, read, place, str(label.id), label.turn))
+    if records and not labels.ratings and labels.unknown:
+        raise DataError(path, f"none of its {len(records)} labels names a unit of the data or a criterion of {rubric.source}: "
+                        "is it the labels file of this data? (ids are conversation ids; turns count every message from 1)")
+    return labels
+
+
+def labelled_units(path: str | Path, rubric: str) -> frozenset[Key]:
+    """Every ``(unit, criterion)`` that carries a label (option ``judge_only=labelled``),
+    read once per version of the file however many conversations ask."""
+    stat = Path(path).stat()
+    return _labelled(str(path), stat.st_mtime_ns, stat.st_size, rubric)
+
+
+@lru_cache(maxsize=8)
+def _labelled(path: str, mtime_ns: int, size: int, rubric: str) -> frozenset[Key]:
+    return frozenset((r.unit, r.criterion) for r in load_labels(path, load_rubric(rubric)).ratings)
+
+
+def only_labelled(conversations: list[Conversation], labels: Labels) -> list[Conversation]:
+    """The conversations that carry a label (option ``judge_only=labelled``): the judge's
+    calls go where there is something to compare them with."""
+    ids = {r.id for r in labels.ratings}
+    return [c for c in conversations if c.id in ids]
+
+
+def _units(conversations: list[Conversation]) -> set[str]:
+    """Every unit a label may name: conversations and their assistant turns."""
+    out = {c.id for c in conversations}
+    out.update(f"{c.id}/{t.number}" for c in conversations for t in c.assistant_turns())
+    return out
+
+
+def _criterion(rubric: Rubric, label: LabelRecord, path: str | Path, where: str | int, labels: Labels, place: str) -> Criterion | None:
+    """The rubric's criterion the label names at its level (turn given: turn level), else
+    a counted warning (unknown name) or an error (the name exists at the other level)."""
+    named = [c for c in rubric.criteria if c.name == label.criterion]
+    if not named:
+        labels.unknown += 1
+        labels.warnings.append(f"{place}: {label.criterion!r} is not a criterion of {rubric.source}; label skipped")
+        return None
+    turn_level = label.turn is not None
+    for criterion in named:
+        if (criterion.level == "turn") == turn_level:
+            return criterion
+    level = named[0].level
+    raise DataError(path, f"criterion {label.criterion!r} is {level}-level: "
+                    + ("give the turn" if level == "turn" else "leave the turn out"), record=where, field="turn")
