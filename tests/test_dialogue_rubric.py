@@ -18,7 +18,7 @@ def criterion(name="tone", **fields):
         ([criterion(scale=[1.5, 5])], "field 'scale': an integer range needs whole-number bounds, got [1.5, 5]"),
         ([criterion(scale=["good", 2.5, "bad"])], "field 'scale': labels are words"),
         ([{"name": "tone", "descripton": "Polite?", "scale": [1, 5]}], "field 'descripton': unknown key; valid: name, level, "
-                                                                      "description, scale, examples, needs (did you mean 'description'?)"),
+                                                                      "description, scale, examples, needs, match, kind (did you mean 'description'?)"),
         ([criterion(exmaples=["a"])], "(did you mean 'examples'?)"),
         ([criterion("Tone"), criterion("tone ")], "criterion 'tone ', field 'name': differs from 'Tone' only by case or spacing"),
         ([criterion("overall"), criterion("overall")], "criterion 'overall', field 'name': used twice among the turn-level criteria"),

@@ -128,7 +128,7 @@ def test_a_dry_run_prices_the_suite_without_calling_the_bot(tmp_path):
     usage = json.loads((result.run_dir / "usage.json").read_text(encoding="utf-8"))
     assert usage["total"]["requests"] == 0 and usage["total"]["cost_usd"] > 0  # priced, nothing sent
     per_agent = {name: row["calls"] for name, row in usage["per_agent"].items()}
-    assert per_agent == {"simulation.user_simulator": 8, "simulation.auditor": 8, "dialogue.judge.refund_given": 2}
+    assert per_agent == {"simulation.user_simulator": 8, "simulation.auditor": 8, "dialogue.conversation_judge.refund_given": 2}
 
 
 def test_the_user_shows_a_picture_and_the_viewer_flags_the_audit(tmp_path, monkeypatch):
