@@ -83,15 +83,27 @@ def test_a_bot_failing_on_its_third_turn_is_the_bots_failure(tmp_path):
 
 
 def test_an_async_callable_bot_with_tool_calls(tmp_path):
-    scenario = {**REFUND, "success": {"checks": [{"tool": "issue_refund", "args": {"order_id": "A123"}}]}}
+    scenario = {**REFUND, "success": {**REFUND["success"], "checks": [{"tool": "issue_refund", "args": {"order_id": "A123"}}]}}
     with OpenAIStub(respond=models) as server:
         result = simulate(tmp_path, server, "tests.simulation_helpers:refund_with_tool", suite(tmp_path, scenario))
+        judge = [prompt_of(b) for b in server.completions if "name: refund_given" in prompt_of(b)]
 
     [record] = result.records
     assert record["outcome"] == "success" and record["stop_reason"] == "checks_passed"
     last = record["turns"][-1]
     assert [m["role"] for m in last["messages"]] == ["assistant", "tool", "assistant"]  # the whole turn is kept
     assert record["checks"] == [{"check": "called issue_refund(order_id='A123')", "passed": True}]
+    # the judge reads the call and its result in the dialogue's own form
+    assert "[tool call 1] issue_refund({\"order_id\": \"A123\"})" in judge[0] and "[tool result 1] RMA-654321" in judge[0]
+    # the written file keeps them as OpenAI tool_calls and a tool message: the dialogue loader reads them back
+    line = json.loads((result.run_dir / "conversations.jsonl").read_text(encoding="utf-8"))
+    assert [m["role"] for m in line["messages"]] == ["user", "assistant", "user", "assistant", "tool", "assistant"]
+    [conversation] = get_benchmark("dialogue").load(result.run_dir / "conversations.jsonl", {})
+    reloaded = conversation.turns[-1]
+    sent, result_message = last["messages"][0]["tool_calls"], last["messages"][1]
+    assert [(c.id, c.name, c.arguments, c.result) for c in reloaded.tool_calls] == [
+        (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]), result_message["content"]) for c in sent]
+    assert reloaded.text == last["messages"][2]["content"] and len(conversation.turns) == 4
 
 
 @pytest.mark.parametrize("how", ["import", "langgraph.json"])

@@ -85,9 +85,86 @@ def turn_line(turn: Turn) -> str:
     return f"[turn {turn['number']}] Bot: {bot_text(turn)}"
 
 
+def _native_call(call: dict[str, Any], fallback_id: str) -> dict[str, Any]:
+    """One tool call in OpenAI's shape (an id always, arguments as JSON text)."""
+    function = call.get("function") or {}
+    args = function.get("arguments")
+    text = args if isinstance(args, str) else json.dumps(args if args is not None else {}, ensure_ascii=False)
+    return {"id": str(call.get("id") or fallback_id), "type": "function",
+            "function": {"name": str(function.get("name") or "?"), "arguments": text}}
+
+
+def turn_messages(turn: Turn) -> list[dict[str, Any]]:
+    """A bot turn as the OpenAI messages of one ``dialogue`` turn: assistant messages with their
+    ``tool_calls`` (each with an id), ``tool`` messages answering them by ``tool_call_id``.
+
+    Why: the dialogue loader starts a new turn at an assistant message unless the turn still
+    waits on tool results, so a text message that would start one joins the message before it;
+    a tool result that answers no call of the turn stays as a text line rather than being lost.
+    """
+    out: list[dict[str, Any]] = []
+    made: list[str] = []  # ids of the turn's calls, in order
+    answered: set[str] = set()
+    waiting = False  # the turn goes on after tool results, as the loader reads it
+
+    def say(text: str, calls: list[dict[str, Any]]) -> None:
+        nonlocal waiting
+        if not text and not calls:
+            return
+        if out and out[-1]["role"] == "assistant" and not waiting:
+            last = out[-1]
+            last["content"] = "\n".join(t for t in (last["content"], text) if t)
+            if calls:
+                last["tool_calls"] = last.get("tool_calls", []) + calls
+        else:
+            out.append({"role": "assistant", "content": text, **({"tool_calls": calls} if calls else {})})
+        waiting = bool(calls) or (waiting and not text)
+
+    for message in turn.get("messages", []):
+        text = content_text(message.get("content")).strip()
+        if message.get("role") == "tool":
+            asked = message.get("tool_call_id")
+            free = [c for c in made if c not in answered]
+            target = (str(asked) if str(asked) in free else None) if asked is not None else (free[0] if free else None)
+            if target is None:
+                say(f"[tool result] {text}", [])
+                continue
+            answered.add(target)
+            out.append({"role": "tool", "tool_call_id": target, "content": text})
+            waiting = True
+            continue
+        calls = [_native_call(c, f"call_{turn['number']}_{len(made) + i + 1}") for i, c in enumerate(message.get("tool_calls") or [])]
+        made += [c["id"] for c in calls]
+        say(text, calls)
+    return out or [{"role": "assistant", "content": "(empty)"}]
+
+
+def _arguments(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # unreadable arguments stay text, as the dialogue loader keeps them
+
+
+def loaded_bot_turn(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The text and tool calls (with results) of one bot turn's :func:`turn_messages`, in the
+    dialogue loader's form."""
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for message in messages:
+        if message["role"] == "tool":
+            next(c for c in calls if c["id"] == message["tool_call_id"])["result"] = message["content"]
+            continue
+        texts.append(message["content"])
+        calls += [{"name": c["function"]["name"], "arguments": _arguments(c["function"]["arguments"]), "id": c["id"]}
+                  for c in message.get("tool_calls", [])]
+    return {"text": "\n".join(t for t in texts if t), "tool_calls": calls}
+
+
 def dialogue_turns(turns: list[Turn]) -> list[dict[str, Any]]:
-    """The turns in the dialogue benchmark's loaded form (one assistant turn per bot turn,
-    renumbered; empty stop messages and failed bot turns left out)."""
+    """The turns in the dialogue benchmark's loaded form (one assistant turn per bot turn, its
+    tool calls and their results kept, renumbered; empty stop messages and failed bot turns
+    left out): what the dialogue loader reads back from :func:`dialogue_record`."""
     out: list[dict[str, Any]] = []
     for turn in turns:
         if turn["role"] == "user":
@@ -96,19 +173,26 @@ def dialogue_turns(turns: list[Turn]) -> list[dict[str, Any]]:
             images = [{"source": turn["image"]}] if turn.get("image") else []
             out.append({"number": len(out) + 1, "role": "user", "text": turn.get("text") or "(a picture)", "images": images})
         elif not turn.get("failure"):
-            out.append({"number": len(out) + 1, "role": "assistant", "text": bot_text(turn) or "(empty)"})
+            out.append({"number": len(out) + 1, "role": "assistant", **loaded_bot_turn(turn_messages(turn))})
     return out
 
 
 def dialogue_record(conversation_id: str, turns: list[Turn], metadata: dict[str, Any]) -> dict[str, Any]:
-    """One conversation as a line of a ``dialogue``-format file (OpenAI messages); tool calls
-    stay on their assistant message, pictures go as ``data:`` URLs."""
+    """One conversation as a line of a ``dialogue``-format file: OpenAI messages, the bot's
+    tool calls and tool results as they are (:func:`turn_messages`), pictures as ``data:`` URLs."""
     messages: list[dict[str, Any]] = []
-    for turn in dialogue_turns(turns):
-        if turn["role"] == "user" and turn["images"]:
-            source = turn["images"][0]["source"]
+    for turn in turns:
+        if turn["role"] == "assistant":
+            if not turn.get("failure"):
+                messages += turn_messages(turn)
+            continue
+        if not turn.get("text", "").strip() and not turn.get("image"):
+            continue
+        text = turn.get("text") or "(a picture)"
+        source = turn.get("image")
+        if source:
             url = image_url(source) if source.startswith(("http", "data:")) or Path(source).is_file() else source
-            messages.append({"role": "user", "content": [{"type": "text", "text": turn["text"]}, {"type": "image_url", "image_url": {"url": url}}]})
+            messages.append({"role": "user", "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": url}}]})
         else:
-            messages.append({"role": turn["role"], "content": turn["text"]})
+            messages.append({"role": "user", "content": text})
     return {"id": conversation_id, "messages": messages, "metadata": metadata}
