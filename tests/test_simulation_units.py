@@ -15,9 +15,11 @@ from dialeval.benchmarks import get_benchmark
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.errors import ConfigError, DataError
 from dialeval.metrics.passk import pass_at_k, pass_hat_k, suite_pass_k
+from dialeval.protocols.dialogue.data import Conversation
 from dialeval.protocols.simulation.bots import CallableBot, EndpointBot, GraphBot, HttpBot, dig, fill, parse_bot, reply_messages
 from dialeval.protocols.simulation.rules import stop_reason
 from dialeval.protocols.simulation.scenario import load_scenarios
+from dialeval.protocols.simulation.transcript import dialogue_record, dialogue_turns
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import fake_embed
@@ -241,3 +243,29 @@ def test_the_runs_rubric_is_judged_beside_the_success_criteria(tmp_path):
     # the success criterion is judged though `criteria` names only the rubric's
     assert [u["criterion"] for u in record["conversation_units"]] == ["refund_given"] and record["outcome"] == "success"
     assert json.loads((result.run_dir / "rubrics" / "refund.yaml").read_text(encoding="utf-8"))["criteria"][-1]["name"] == "refund_given"
+
+
+def test_a_bot_turn_is_one_dialogue_turn_in_the_file_and_for_the_judge(tmp_path):
+    no_id = {"type": "function", "function": {"name": "lookup", "arguments": {"order_id": "A123"}}}
+    turns = [
+        {"number": 1, "role": "user", "text": "Where is my order?"},
+        {"number": 2, "role": "assistant", "messages": [
+            {"role": "assistant", "content": "One moment."},
+            {"role": "assistant", "content": None, "tool_calls": [no_id]},
+            {"role": "tool", "content": "shipped"},
+            {"role": "assistant", "content": "It has shipped."},
+            {"role": "assistant", "content": "Anything else?"},  # would start a new turn on its own
+        ]},
+    ]
+    record = dialogue_record("c1", turns, {})
+    assert [m["role"] for m in record["messages"]] == ["user", "assistant", "tool", "assistant"]
+    [call] = record["messages"][1]["tool_calls"]
+    assert call["id"] and json.loads(call["function"]["arguments"]) == {"order_id": "A123"}
+    assert record["messages"][2]["tool_call_id"] == call["id"]
+    path = tmp_path / "conversations.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    [reloaded] = get_benchmark("dialogue").load(path, {})
+    bot = reloaded.turns[1]
+    assert bot.text == "One moment.\nIt has shipped.\nAnything else?" and len(reloaded.turns) == 2
+    assert [(c.name, c.arguments, c.result) for c in bot.tool_calls] == [("lookup", {"order_id": "A123"}, "shipped")]
+    assert Conversation.model_validate({"id": "c1", "turns": dialogue_turns(turns)}).turns == reloaded.turns  # the judge's input
