@@ -8,7 +8,7 @@ from importlib import resources
 import pytest
 
 from dialeval.errors import ConfigError
-from dialeval.protocols.dialogue import load
+from dialeval.protocols.dialogue.loading import load
 from dialeval.run.runner import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import write_jsonl

@@ -140,7 +140,7 @@ def test_judge_only_labelled_keeps_the_conversations_that_carry_a_label(tmp_path
 
 
 def test_the_dialogue_benchmark_warns_and_reports_skipped_labels(tmp_path):
-    from dialeval.protocols.dialogue import load
+    from dialeval.protocols.dialogue.loading import load
 
     convs = write_jsonl(tmp_path / "d.jsonl", [{"id": "c0", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}])
     labels = write_jsonl(tmp_path / "h.jsonl", [{"id": "c0", "turn": 2, "criterion": "relevance", "score": 4},

@@ -77,7 +77,7 @@ def test_the_item_page_shows_a_label_beside_its_rank(two_runs):
 
 
 def test_a_system_field_that_reads_like_a_name_is_a_warning(tmp_path):
-    from dialeval.protocols.dialogue import load
+    from dialeval.protocols.dialogue.loading import load
 
     data = write_jsonl(tmp_path / "chats.jsonl", [
         {"id": "a", "system": "bot-v2", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]},

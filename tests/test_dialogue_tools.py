@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from dialeval.data.io import DataError
-from dialeval.protocols.dialogue import to_record
+from dialeval.protocols.dialogue.loading import to_record
 from dialeval.protocols.dialogue.context import build_view, turn_line
 from dialeval.protocols.dialogue.data import load_conversations
 from dialeval.protocols.dialogue.view import conversation_view

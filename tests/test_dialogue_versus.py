@@ -64,7 +64,7 @@ def test_two_systems_in_both_orders(tmp_path):
 
 
 def test_a_versus_file_must_hold_the_same_conversations(tmp_path):
-    from dialeval.protocols.dialogue import load
+    from dialeval.protocols.dialogue.loading import load
 
     other = [dict(SYSTEM_B[0]), SYSTEM_B[1]]
     other[0]["messages"] = [*SYSTEM_B[0]["messages"][:3], {"role": "user", "content": "Something else?"}, SYSTEM_B[0]["messages"][4]]

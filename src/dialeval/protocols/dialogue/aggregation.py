@@ -1,0 +1,27 @@
+"""A dialogue run's metrics: the verdicts aggregated, with the run's rubric file and the agreement with human labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dialeval.config import parse_options
+from dialeval.protocols.dialogue.common import DialogueOptions
+from dialeval.protocols.dialogue.human import agreement, load_labels
+from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
+from dialeval.protocols.dialogue.metrics import item_scores
+from dialeval.protocols.dialogue.rubric import BUILT_IN, load_rubric
+
+
+def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+    parsed = parse_options(DialogueOptions, options, "dialogue")
+    context = {"mode": parsed.context, "budget": parsed.context_budget, "window_turns": parsed.window_turns, "rubric": parsed.rubric}
+    metrics = aggregate_units(records, context)
+    if parsed.rubric not in BUILT_IN:  # the run's own copy: compare --human reads it from any folder
+        path = Path(parsed.rubric).expanduser()
+        metrics["option_files"] = {"rubric": {"name": path.name, "text": path.read_text(encoding="utf-8")}}
+    if parsed.human_scores:
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), rule=parsed.human_rule)
+        metrics["human_agreement"] = agreement(item_scores(records), labels)
+        metrics["human_labels"] = labels.summary()
+    return metrics
