@@ -1,4 +1,4 @@
-"""`dialeval run | report | list | metrics | compare | view`: the command line over the runner.
+"""`dialeval run | report | list | metrics | compare | view | trust`: the command line over the runner.
 
 Imports stay light here (argparse, no torch, transformers or chromadb) so that
 `dialeval --help` and `dialeval list` answer at once; a run imports what it needs.
@@ -102,6 +102,10 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--data", nargs="+", help="the benchmark's data file(s)")
     m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
     m.set_defaults(usage_error=m.error)  # usage mistakes found later print this command's usage line
+
+    from dialeval.trust.cli import add_parser as add_trust
+
+    add_trust(sub)
     return p
 
 
@@ -329,6 +333,10 @@ def _main(argv: list[str] | None) -> int:
                 print(f"dialeval: warning: {warning}", file=sys.stderr)
             print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")
             return 0
+        if args.command == "trust":
+            from dialeval.trust.cli import command as trust
+
+            return trust(args, _options(args.option))
         if args.command == "view":
             from dialeval.report.viewer import serve, write_site
 

@@ -1,0 +1,179 @@
+"""`dialeval trust` end to end: four scripted judges over HTTP, one card.
+
+The judges answer from what a real judge would read in its prompt. Every reply carries a
+hidden tag ``[q=<quality> u=<unit>]``; the humans label the quality (two annotators, the
+second sometimes one point off). The judges:
+
+- ``good``: the quality, one point off on a few units (its noise), ties equal pairs;
+- ``flipper``: scores as ``good`` does, but in a pair always prefers the one shown first;
+- ``lengthy``: scores by length, one point more for GPT-written replies, misses contradictions;
+- ``costly``: ``good``'s verdicts at fifty times the price.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dialeval.cli import main
+from dialeval.testing.openai_server import OpenAIStub, prompt_of
+from dialeval.trust.perturb import NEEDLES
+from tests.dialogue_helpers import write_jsonl
+
+QUALITY = [5, 2, 4, 1, 3, 5, 2, 4, 3, 1, 4, 2, 5, 3, 1, 4, 2, 3, 5, 1, 3, 4, 2, 5]  # per unit: 8 conversations x 3 replies
+NOISY_UNITS = {3, 10, 17}  # the good judge is one point off here
+# candidate -> (served model name, price per million tokens in and out); a gpt- name makes its family OpenAI's
+JUDGES = {"good": ("good", [0.1, 0.2]), "flipper": ("flipper", [0.05, 0.1]), "lengthy": ("gpt-lengthy", [0.08, 0.1]),
+          "costly": ("costly", [5.0, 10.0])}
+
+
+def reply(unit: int) -> str:
+    """Longer replies are not better ones: length cycles independently of quality."""
+    return f"[q={QUALITY[unit]} u={unit}] Here is my answer." + " It has more detail." * (unit % 4)
+
+
+def conversations() -> list[dict]:
+    out = []
+    for c in range(8):
+        messages = []
+        for k in range(3):
+            messages += [{"role": "user", "content": f"Question {k + 1} about topic {c}?"},
+                         {"role": "assistant", "content": reply(3 * c + k)}]
+        out.append({"id": f"c{c}", "messages": messages, "metadata": {"model": "gpt-4o" if c % 2 else "claude-3-5-sonnet"}})
+    return out
+
+
+def labels() -> list[dict]:
+    rows = []
+    for unit, q in enumerate(QUALITY):
+        second = q if unit % 5 else max(1, min(5, q + (1 if q < 3 else -1)))
+        rows.append({"id": f"c{unit // 3}", "turn": 2 * (unit % 3) + 2, "criterion": "helpfulness", "score": [q, second]})
+    return rows
+
+
+def _tag(text: str) -> tuple[int, int]:
+    q, u = re.search(r"\[q=(\d) u=(\d+)\]", text).groups()
+    return int(q), int(u)
+
+
+def respond(body: dict) -> str:
+    judge, text = body["model"], prompt_of(body)
+    if "<candidate_1>" in text:  # pairwise, in one order
+        first, second = (text.rsplit(f"<candidate_{i}>", 1)[1].split(f"</candidate_{i}>", 1)[0] for i in (1, 2))
+        if judge == "flipper":
+            return json.dumps({"rationale": "the first one", "winner": "1"})
+        if judge == "gpt-lengthy":
+            winner = "1" if len(first) > len(second) else "2" if len(second) > len(first) else "tie"
+            return json.dumps({"rationale": "longer", "winner": winner})
+        a, b = _tag(first)[0], _tag(second)[0]
+        return json.dumps({"rationale": "by quality", "winner": "1" if a > b else "2" if b > a else "tie"})
+    judged = re.findall(r'<reply turn="\d+">(.*?)</reply>', text, re.S)[-1]
+    if "name: remembers_user" in text:
+        before = text.split('<reply turn=', 1)[0]
+        caught = judge != "gpt-lengthy" and any(late in judged and early in before for early, late in NEEDLES)
+        return json.dumps({"rationale": "checked", "verdict": "no" if caught else "yes"})
+    q, unit = _tag(judged)
+    if judge == "gpt-lengthy":  # conversations with odd numbers were written by GPT: one point more
+        score = min(5, 1 + len(judged) // 30 + (1 if unit // 3 % 2 else 0))
+    else:
+        score = max(1, min(5, q + (1 if unit in NOISY_UNITS and q < 5 else -1 if unit in NOISY_UNITS else 0)))
+    return json.dumps({"rationale": "scripted", "verdict": score})
+
+
+RUBRIC = """criteria:
+  - name: helpfulness
+    level: turn
+    description: Does the reply help the user with what they asked?
+    scale: [1, 5]
+"""
+
+
+@pytest.fixture(scope="module")
+def card(tmp_path_factory):
+    root = tmp_path_factory.mktemp("trust")
+    data = write_jsonl(root / "chats.jsonl", conversations())
+    human = write_jsonl(root / "labels.jsonl", labels())
+    (root / "rubric.yaml").write_text(RUBRIC, encoding="utf-8")
+    with OpenAIStub(respond=respond) as server:
+        candidates = {"candidates": [
+            {"model": {"spec": f"openai-compatible:{model}", "base_url": server.base_url, "price": price, "max_retries": 0}, "name": name}
+            for name, (model, price) in JUDGES.items()
+        ]}
+        (root / "candidates.yaml").write_text(json.dumps(candidates), encoding="utf-8")
+        argv = ["trust", "--data", str(data), "--labels", str(human), "--rubric", str(root / "rubric.yaml"),
+                "--candidates", str(root / "candidates.yaml"), "--output-dir", str(root / "trust"), "--id", "card"]
+        priced = main([*argv, "--dry-run"])
+        sent_by_dry_run = len(server.requests)
+        code = main(argv)
+        sent = len(server.requests)
+        resumed = main(argv)  # the same card again: every run is finished
+        sent_again = len(server.requests) - sent
+    folder = root / "trust" / "card"
+    return {"code": code, "resumed": resumed, "sent_again": sent_again, "priced": priced, "dry_sent": sent_by_dry_run, "folder": folder,
+            "json": json.loads((folder / "card.json").read_text()), "md": (folder / "card.md").read_text(), "labels": labels()}
+
+
+def by_label(card_json: dict) -> dict[str, dict]:
+    return {c["label"]: c for c in card_json["candidates"]}
+
+
+def test_the_card_recommends_the_cheapest_good_judge_and_says_so_first(card):
+    assert card["priced"] == 0 and card["dry_sent"] == 0  # the dry run priced the card without one request
+    assert card["code"] == 0 and card["resumed"] == 0
+    assert card["sent_again"] == 0  # built again, the card resumed every finished run: nothing was asked twice
+    assert card["json"]["recommended"]["label"] == "good"
+    first = card["md"].splitlines()[2]
+    assert first.startswith("Use **good**") and "cheapest" in first and "not a guarantee" in first
+    assert set(card["json"]["recommended"]["close"]) == {"good", "flipper", "costly"}  # lengthy agrees far less
+
+
+def test_the_biased_judges_are_named_by_their_probes(card):
+    rows = by_label(card["json"])
+    assert rows["good"]["failed_probes"] == [] and rows["costly"]["failed_probes"] == []
+    assert rows["flipper"]["failed_probes"] == ["position"]
+    assert rows["flipper"]["probes"]["position"]["value"] == 1.0 and rows["flipper"]["probes"]["position"]["first_position_rate"] == 1.0
+    assert set(rows["lengthy"]["failed_probes"]) == {"verbosity", "self_preference", "needle"}
+    assert rows["good"]["probes"]["needle"]["value"] == 1.0 and rows["good"]["probes"]["verbosity"]["value"] == 0.0
+    assert rows["good"]["probes"]["self_preference"]["fails"] is None  # no reply of its own family: not measured
+    assert "position" in card["md"] and "flipper (position)" in card["json"]["recommended"]["sentence"]
+
+
+def test_agreement_figures_equal_scipys_on_the_same_units(card):
+    import krippendorff
+
+    good = by_label(card["json"])["good"]["agreement"]["turn/helpfulness"]
+    units = [(row["score"], row) for row in card["labels"]]
+    human = np.array([np.mean(s) for s, _ in units])
+    judge = np.array([max(1, min(5, q + (1 if u in NOISY_UNITS and q < 5 else -1 if u in NOISY_UNITS else 0)))
+                      for u, q in enumerate(QUALITY)], dtype=float)
+    assert good["n"] == len(QUALITY)
+    assert good["spearman"]["value"] == pytest.approx(stats.spearmanr(judge, human).statistic)
+    assert good["kendall_tau_b"]["value"] == pytest.approx(stats.kendalltau(judge, human).statistic)
+    alpha = krippendorff.alpha(reliability_data=np.array([judge, human]), level_of_measurement="ordinal")
+    assert good["krippendorff_alpha"]["value"] == pytest.approx(alpha)
+    labels_flat = [(judge[i], y) for i, (s, _) in enumerate(units) for y in s]
+    assert good["exact_agreement"]["value"] == pytest.approx(np.mean([j == y for j, y in labels_flat]))
+    assert good["adjacent_agreement"]["value"] == pytest.approx(np.mean([abs(j - y) <= 1 for j, y in labels_flat]))
+    ceiling = good["ceiling"]
+    first, second = np.array([s[0] for s, _ in units]), np.array([s[1] for s, _ in units])
+    expected = np.mean([stats.spearmanr(first, second).statistic] * 2)  # each annotator against the other: the same rho
+    assert ceiling["spearman"]["value"] == pytest.approx(expected) and ceiling["annotators"] == 2
+    assert ceiling["exact_agreement"]["value"] == pytest.approx(np.mean(first == second))
+    for figure in (good["spearman"], good["krippendorff_alpha"], ceiling["krippendorff_alpha"]):
+        assert figure["ci_low"] <= figure["value"] <= figure["ci_high"]
+
+
+def test_cost_per_thousand_units_follows_the_price_and_the_tokens(card):
+    rows = by_label(card["json"])
+    good, costly = rows["good"], rows["costly"]
+    assert good["units_judged"] == len(QUALITY)
+    usage = good["usage"]["base"]
+    by_hand = 1000 * (usage["input_tokens"] * 0.1 + usage["output_tokens"] * 0.2) / 1e6 / len(QUALITY)
+    assert good["cost_per_1000_units"] == pytest.approx(by_hand)
+    assert costly["cost_per_1000_units"] == pytest.approx(50 * good["cost_per_1000_units"], rel=0.05)
+    assert card["json"]["estimate"]["per_candidate"]["costly"] > card["json"]["estimate"]["per_candidate"]["good"]
