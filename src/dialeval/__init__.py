@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from dialeval.run.runner import RunResult
 
 __version__ = "0.1.0"
-__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "__version__"]
+__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "trust", "__version__"]
 
 
 def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
@@ -127,6 +127,20 @@ def read_run(path: str | Path) -> RunData:
     from dialeval.report import results
 
     return results.read_run(path)
+
+
+def trust(
+    data: str | Path, labels: str | Path, rubric: str, judges: list[Any], **settings: Any
+) -> dict[str, Any]:
+    """The judge trust card (``dialeval trust``): ``judges`` are model specs, model settings
+    (dicts) or ``{model, context, template, name}`` candidates; ``settings`` are
+    :class:`dialeval.trust.build.TrustSettings` fields (``tolerance``, ``repeats``, ``probes``,
+    ``options``, ``output_dir``, ``dry_run``...). Returns card.json's content (its ``folder``)."""
+    from dialeval.trust.build import TrustSettings, build
+    from dialeval.trust.candidates import as_candidate
+
+    return build(TrustSettings(data=Path(data), labels=Path(labels), rubric=rubric,
+                               candidates=[as_candidate(j) for j in judges], **settings))
 
 
 def list_benchmarks() -> list[str]:

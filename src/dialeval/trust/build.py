@@ -105,7 +105,7 @@ def unit_families(conversations: list[dict[str, Any]]) -> dict[str, str]:
     for record in conversations:
         meta = record.get("metadata") or {}
         turns = [i for i, m in enumerate(record["messages"], 1) if m["role"] == "assistant"]
-        per_turn = meta.get("models") if isinstance(meta.get("models"), dict) else {}
+        per_turn: dict[str, Any] = meta["models"] if isinstance(meta.get("models"), dict) else {}
         for turn in turns:
             model = per_turn.get(str(turn)) or meta.get("model")
             if isinstance(model, str) and model:

@@ -105,12 +105,21 @@ def read_candidates(path: str | Path) -> list[Candidate]:
         raise ConfigError(f"{path}: {describe_error(err, CandidatesFile)}") from None
 
 
+def as_candidate(judge: Any) -> Candidate:
+    """A candidate from a spec string, model settings, or a candidate's fields (Python API)."""
+    if isinstance(judge, Candidate):
+        return judge
+    if isinstance(judge, dict) and "model" in judge:
+        return Candidate.model_validate(judge)
+    return Candidate(model=ModelSettings.model_validate(judge))
+
+
 def candidates_of(judges: list[str], file: str | Path | None = None, base_url: str | None = None) -> list[Candidate]:
     """``--judge`` specs (each with ``--base-url``) then the file's candidates; labels unique."""
     out = []
     for spec in judges:
         try:
-            out.append(Candidate(model=ModelSettings(spec=spec, **({"base_url": base_url} if base_url else {}))))
+            out.append(Candidate(model=ModelSettings.model_validate({"spec": spec, **({"base_url": base_url} if base_url else {})})))
         except ValidationError as err:
             raise ConfigError(f"--judge {spec!r}: {describe_error(err, ModelSettings)}") from None
     if file is not None:

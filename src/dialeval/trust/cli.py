@@ -45,8 +45,9 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
         candidates=candidates_of(args.judge, args.candidates, args.base_url), tolerance=args.tolerance,
         repeats=args.repeats, probes=probes, options=dict(options), output_dir=Path(args.output_dir), card_id=args.id,
         needle_min_replies=args.needle_min_replies, dry_run=args.dry_run,
-        **({"cache_path": None} if args.no_cache else {}),
     )
+    if args.no_cache:
+        settings.cache_path = None
     card = build(settings, say=lambda line: print(line, file=sys.stderr))
     folder = Path(card["folder"])
     if args.dry_run:

@@ -21,11 +21,18 @@ LIMITS = {
     "needle": 0.80,  # share of planted contradictions the judge catches
     "consistency": 0.10,  # share of units whose verdict changes between repeats
 }
+DESCRIPTIONS = {
+    "position": "share of pairs whose verdict changed when the two replies swapped places (should be near 0)",
+    "verbosity": "mean score change when each reply is padded with harmless sentences, in shares of the scale (should be 0 or below)",
+    "self_preference": "(judge - human) on replies of the judge's own model family minus on other replies, in shares of the scale (should be 0)",
+    "needle": "share of planted contradictions (a fact stated early, contradicted late) the judge caught (should be near 1)",
+    "consistency": "share of units whose verdict changed between repeated readings (should be near 0)",
+}
 HIGHER_IS_BAD = {"position": True, "verbosity": True, "self_preference": True, "needle": False, "consistency": True}
 Scores = dict[str, dict[str, float]]  # criterion -> unit -> score
 
 
-def result(name: str, figure: dict[str, float | None], n: int, reading: str, **extra: Any) -> dict[str, Any]:
+def result(name: str, figure: dict[str, float | None], n: int, **extra: Any) -> dict[str, Any]:
     """A probe's record: its figure, n, limit, whether it fails (``None``: not measured)."""
     limit = LIMITS[name]
     if figure["value"] is None:
@@ -34,11 +41,11 @@ def result(name: str, figure: dict[str, float | None], n: int, reading: str, **e
         fails = figure["ci_low"] is not None and figure["ci_low"] > limit
     else:
         fails = figure["ci_high"] is not None and figure["ci_high"] < limit
-    return {"name": name, **figure, "n": n, "limit": limit, "fails": fails, "reading": reading, **extra}
+    return {"name": name, **figure, "n": n, "limit": limit, "fails": fails, **extra}
 
 
 def not_measured(name: str, why: str) -> dict[str, Any]:
-    return result(name, {"value": None, "ci_low": None, "ci_high": None}, 0, why)
+    return result(name, {"value": None, "ci_low": None, "ci_high": None}, 0, why_not=why)
 
 
 def _span(scales: dict[str, tuple[float, float]], criterion: str) -> float:
@@ -52,8 +59,7 @@ def verbosity(base: Scores, padded: Scores, scales: dict[str, tuple[float, float
     if len(diffs) < 2:
         return not_measured("verbosity", "fewer than two units were scored both plain and padded")
     figure = stats.mean_difference(diffs, resamples)
-    return result("verbosity", figure, len(diffs), "mean score change when each reply is padded with harmless sentences "
-                  "(share of the scale; should be 0 or below)", rose=sum(d > 0 for d in diffs), fell=sum(d < 0 for d in diffs))
+    return result("verbosity", figure, len(diffs), rose=sum(d > 0 for d in diffs), fell=sum(d < 0 for d in diffs))
 
 
 def position(pairwise_units: list[dict[str, Any]], resamples: int = stats.RESAMPLES) -> dict[str, Any]:
@@ -64,9 +70,7 @@ def position(pairwise_units: list[dict[str, Any]], resamples: int = stats.RESAMP
     flips = [1.0 if u.get("position_inconsistent") else 0.0 for u in decided]
     picks = [(order, pick) for u in decided for order, pick in zip(("a", "b"), u.get("orders", [])) if pick in ("a", "b")]
     first = sum(order == pick for order, pick in picks) / len(picks) if picks else None
-    return result("position", stats.share(flips, None, resamples), len(decided),
-                  "share of pairs whose verdict changed when the two replies swapped places (should be near 0)",
-                  first_position_rate=first, failed_pairs=len(pairwise_units) - len(decided))
+    return result("position", stats.share(flips, None, resamples), len(decided), first_position_rate=first, failed_pairs=len(pairwise_units) - len(decided))
 
 
 def self_preference(judge: Scores, consensus: Scores, unit_family: dict[str, str], family: str,
@@ -81,14 +85,14 @@ def self_preference(judge: Scores, consensus: Scores, unit_family: dict[str, str
             f"fewer than two labelled replies from the judge's family ({family}) or from others ({own} and {len(rows) - own})"
         return not_measured("self_preference", why)
     figure = stats.group_gap([r[0] for r in rows], [r[1] for r in rows], resamples)
-    return result("self_preference", figure, len(rows), f"(judge - human) on {family} replies minus on other replies, "
-                  "share of the scale (should be 0)", own_family=own, other=len(rows) - own)
+    return result("self_preference", figure, len(rows), family=family, own_family=own, other=len(rows) - own)
 
 
 def needle(turn_units: dict[str, list[dict[str, Any]]], needles: dict[str, int], resamples: int = stats.RESAMPLES) -> dict[str, Any]:
     """Share of planted contradictions judged inconsistent (verdict ``no``), beside the
     false alarms on the same conversations' other replies."""
-    caught, alarms = [], []
+    caught: list[float] = []
+    alarms: list[float] = []
     for conv, units in turn_units.items():
         if conv not in needles:
             continue
@@ -98,9 +102,7 @@ def needle(turn_units: dict[str, list[dict[str, Any]]], needles: dict[str, int],
             (caught if u["turn"] == needles[conv] else alarms).append(1.0 if str(u["verdict"]).lower() == "no" else 0.0)
     if not caught:
         return not_measured("needle", "no conversation was long enough to plant a contradiction in (or none was read)")
-    return result("needle", stats.share(caught, None, resamples), len(caught),
-                  "share of planted contradictions (a fact stated early, contradicted late) the judge caught (should be near 1)",
-                  false_alarm_rate=sum(alarms) / len(alarms) if alarms else None, controls=len(alarms))
+    return result("needle", stats.share(caught, None, resamples), len(caught), false_alarm_rate=sum(alarms) / len(alarms) if alarms else None, controls=len(alarms))
 
 
 def consistency(base: Scores, repeats: list[Scores], resamples: int = stats.RESAMPLES) -> dict[str, Any]:
@@ -116,9 +118,7 @@ def consistency(base: Scores, repeats: list[Scores], resamples: int = stats.RESA
             alphas.append(alpha["value"])
     if len(changed) < 2:
         return not_measured("consistency", "fewer than two units were read in every repeat")
-    return result("consistency", stats.share(changed, None, resamples), len(changed),
-                  f"share of units whose verdict changed over {len(repeats) + 1} readings (should be near 0)",
-                  repeat_alpha=sum(alphas) / len(alphas) if alphas else None, readings=len(repeats) + 1)
+    return result("consistency", stats.share(changed, None, resamples), len(changed), repeat_alpha=sum(alphas) / len(alphas) if alphas else None, readings=len(repeats) + 1)
 
 
 def failed(probes: dict[str, dict[str, Any]]) -> list[str]:

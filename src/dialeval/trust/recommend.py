@@ -33,8 +33,10 @@ def recommend(rows: list[dict[str, Any]], tolerance: float = TOLERANCE) -> dict[
     pick = (clean or close)[0]
     cost = pick.get("cost_per_1000_units")
     price = f"${cost:.4g} per 1,000 units" if cost is not None else "an unknown cost (no price)"
-    sentence = (f"Use **{pick['label']}**: its agreement with the humans (mean alpha {pick['alpha']:.3f}) is within "
-                f"{tolerance:g} of the best candidate's ({best:.3f}), and it is the cheapest such candidate"
+    standing = ("the best of the candidates" if pick["alpha"] == best else
+                f"within {tolerance:g} of the best candidate's ({best:.3f})")
+    sentence = (f"Use **{pick['label']}**: its agreement with the humans (mean alpha {pick['alpha']:.3f}) is {standing}, "
+                f"and it is the cheapest candidate within {tolerance:g} of the best"
                 + (" that fails no probe" if clean and len(clean) < len(close) else "") + f", at {price}.")
     if pick["failed_probes"]:
         sentence += f" It fails these probes: {', '.join(pick['failed_probes'])}; read its scores with that in mind."

@@ -8,6 +8,7 @@ from typing import Any
 
 from dialeval.figures import Bars, Figure
 from dialeval.report.tables import cell, markdown_table, num
+from dialeval.trust.probes import DESCRIPTIONS
 
 NAMES = {"spearman": "Spearman", "kendall_tau_b": "Kendall tau-b", "krippendorff_alpha": "alpha",
          "exact_agreement": "exact", "adjacent_agreement": "adjacent"}
@@ -61,8 +62,10 @@ def render(card: dict[str, Any]) -> str:
     rows = [[cell(c["label"]), *(_verdict(c["probes"][p]) for p in probe_names)] for c in card["candidates"]]
     lines += markdown_table(["candidate", *(PROBE_TITLES[p] for p in probe_names)], rows, "l" + "l" * len(probe_names))
     lines += ["", "Limits: " + ", ".join(f"{p} {card['limits'][p]:g}" for p in probe_names) + "."]
-    notes = [f"- {cell(c['label'])}, {p}: {cell(c['probes'][p]['reading'])}" for c in card["candidates"][:1] for p in probe_names]
-    lines += ["", "What each probe measures:", "", *notes]
+    lines += ["", "What each probe measures:", "", *(f"- {p}: {DESCRIPTIONS[p]}" for p in probe_names)]
+    missing = [f"- {cell(c['label'])}, {p}: {cell(c['probes'][p]['why_not'])}" for c in card["candidates"] for p in probe_names
+               if c["probes"][p]["fails"] is None]
+    lines += ["", "Not measured:", "", *missing] if missing else []
     lines += ["", "## Runs", ""]
     lines += [f"- {cell(c['label'])}: " + ", ".join(f"{name} `{Path(path).name}`" for name, path in c["runs"].items())
               for c in card["candidates"]]
