@@ -25,7 +25,9 @@ from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from dialeval.trust.perturb import NEEDLES
 from tests.dialogue_helpers import write_jsonl
 
-QUALITY = [5, 2, 4, 1, 3, 5, 2, 4, 3, 1, 4, 2, 5, 3, 1, 4, 2, 3, 5, 1, 3, 4, 2, 5]  # per unit: 8 conversations x 3 replies
+# per unit: 12 conversations x 3 replies; the humans labelled the first 8 conversations (24 units)
+QUALITY = [5, 2, 4, 1, 3, 5, 2, 4, 3, 1, 4, 2, 5, 3, 1, 4, 2, 3, 5, 1, 3, 4, 2, 5, 4, 4, 3, 5, 2, 4, 1, 3, 4, 5, 2, 3]
+LABELLED = 24
 NOISY_UNITS = {3, 10, 17}  # the good judge is one point off here
 # candidate -> (served model name, price per million tokens in and out); a gpt- name makes its family OpenAI's
 JUDGES = {"good": ("good", [0.1, 0.2]), "flipper": ("flipper", [0.05, 0.1]), "lengthy": ("gpt-lengthy", [0.08, 0.1]),
@@ -39,7 +41,7 @@ def reply(unit: int) -> str:
 
 def conversations() -> list[dict]:
     out = []
-    for c in range(8):
+    for c in range(12):
         messages = []
         for k in range(3):
             messages += [{"role": "user", "content": f"Question {k + 1} about topic {c}?"},
@@ -50,7 +52,7 @@ def conversations() -> list[dict]:
 
 def labels() -> list[dict]:
     rows = []
-    for unit, q in enumerate(QUALITY):
+    for unit, q in enumerate(QUALITY[:LABELLED]):
         second = q if unit % 5 else max(1, min(5, q + (1 if q < 3 else -1)))
         rows.append({"id": f"c{unit // 3}", "turn": 2 * (unit % 3) + 2, "criterion": "helpfulness", "score": [q, second]})
     return rows
@@ -59,6 +61,12 @@ def labels() -> list[dict]:
 def _tag(text: str) -> tuple[int, int]:
     q, u = re.search(r"\[q=(\d) u=(\d+)\]", text).groups()
     return int(q), int(u)
+
+
+def good_score(unit: int) -> float:
+    """The good judge's verdict: the quality, one point off on the noisy units."""
+    q = QUALITY[unit]
+    return float(max(1, min(5, q + (1 if unit in NOISY_UNITS and q < 5 else -1 if unit in NOISY_UNITS else 0))))
 
 
 def respond(body: dict) -> str:
@@ -77,11 +85,11 @@ def respond(body: dict) -> str:
         before = text.split('<reply turn=', 1)[0]
         caught = judge != "gpt-lengthy" and any(late in judged and early in before for early, late in NEEDLES)
         return json.dumps({"rationale": "checked", "verdict": "no" if caught else "yes"})
-    q, unit = _tag(judged)
+    unit = _tag(judged)[1]
     if judge == "gpt-lengthy":  # conversations with odd numbers were written by GPT: one point more
         score = min(5, 1 + len(judged) // 30 + (1 if unit // 3 % 2 else 0))
     else:
-        score = max(1, min(5, q + (1 if unit in NOISY_UNITS and q < 5 else -1 if unit in NOISY_UNITS else 0)))
+        score = good_score(unit)
     return json.dumps({"rationale": "scripted", "verdict": score})
 
 
@@ -106,7 +114,8 @@ def card(tmp_path_factory):
         ]}
         (root / "candidates.yaml").write_text(json.dumps(candidates), encoding="utf-8")
         argv = ["trust", "--data", str(data), "--labels", str(human), "--rubric", str(root / "rubric.yaml"),
-                "--candidates", str(root / "candidates.yaml"), "--output-dir", str(root / "trust"), "--id", "card"]
+                "--candidates", str(root / "candidates.yaml"), "--output-dir", str(root / "trust"), "--id", "card",
+                "--corpus"]
         priced = main([*argv, "--dry-run"])
         sent_by_dry_run = len(server.requests)
         code = main(argv)
@@ -149,9 +158,8 @@ def test_agreement_figures_equal_scipys_on_the_same_units(card):
     good = by_label(card["json"])["good"]["agreement"]["turn/helpfulness"]
     units = [(row["score"], row) for row in card["labels"]]
     human = np.array([np.mean(s) for s, _ in units])
-    judge = np.array([max(1, min(5, q + (1 if u in NOISY_UNITS and q < 5 else -1 if u in NOISY_UNITS else 0)))
-                      for u, q in enumerate(QUALITY)], dtype=float)
-    assert good["n"] == len(QUALITY)
+    judge = np.array([good_score(u) for u in range(LABELLED)])
+    assert good["n"] == LABELLED
     assert good["spearman"]["value"] == pytest.approx(stats.spearmanr(judge, human).statistic)
     assert good["kendall_tau_b"]["value"] == pytest.approx(stats.kendalltau(judge, human).statistic)
     alpha = krippendorff.alpha(reliability_data=np.array([judge, human]), level_of_measurement="ordinal")
@@ -171,9 +179,31 @@ def test_agreement_figures_equal_scipys_on_the_same_units(card):
 def test_cost_per_thousand_units_follows_the_price_and_the_tokens(card):
     rows = by_label(card["json"])
     good, costly = rows["good"], rows["costly"]
-    assert good["units_judged"] == len(QUALITY)
+    assert good["units_judged"] == LABELLED
     usage = good["usage"]["base"]
-    by_hand = 1000 * (usage["input_tokens"] * 0.1 + usage["output_tokens"] * 0.2) / 1e6 / len(QUALITY)
+    by_hand = 1000 * (usage["input_tokens"] * 0.1 + usage["output_tokens"] * 0.2) / 1e6 / LABELLED
     assert good["cost_per_1000_units"] == pytest.approx(by_hand)
     assert costly["cost_per_1000_units"] == pytest.approx(50 * good["cost_per_1000_units"], rel=0.05)
     assert card["json"]["estimate"]["per_candidate"]["costly"] > card["json"]["estimate"]["per_candidate"]["good"]
+
+
+
+def test_the_whole_file_judged_by_the_pick_gets_a_prediction_powered_mean(card):
+    ppi = card["json"]["prediction_powered"]
+    assert ppi["candidate"] == "good"
+    figures = ppi["criteria"]["helpfulness"]
+    judge = [good_score(u) for u in range(len(QUALITY))]
+    human = [np.mean(row["score"]) for row in card["labels"]]
+    correction = np.mean([h - judge[u] for u, h in enumerate(human)])
+    assert figures["judge_only"]["mean"] == pytest.approx(np.mean(judge)) and figures["judge_only"]["n_judged"] == len(QUALITY)
+    assert figures["human_only"]["mean"] == pytest.approx(np.mean(human))
+    assert figures["prediction_powered"]["mean"] == pytest.approx(np.mean(judge) + correction)
+    assert figures["prediction_powered"]["n_labelled"] == LABELLED
+    assert "## The whole data file, judged by good" in card["md"]
+
+
+def test_compare_takes_a_cards_folder_as_its_candidates_runs(card, capsys):
+    assert main(["compare", str(card["folder"]), "--no-plots", "--out", str(card["folder"].parent / "compare")]) == 0
+    shown = capsys.readouterr().out
+    assert all(f"{name}-base" in shown for name in JUDGES)
+

@@ -80,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="benchmarks, agents and model backends")
 
     c = sub.add_parser("compare", help="agreement between runs of one benchmark over the same items")
-    c.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders")
+    c.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders (a trust card's folder: its candidates' runs)")
     c.add_argument("--out", help="output folder (default: runs/compare-<benchmark>-<hash> beside the first run)")
     c.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     c.add_argument("--human", metavar="FILE", help="human labels in the benchmark's format (dialogue: human_scores), compared as one more run")
@@ -327,8 +327,9 @@ def _main(argv: list[str] | None) -> int:
             return _cmd_metrics(args)
         if args.command == "compare":
             from dialeval.report.compare import compare_runs
+            from dialeval.trust.cli import card_runs
 
-            result = compare_runs(args.runs, args.out, plots=not args.no_plots, human=args.human)
+            result = compare_runs(card_runs(args.runs), args.out, plots=not args.no_plots, human=args.human)
             for warning in result["warnings"]:
                 print(f"dialeval: warning: {warning}", file=sys.stderr)
             print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from dialeval.trust import PROBES, dialogue, perturb, probes, recommend
 from dialeval.trust.agreement import agreement, headline
 from dialeval.trust.candidates import Candidate, family_of
+from dialeval.trust.corpus import corpus_estimates, corpus_run
 from dialeval.trust.runs import PlannedRun, RunOutcome, execute, per_thousand, unreadable
 from dialeval.trust.stats import RESAMPLES
 
@@ -42,6 +43,7 @@ class TrustSettings:
     needle_min_replies: int = 3
     resamples: int = RESAMPLES
     dry_run: bool = False  # price the card and stop
+    corpus: bool = False  # judge the whole data file with the recommended candidate: prediction-powered means
 
 
 @dataclass
@@ -78,7 +80,7 @@ def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[Pl
     labelled = dialogue.write_conversations(data / "labelled.jsonl", inputs.conversations)
     padded = dialogue.write_conversations(data / "padded.jsonl", perturb.padded(inputs.conversations))
     needle_records, needles = perturb.planted(inputs.conversations, settings.needle_min_replies)
-    base = {**settings.options, "rubric": settings.rubric, "criteria": inputs.labels.criteria(), "facts": "off"}
+    base = base_options(settings, inputs)
     runs: list[PlannedRun] = []
     for candidate in settings.candidates:
         runs.append(PlannedRun(candidate, "base", labelled, base))
@@ -96,6 +98,11 @@ def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[Pl
         if "consistency" in settings.probes:
             runs += [PlannedRun(candidate, f"repeat{k}", labelled, base, cached=False) for k in range(1, settings.repeats)]
     return runs, needles
+
+
+def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
+    """The dialogue options of a candidate's plain run: the labelled criteria, no fact checks."""
+    return {**settings.options, "rubric": settings.rubric, "criteria": inputs.labels.criteria(), "facts": "off"}
 
 
 def unit_families(conversations: list[dict[str, Any]]) -> dict[str, str]:
@@ -161,14 +168,18 @@ def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs
 
 
 def estimate(outcomes: list[RunOutcome]) -> dict[str, Any]:
-    """What the dry run says the card's calls cost, per candidate and in all."""
+    """What the dry run says the card's calls cost, per candidate and in all; the corpus
+    run (``--corpus``) is priced apart for each candidate, since only the pick makes it."""
     per: dict[str, float] = {}
+    corpus: dict[str, float] = {}
     unpriced: set[str] = set()
     for o in outcomes:
-        per[o.planned.candidate.label] = per.get(o.planned.candidate.label, 0.0) + float(o.usage.get("cost_usd") or 0.0)
+        into = corpus if o.planned.probe == "corpus" else per
+        into[o.planned.candidate.label] = into.get(o.planned.candidate.label, 0.0) + float(o.usage.get("cost_usd") or 0.0)
         unpriced.update(o.usage.get("unpriced_models") or [])
-    return {"cost_usd": round(sum(per.values()), 6), "per_candidate": {k: round(v, 6) for k, v in per.items()},
-            "unpriced_models": sorted(unpriced), "runs": len(outcomes)}
+    out = {"cost_usd": round(sum(per.values()), 6), "per_candidate": {k: round(v, 6) for k, v in per.items()},
+           "unpriced_models": sorted(unpriced), "runs": len(outcomes) - len(corpus)}
+    return {**out, "corpus_per_candidate": {k: round(v, 6) for k, v in corpus.items()}} if corpus else out
 
 
 def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
@@ -178,7 +189,8 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     inputs = read_inputs(settings)
     folder = Path(settings.output_dir) / (settings.card_id or card_id(settings))
     runs, needles = plan(settings, inputs, folder)
-    priced = estimate(execute(runs, folder / "dry-run", None, dry_run=True))
+    extra = [corpus_run(c, settings.data, base_options(settings, inputs)) for c in settings.candidates] if settings.corpus else []
+    priced = estimate(execute(runs + extra, folder / "dry-run", None, dry_run=True))
     say(f"dialeval trust: {len(runs)} runs for {len(settings.candidates)} candidates; dry-run estimate "
         f"${priced['cost_usd']:.4f}" + (f" (no price for {', '.join(priced['unpriced_models'])})" if priced["unpriced_models"] else ""))
     if settings.dry_run:
@@ -188,7 +200,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     for o in done:
         by_candidate.setdefault(o.planned.candidate.label, {})[o.planned.probe] = o
     rows = [candidate_card(c, by_candidate[c.label], inputs, needles, settings) for c in settings.candidates]
-    card = {
+    card: dict[str, Any] = {
         "schema": SCHEMA,
         "id": folder.name,
         "folder": str(folder),
@@ -205,5 +217,11 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
         "recommended": recommend.recommend(rows, settings.tolerance),
         "complete": not any(r["failed_items"] for r in rows),
     }
+    pick = next((c for c in settings.candidates if c.label == card["recommended"]["label"]), None)
+    if settings.corpus and pick is not None:
+        say(f"dialeval trust: judging every conversation of {settings.data} with {pick.label}")
+        card["prediction_powered"] = corpus_estimates(corpus_run(pick, settings.data, base_options(settings, inputs)),
+                                                      inputs.labels, folder / "runs", settings.cache_path)
+        card["complete"] = card["complete"] and not card["prediction_powered"]["failed_items"]
     write_card(card, folder)
     return card

@@ -26,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     t.add_argument("--id", help="the card's folder name (default: derived from data, labels, rubric and candidates)")
     t.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     t.add_argument("--dry-run", action="store_true", help="price every run of the card and stop (no model is called)")
+    t.add_argument("--corpus", action="store_true",
+                   help="then judge every conversation of --data with the recommended judge: prediction-powered means")
 
 
 def command(args: argparse.Namespace, options: dict[str, object]) -> int:
@@ -44,7 +46,7 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
         data=Path(args.data), labels=Path(args.labels), rubric=args.rubric,
         candidates=candidates_of(args.judge, args.candidates, args.base_url), tolerance=args.tolerance,
         repeats=args.repeats, probes=probes, options=dict(options), output_dir=Path(args.output_dir), card_id=args.id,
-        needle_min_replies=args.needle_min_replies, dry_run=args.dry_run,
+        needle_min_replies=args.needle_min_replies, dry_run=args.dry_run, corpus=args.corpus,
     )
     if args.no_cache:
         settings.cache_path = None
@@ -59,3 +61,18 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
         print("dialeval: some items failed; run the same command again to retry them", file=sys.stderr)
         return 1
     return 0
+
+
+def card_runs(paths: list[str]) -> list[str]:
+    """``dialeval compare`` given a card folder: its candidates' base runs (the same
+    labelled units, one run per judge); other paths pass as they are."""
+    import json
+
+    out: list[str] = []
+    for path in paths:
+        card = Path(path) / "card.json"
+        if card.is_file():
+            out += [c["runs"]["base"] for c in json.loads(card.read_text(encoding="utf-8"))["candidates"]]
+        else:
+            out.append(path)
+    return out

@@ -66,11 +66,26 @@ def render(card: dict[str, Any]) -> str:
     missing = [f"- {cell(c['label'])}, {p}: {cell(c['probes'][p]['why_not'])}" for c in card["candidates"] for p in probe_names
                if c["probes"][p]["fails"] is None]
     lines += ["", "Not measured:", "", *missing] if missing else []
+    if card.get("prediction_powered"):
+        lines += ["", *_corpus_section(card["prediction_powered"])]
     lines += ["", "## Runs", ""]
     lines += [f"- {cell(c['label'])}: " + ", ".join(f"{name} `{Path(path).name}`" for name, path in c["runs"].items())
               for c in card["candidates"]]
     lines += ["", "Each figure is explained with a worked example in docs/trust.md.", ""]
     return "\n".join(lines)
+
+
+def _corpus_section(ppi: dict[str, Any]) -> list[str]:
+    """The whole data file judged by the pick: its mean per criterion three ways."""
+    def shown(e: dict[str, Any]) -> str:
+        return _ci({"value": e["mean"], "ci_low": e["ci_low"], "ci_high": e["ci_high"]})
+
+    rows = [[cell(c), shown(m["judge_only"]), shown(m["human_only"]), shown(m["prediction_powered"]),
+             f"{m['prediction_powered']['n_labelled']} of {m['judge_only']['n_judged']}"] for c, m in ppi["criteria"].items()]
+    return [f"## The whole data file, judged by {cell(ppi['candidate'])} (95% CI)", "",
+            *markdown_table(["criterion", "judge only", "humans only", "prediction-powered", "labelled of judged"], rows, "lllll"),
+            "", "Prediction-powered: the judge's mean on every unit plus the mean of (human - judge) on the labelled ones; "
+            "valid when the labelled units are a random sample of the file's."]
 
 
 def _agreement_table(card: dict[str, Any]) -> list[str]:
