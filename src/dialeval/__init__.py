@@ -129,18 +129,14 @@ def read_run(path: str | Path) -> RunData:
     return results.read_run(path)
 
 
-def trust(
-    data: str | Path, labels: str | Path, rubric: str, judges: list[Any], **settings: Any
-) -> dict[str, Any]:
-    """The judge trust card (``dialeval trust``): ``judges`` are model specs, model settings
-    (dicts) or ``{model, context, template, name}`` candidates; ``settings`` are
-    :class:`dialeval.trust.build.TrustSettings` fields (``tolerance``, ``repeats``, ``probes``,
-    ``options``, ``output_dir``, ``dry_run``...). Returns card.json's content (its ``folder``)."""
-    from dialeval.trust.build import TrustSettings, build
-    from dialeval.trust.candidates import as_candidate
+def __getattr__(name: str) -> Any:
+    """``dialeval.trust(...)``: the trust package itself is callable (a submodule import
+    would replace a function of that name), loaded on first use."""
+    if name == "trust":
+        import importlib
 
-    return build(TrustSettings(data=Path(data), labels=Path(labels), rubric=rubric,
-                               candidates=[as_candidate(j) for j in judges], **settings))
+        return importlib.import_module("dialeval.trust")
+    raise AttributeError(f"module 'dialeval' has no attribute {name!r}")
 
 
 def list_benchmarks() -> list[str]:

@@ -84,6 +84,9 @@ def _read_labels(path: Path, rubric: Any, conversations: list[Any]) -> dict[Key,
         criterion = names.get(str(raw["criterion"]))
         if criterion is None:
             raise DataError(path, f"{raw['criterion']!r} is not a criterion of {rubric.source}", record=index, field="criterion")
+        if (criterion.level == "turn") != (raw.get("turn") is not None):
+            raise DataError(path, f"criterion {criterion.name!r} is {criterion.level}-level: "
+                            + ("give the turn" if criterion.level == "turn" else "leave the turn out"), record=index, field="turn")
         unit = str(raw["id"]) if raw.get("turn") is None else f"{raw['id']}/{raw['turn']}"
         if unit not in units:
             raise DataError(path, f"no unit {unit!r} in the data file", record=index, field="id")
