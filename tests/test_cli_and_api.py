@@ -30,7 +30,7 @@ def test_run_prints_the_report_and_report_rebuilds_it(tmp_path, capsys):
 
 def test_a_bare_dialeval_shows_the_help_and_version_names_the_release(capsys):
     assert main([]) == 0
-    assert "{run,report,list,compare,view,metrics}" in capsys.readouterr().out
+    assert "{run,report,list,compare,view,metrics,trust}" in capsys.readouterr().out
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0
