@@ -202,6 +202,12 @@ def test_the_whole_file_judged_by_the_pick_gets_a_prediction_powered_mean(card):
     assert "## The whole data file, judged by good" in card["md"]
 
 
+def test_the_viewer_page_shows_the_card_and_links_its_runs(card):
+    page = (card["folder"] / "view" / "index.html").read_text()
+    assert "<h1>Judge trust card card</h1>" in page and "Use <strong>good</strong>" in page
+    assert 'href="../runs/flipper-position/view/index.html"' in page and 'src="../plots/trust-alpha.png"' in page
+
+
 def test_compare_takes_a_cards_folder_as_its_candidates_runs(card, capsys):
     assert main(["compare", str(card["folder"]), "--no-plots", "--out", str(card["folder"].parent / "compare")]) == 0
     shown = capsys.readouterr().out

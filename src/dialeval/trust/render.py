@@ -136,4 +136,15 @@ def write_card(card: dict[str, Any], folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     card["plots"] = draw(figures(card), folder)
     (folder / "card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    (folder / "card.md").write_text(render(card), encoding="utf-8")
+    text = render(card)
+    (folder / "card.md").write_text(text, encoding="utf-8")
+    write_page(card, text, folder)
+
+
+def write_page(card: dict[str, Any], text: str, folder: Path) -> Path:
+    """``view/index.html``: the card as a viewer page, its plots, and links to its runs' pages."""
+    from dialeval.report.viewer.render import render as page
+
+    runs = [{"label": c["label"], "runs": {probe: Path(path).name for probe, path in c["runs"].items()}} for c in card["candidates"]]
+    return page("trust.html", folder / "view" / "index.html", name=card["id"], card_md=text, plots=card.get("plots", {}),
+                candidates=runs, runs_dir=str(folder / "runs"))
