@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from dialeval.config import DEFAULT_CACHE
 from dialeval.trust import PROBES, dialogue, perturb, probes, recommend
 from dialeval.trust.agreement import agreement, headline
 from dialeval.trust.candidates import Candidate, family_of
@@ -39,7 +40,7 @@ class TrustSettings:
     options: dict[str, Any] = field(default_factory=dict)
     output_dir: Path = Path("trust")
     card_id: str | None = None
-    cache_path: str | None = "runs/.cache/responses.sqlite"
+    cache_path: str | None = DEFAULT_CACHE
     needle_min_replies: int = 3
     resamples: int = RESAMPLES
     dry_run: bool = False  # price the card and stop
