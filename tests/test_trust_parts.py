@@ -61,6 +61,29 @@ def test_self_preference_compares_the_judges_excess_on_its_own_family_with_the_o
     assert probes.self_preference(judge, human, families, "google", {"q": (1.0, 5.0)})["fails"] is None
 
 
+def test_a_judge_that_changes_its_mind_fails_consistency():
+    rng = np.random.default_rng(0)
+    base = {"q": {f"u{i}": float(rng.integers(1, 6)) for i in range(40)}}
+    steady = probes.consistency(base, [base], resamples=200)
+    moody = probes.consistency(base, [{"q": {u: float(rng.integers(1, 6)) for u in base["q"]}}], resamples=200)
+    assert steady["value"] == 0.0 and steady["fails"] is False and steady["repeat_alpha"] == pytest.approx(1.0)
+    assert moody["value"] > 0.5 and moody["fails"] is True and moody["repeat_alpha"] < 0.5
+    assert probes.consistency(base, [])["fails"] is None  # one reading: nothing to compare
+
+
+def test_the_ceiling_puts_each_annotator_against_the_others():
+    from dialeval.trust.agreement import ceiling
+
+    labels = {f"u{i}": {"a": float(1 + i % 5), "b": float(1 + (i + (i % 3 == 0)) % 5), "c": float(1 + i % 5)} for i in range(15)}
+    out = ceiling(labels, resamples=200)
+    data = np.array([[labels[u][k] for u in labels] for k in "abc"])
+    assert out["alpha_among_annotators"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
+    others = {k: [np.mean([labels[u][j] for j in "abc" if j != k]) for u in labels] for k in "abc"}
+    expected = np.mean([scipy_stats.spearmanr(data[i], others[k]).statistic for i, k in enumerate("abc")])
+    assert out["spearman"]["value"] == pytest.approx(expected) and out["annotators"] == 3
+    assert ceiling({"u1": {"a": 3.0}, "u2": {"a": 4.0}})["units"] == 0  # one label per unit: no ceiling
+
+
 def test_the_recommendation_prefers_the_cheapest_close_candidate_that_fails_no_probe():
     rows = [
         {"label": "big", "alpha": 0.80, "cost_per_1000_units": 9.0, "failed_probes": []},
@@ -115,7 +138,7 @@ def fixed_card() -> dict:
                  "consistency": probes.result("consistency", _figure(0.05, 0.04), 12)}
         figures = {"n": 12, "labelled": 12, **{k: _figure(alpha) for k in ("spearman", "kendall_tau_b", "krippendorff_alpha")},
                    "exact_agreement": _figure(0.6), "adjacent_agreement": _figure(0.95, 0.04)}
-        ceiling = {"units": 12, "annotators": 3, **{k: _figure(0.8) for k in ("spearman", "kendall_tau_b", "krippendorff_alpha")},
+        ceiling = {"units": 12, "annotators": 3, "alpha_among_annotators": 0.74, **{k: _figure(0.8) for k in ("spearman", "kendall_tau_b", "krippendorff_alpha")},
                    "exact_agreement": _figure(0.7), "adjacent_agreement": _figure(0.97, 0.02)}
         return {"label": label, "spec": {"label": label}, "alpha": alpha, "agreement": {"turn/helpfulness": {**figures, "ceiling": ceiling}},
                 "probes": found, "failed_probes": probes.failed(found), "cost_per_1000_units": cost, "seconds_per_1000_units": 120.0,

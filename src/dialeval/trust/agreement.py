@@ -51,11 +51,25 @@ def ceiling(labels: dict[str, dict[str, float]], resamples: int = stats.RESAMPLE
         return {**out, **{name: dict(EMPTY) for name in (*NAMES, "exact_agreement", "adjacent_agreement")}}
     for name in NAMES:
         out[name] = _leave_one_out(several, name, resamples)
+    out["alpha_among_annotators"] = _alpha_among(several)
     pairs = [(float(sum(s[a] == s[b] for a, b in permutations(s, 2))), float(sum(abs(s[a] - s[b]) <= 1 for a, b in permutations(s, 2))),
               float(len(s) * (len(s) - 1))) for s in several.values()]
     out["exact_agreement"] = stats.share([p[0] for p in pairs], [p[2] for p in pairs], resamples)
     out["adjacent_agreement"] = stats.share([p[1] for p in pairs], [p[2] for p in pairs], resamples)
     return out
+
+
+def _alpha_among(labels: dict[str, dict[str, float]]) -> float | None:
+    """The usual inter-annotator figure: Krippendorff's alpha (ordinal) of all annotators at
+    once, units x annotators with gaps (the ``krippendorff`` package)."""
+    import krippendorff
+
+    annotators = list(dict.fromkeys(a for s in labels.values() for a in s))
+    data = np.array([[s.get(a, np.nan) for s in labels.values()] for a in annotators], dtype=float)
+    if len(np.unique(data[~np.isnan(data)])) < 2:
+        return None
+    value = float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
+    return value if np.isfinite(value) else None
 
 
 def _leave_one_out(labels: dict[str, dict[str, float]], name: str, resamples: int) -> dict[str, float | None]:

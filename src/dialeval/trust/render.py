@@ -95,7 +95,9 @@ def _agreement_table(card: dict[str, Any]) -> list[str]:
     for key in keys:
         first = next(c["agreement"][key] for c in card["candidates"] if key in c["agreement"])
         ceiling = first["ceiling"]
-        rows.append([cell(key), f"humans (ceiling, {ceiling['annotators']} annotators)", ceiling["units"],
+        among = ceiling.get("alpha_among_annotators")
+        who = f"humans (ceiling, {ceiling['annotators']} annotators" + (f"; alpha among all {num(among)}" if among is not None else "") + ")"
+        rows.append([cell(key), who, ceiling["units"],
                      *(_ci(ceiling[name]) for name in NAMES)])
         for c in card["candidates"]:
             row = c["agreement"].get(key)
