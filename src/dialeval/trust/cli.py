@@ -63,12 +63,12 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
     return 0
 
 
-def card_runs(paths: list[str]) -> list[str]:
+def card_runs(paths: list[str]) -> list[str | Path]:
     """``dialeval compare`` given a card folder: its candidates' base runs (the same
     labelled units, one run per judge); other paths pass as they are."""
     import json
 
-    out: list[str] = []
+    out: list[str | Path] = []
     for path in paths:
         card = Path(path) / "card.json"
         if card.is_file():
