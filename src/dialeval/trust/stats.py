@@ -17,6 +17,7 @@ import numpy as np
 SEED = 0
 RESAMPLES = 999
 PAIR_CELLS = 4_000_000  # resample x unit x unit cells held at once by Kendall's tau (many distinct scores)
+MAX_LEVELS = 1000  # up to this many distinct scores, ranks come from counts per level
 TABLE_CELLS = 400  # up to this many (x level, y level) cells, tau counts pairs from a table of counts
 
 
@@ -26,9 +27,18 @@ def indices(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
-    from scipy.stats import rankdata
+    """Average ranks along the last axis, as ``scipy.stats.rankdata`` gives them; scores on
+    a few levels (a rubric's scale) are ranked by counting each row's levels, not sorting."""
+    levels, codes = np.unique(x, return_inverse=True)
+    if len(levels) > MAX_LEVELS or x.ndim != 2:
+        from scipy.stats import rankdata
 
-    return rankdata(x, axis=-1)
+        return rankdata(x, axis=-1)
+    rows, k = x.shape[0], len(levels)
+    codes = codes.reshape(x.shape)
+    counts = np.bincount((np.arange(rows)[:, None] * k + codes).ravel(), minlength=rows * k).reshape(rows, k)
+    mid = np.cumsum(counts, axis=1) - (counts - 1) / 2  # the average rank of each level in its row
+    return np.take_along_axis(mid, codes, axis=1)
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
