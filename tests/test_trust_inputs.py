@@ -79,3 +79,19 @@ def test_dialeval_trust_is_callable_in_a_fresh_process():
     code = "import dialeval; print(callable(dialeval.trust), dialeval.trust.card.__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(src)})
     assert out.stdout.split() == ["True", "card"], out.stderr[-500:]
+
+
+def test_another_systems_replies_go_to_the_position_probe_only(files):
+    from dialeval.trust.build import TrustSettings, plan, read_inputs
+    from dialeval.trust.candidates import candidates_of
+
+    tmp_path, chats = files
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": "c0", "turn": 2, "criterion": "helpfulness", "score": 3}])
+    settings = TrustSettings(data=chats, labels=labels, rubric=str(tmp_path / "rubric.yaml"), candidates=candidates_of(["openai:gpt-4o"]),
+                             options={"versus": "other.jsonl", "context_budget": 3000})
+    runs, _ = plan(settings, read_inputs(settings), tmp_path / "card")
+    by_probe = {r.probe: r.options for r in runs}
+    assert by_probe["position"]["versus"] == "other.jsonl"
+    assert all("versus" not in options for probe, options in by_probe.items() if probe != "position")
+    assert all(options["context_budget"] == 3000 for options in by_probe.values())
+    assert [r.cached for r in runs if r.probe.startswith("repeat")] == [False]  # a repeat never reads the cache

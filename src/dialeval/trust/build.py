@@ -88,22 +88,28 @@ def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[Pl
         if "verbosity" in settings.probes:
             runs.append(PlannedRun(candidate, "padded", padded, base))
         if "position" in settings.probes:
-            runs.append(PlannedRun(candidate, "position", labelled, {**base, "versus": str(padded)}))
+            runs.append(PlannedRun(candidate, "position", labelled, {**base, "versus": settings.options.get("versus") or str(padded)}))
         if "needle" in settings.probes and needles:
             rubric = data / "needle_rubric.yaml"
             if not rubric.is_file() or rubric.read_text(encoding="utf-8") != perturb.NEEDLE_RUBRIC:
                 rubric.write_text(perturb.NEEDLE_RUBRIC, encoding="utf-8")
             needle_data = dialogue.write_conversations(data / "needle.jsonl", needle_records)
             runs.append(PlannedRun(candidate, "needle", needle_data,
-                                   {**settings.options, "rubric": str(rubric), "criteria": [perturb.NEEDLE_CRITERION], "facts": "off"}))
+                                   {**_plain(settings.options), "rubric": str(rubric), "criteria": [perturb.NEEDLE_CRITERION], "facts": "off"}))
         if "consistency" in settings.probes:
             runs += [PlannedRun(candidate, f"repeat{k}", labelled, base, cached=False) for k in range(1, settings.repeats)]
     return runs, needles
 
 
+def _plain(options: dict[str, Any]) -> dict[str, Any]:
+    """The user's options without ``versus``: another system's replies go to the position
+    probe only (it replaces the padded copy there), never into the runs that score."""
+    return {k: v for k, v in options.items() if k != "versus"}
+
+
 def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
     """The dialogue options of a candidate's plain run: the labelled criteria, no fact checks."""
-    return {**settings.options, "rubric": settings.rubric, "criteria": inputs.labels.criteria(), "facts": "off"}
+    return {**_plain(settings.options), "rubric": settings.rubric, "criteria": inputs.labels.criteria(), "facts": "off"}
 
 
 def unit_families(conversations: list[dict[str, Any]]) -> dict[str, str]:
