@@ -189,6 +189,23 @@ def estimate(outcomes: list[RunOutcome]) -> dict[str, Any]:
     return {**out, "corpus_per_candidate": {k: round(v, 6) for k, v in corpus.items()}} if corpus else out
 
 
+def priced_once(runs: list[PlannedRun], root: Path) -> dict[str, Any]:
+    """The dry run's estimate, made once per plan: a resumed card reads it back (its key
+    covers every run's id, data, options and model, so any change prices it again)."""
+    digest = hashlib.sha256()
+    for r in runs:
+        data = hashlib.sha256(r.data.read_bytes()).hexdigest()
+        digest.update(json.dumps([r.run_id, data, r.config(root, None)], sort_keys=True, default=str).encode())
+    saved = root / "estimate.json"
+    if saved.is_file():
+        kept = json.loads(saved.read_text(encoding="utf-8"))
+        if kept.get("key") == digest.hexdigest():
+            return dict(kept["estimate"])
+    priced = estimate(execute(runs, root, None, dry_run=True))
+    saved.write_text(json.dumps({"key": digest.hexdigest(), "estimate": priced}, indent=1), encoding="utf-8")
+    return priced
+
+
 def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Build (or resume) the card; returns card.json's content, with ``folder`` set."""
     from dialeval.trust.render import write_card
@@ -197,7 +214,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     folder = Path(settings.output_dir) / (settings.card_id or card_id(settings))
     runs, needles = plan(settings, inputs, folder)
     extra = [corpus_run(c, settings.data, base_options(settings, inputs)) for c in settings.candidates] if settings.corpus else []
-    priced = estimate(execute(runs + extra, folder / "dry-run", None, dry_run=True))
+    priced = priced_once(runs + extra, folder / "dry-run")
     say(f"dialeval trust: {len(runs)} runs for {len(settings.candidates)} candidates; dry-run estimate "
         f"${priced['cost_usd']:.4f}" + (f" (no price for {', '.join(priced['unpriced_models'])})" if priced["unpriced_models"] else ""))
     if settings.dry_run:
