@@ -213,3 +213,30 @@ def test_compare_takes_a_cards_folder_as_its_candidates_runs(card, capsys):
     shown = capsys.readouterr().out
     assert all(f"{name}-base" in shown for name in JUDGES)
 
+
+
+def test_a_failed_call_marks_the_card_incomplete_and_a_rerun_finishes_it(tmp_path, capsys):
+    data = write_jsonl(tmp_path / "chats.jsonl", conversations()[:8])
+    human = write_jsonl(tmp_path / "labels.jsonl", labels())
+    (tmp_path / "rubric.yaml").write_text(RUBRIC, encoding="utf-8")
+    down = {"now": True}
+
+    def flaky(body: dict) -> str:  # the server breaks on one reply until it is mended
+        if down["now"] and "u=0]" in prompt_of(body):
+            raise ConnectionAbortedError("the judge's server fell over")
+        return respond(body)
+
+    with OpenAIStub(respond=flaky) as server:
+        judge = {"candidates": [{"model": {"spec": "openai-compatible:good", "base_url": server.base_url, "max_retries": 0}}]}
+        (tmp_path / "candidates.yaml").write_text(json.dumps(judge), encoding="utf-8")
+        argv = ["trust", "--data", str(data), "--labels", str(human), "--rubric", str(tmp_path / "rubric.yaml"),
+                "--candidates", str(tmp_path / "candidates.yaml"), "--probes", "verbosity",
+                "--output-dir", str(tmp_path / "trust"), "--id", "card", "--no-cache"]
+        first = main(argv)
+        card = json.loads((tmp_path / "trust" / "card" / "card.json").read_text())
+        down["now"] = False
+        second = main(argv)
+    assert first == 1 and card["complete"] is False and card["candidates"][0]["failed_items"] == 2  # c0, plain and padded
+    assert "Incomplete" in capsys.readouterr().out
+    again = json.loads((tmp_path / "trust" / "card" / "card.json").read_text())
+    assert second == 0 and again["complete"] is True and again["candidates"][0]["units_judged"] == LABELLED
