@@ -155,3 +155,14 @@ def test_the_card_keeps_its_layout():
     text = render(json.loads(json.dumps(card)))
     assert text.splitlines()[2].startswith("Use **openai:gpt-4o**")
     check_golden("trust_card", text)
+
+
+def test_a_criterion_name_used_at_two_levels_maps_back_to_the_rubric():
+    """The dialogue benchmark names the conversation-level one ``overall (conversation)``."""
+    from types import SimpleNamespace
+
+    from dialeval.trust.dialogue import _dimensions
+
+    rubric = SimpleNamespace(criteria=[SimpleNamespace(name="overall", level="conversation"), SimpleNamespace(name="overall", level="turn")])
+    known = _dimensions(rubric)
+    assert (known["overall"].level, known["overall (conversation)"].level) == ("turn", "conversation")

@@ -109,7 +109,7 @@ def _plain(options: dict[str, Any]) -> dict[str, Any]:
 
 def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
     """The dialogue options of a candidate's plain run: the labelled criteria, no fact checks."""
-    return {**_plain(settings.options), "rubric": settings.rubric, "criteria": inputs.labels.criteria(), "facts": "off"}
+    return {**_plain(settings.options), "rubric": settings.rubric, "criteria": inputs.labels.rubric_criteria(), "facts": "off"}
 
 
 def unit_families(conversations: list[dict[str, Any]]) -> dict[str, str]:

@@ -23,12 +23,18 @@ class HumanLabels:
     """Every annotator's score per unit and criterion (label ranks for label scales)."""
 
     by_unit: dict[Key, dict[str, float]]
-    levels: dict[str, str]  # criterion -> turn | conversation | summary
-    scales: dict[str, tuple[float, float]]  # criterion -> (lowest, highest) score
+    levels: dict[str, str]  # dimension -> turn | conversation | summary
+    scales: dict[str, tuple[float, float]]  # dimension -> (lowest, highest) score
+    names: dict[str, str]  # dimension -> the rubric's criterion name (they differ for a name used at two levels)
     warnings: list[str] = field(default_factory=list)
 
     def criteria(self) -> list[str]:
+        """The labelled dimensions, as the judge's scores name them."""
         return list(dict.fromkeys(c for _, c in self.by_unit))
+
+    def rubric_criteria(self) -> list[str]:
+        """The rubric's names of the labelled criteria (the runs' ``criteria`` option)."""
+        return list(dict.fromkeys(self.names.get(c, c) for c in self.criteria()))
 
     def consensus(self) -> dict[Key, float]:
         """The annotators' mean per unit: the humans' reading the judge is compared with."""
@@ -64,9 +70,19 @@ def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> Huma
         by_unit, warnings = labels.by_unit(), list(labels.warnings)
     if not by_unit:
         raise DataError(path, "no labels for the data's conversations")
-    levels = {c.name: c.level for c in rubric.criteria}
-    scales = {c.name: _bounds(c.scale) for c in rubric.criteria}
-    return HumanLabels(by_unit, levels, scales, warnings)
+    known = _dimensions(rubric)
+    levels = {d: c.level for d, c in known.items()}
+    scales = {d: _bounds(c.scale) for d, c in known.items()}
+    return HumanLabels(by_unit, levels, scales, {d: c.name for d, c in known.items()}, warnings)
+
+
+def _dimensions(rubric: Any) -> dict[str, Any]:
+    """How scores name each criterion: its name, and ``name (level)`` for one that shares its
+    name with a turn-level criterion; a bare shared name means the turn-level one."""
+    out = {f"{c.name} ({c.level})": c for c in rubric.criteria}
+    for c in sorted(rubric.criteria, key=lambda c: c.level == "turn"):  # turn level last: it keeps the bare name
+        out[c.name] = c
+    return out
 
 
 def _bounds(scale: Any) -> tuple[float, float]:
