@@ -46,7 +46,8 @@ def render(card: dict[str, Any]) -> str:
         f"Judged: {units['labelled']} labelled units in {units['conversations']} conversations, {units['labels']} labels "
         f"from {units['annotators']} annotators; rubric {cell(card['rubric'])}; tolerance {card['tolerance']:g} in mean "
         f"Krippendorff's alpha. Dry-run estimate of the card: {_money(card['estimate']['cost_usd'])}."
-        + ("" if card["complete"] else " **Incomplete: some items failed; run the same command again to retry them.**"),
+        + ("" if card["complete"] else " **Incomplete: some items failed; run the same command again to retry them.**")
+        + (f" The labels file gave {len(card['label_warnings'])} warnings (skipped labels; see card.json)." if card.get("label_warnings") else ""),
         "",
         "## Candidates",
         "",
