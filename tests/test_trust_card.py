@@ -119,11 +119,8 @@ def card(tmp_path_factory):
         priced = main([*argv, "--dry-run"])
         sent_by_dry_run = len(server.requests)
         code = main(argv)
-        sent = len(server.requests)
-        resumed = main(argv)  # the same card again: every run is finished
-        sent_again = len(server.requests) - sent
     folder = root / "trust" / "card"
-    return {"code": code, "resumed": resumed, "sent_again": sent_again, "priced": priced, "dry_sent": sent_by_dry_run, "folder": folder,
+    return {"code": code, "priced": priced, "dry_sent": sent_by_dry_run, "folder": folder,
             "json": json.loads((folder / "card.json").read_text()), "md": (folder / "card.md").read_text(), "labels": labels()}
 
 
@@ -133,8 +130,7 @@ def by_label(card_json: dict) -> dict[str, dict]:
 
 def test_the_card_recommends_the_cheapest_good_judge_and_says_so_first(card):
     assert card["priced"] == 0 and card["dry_sent"] == 0  # the dry run priced the card without one request
-    assert card["code"] == 0 and card["resumed"] == 0
-    assert card["sent_again"] == 0  # built again, the card resumed every finished run: nothing was asked twice
+    assert card["code"] == 0
     assert card["json"]["recommended"]["label"] == "good"
     first = card["md"].splitlines()[2]
     assert first.startswith("Use **good**") and "cheapest" in first and "not a guarantee" in first
@@ -235,8 +231,14 @@ def test_a_failed_call_marks_the_card_incomplete_and_a_rerun_finishes_it(tmp_pat
         first = main(argv)
         card = json.loads((tmp_path / "trust" / "card" / "card.json").read_text())
         down["now"] = False
+        sent = len(server.requests)
         second = main(argv)
+        resent = [prompt_of(b) for b in server.requests[sent:]]
+        third = main(argv)
+        sent_third = len(server.requests) - sent - len(resent)
     assert first == 1 and card["complete"] is False and card["candidates"][0]["failed_items"] == 2  # c0, plain and padded
     assert "Incomplete" in capsys.readouterr().out
     again = json.loads((tmp_path / "trust" / "card" / "card.json").read_text())
     assert second == 0 and again["complete"] is True and again["candidates"][0]["units_judged"] == LABELLED
+    assert len(resent) == 6 and all("u=0]" in p or "u=1]" in p or "u=2]" in p for p in resent)  # c0 only, plain and padded
+    assert third == 0 and sent_third == 0  # a finished card built again sends nothing
