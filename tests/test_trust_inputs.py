@@ -95,3 +95,16 @@ def test_another_systems_replies_go_to_the_position_probe_only(files):
     assert all("versus" not in options for probe, options in by_probe.items() if probe != "position")
     assert all(options["context_budget"] == 3000 for options in by_probe.values())
     assert [r.cached for r in runs if r.probe.startswith("repeat")] == [False]  # a repeat never reads the cache
+
+
+def test_a_card_priced_over_the_budget_stops_before_any_call(files, capsys):
+    tmp_path, chats = files
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": f"c{i}", "turn": 2, "criterion": "helpfulness", "score": 3} for i in range(4)])
+    with OpenAIStub() as server:
+        priced = {"candidates": [{"model": {"spec": "openai-compatible:j", "base_url": server.base_url, "price": [1000.0, 1000.0]}}]}
+        (tmp_path / "candidates.yaml").write_text(json.dumps(priced), encoding="utf-8")
+        code = trust(tmp_path, chats, labels, "--candidates", str(tmp_path / "candidates.yaml"), "--budget", "0.01")
+        sent = len(server.requests)
+    assert code == 2 and sent == 0
+    assert "over the budget of $0.01" in capsys.readouterr().err
+

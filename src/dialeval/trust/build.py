@@ -45,6 +45,7 @@ class TrustSettings:
     resamples: int = RESAMPLES
     dry_run: bool = False  # price the card and stop
     corpus: bool = False  # judge the whole data file with the recommended candidate: prediction-powered means
+    budget: float | None = None  # USD: stop before the first call when the dry run prices the card above it
 
 
 @dataclass
@@ -217,6 +218,11 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     priced = priced_once(runs + extra, folder / "dry-run")
     say(f"dialeval trust: {len(runs)} runs for {len(settings.candidates)} candidates; dry-run estimate "
         f"${priced['cost_usd']:.4f}" + (f" (no price for {', '.join(priced['unpriced_models'])})" if priced["unpriced_models"] else ""))
+    if settings.budget is not None and priced["cost_usd"] > settings.budget:
+        from dialeval.errors import ConfigError
+
+        raise ConfigError(f"dialeval trust: the dry run prices the card at ${priced['cost_usd']:.4f}, over the budget of "
+                          f"${settings.budget:g}; nothing was sent (drop candidates or probes, or raise --budget)")
     if settings.dry_run:
         return {"schema": SCHEMA, "id": folder.name, "folder": str(folder), "estimate": priced, "dry_run": True}
     done = execute(runs, folder / "runs", settings.cache_path, on_run=lambda p: say(f"dialeval trust: {p.run_id}"))
