@@ -73,7 +73,8 @@ def card_runs(paths: list[str]) -> list[str | Path]:
     for path in paths:
         card = Path(path) / "card.json"
         if card.is_file():
-            out += [c["runs"]["base"] for c in json.loads(card.read_text(encoding="utf-8"))["candidates"]]
+            # by name under the card's folder: the recorded paths may be relative to another directory
+            out += [Path(path) / "runs" / Path(c["runs"]["base"]).name for c in json.loads(card.read_text(encoding="utf-8"))["candidates"]]
         else:
             out.append(path)
     return out
