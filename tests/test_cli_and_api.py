@@ -31,7 +31,7 @@ def test_run_prints_the_report_and_report_rebuilds_it(tmp_path, capsys):
 def test_a_bare_dialeval_shows_the_help_and_version_names_the_release(capsys):
     assert main([]) == 0
     choices = capsys.readouterr().out.split("{", 1)[1].split("}", 1)[0].split(",")  # the subcommands, as listed
-    assert {"run", "report", "list", "compare", "view", "metrics", "gate", "import", "export"} <= set(choices)
+    assert {"run", "report", "list", "compare", "view", "metrics", "gate", "import", "export", "trust"} <= set(choices)
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0

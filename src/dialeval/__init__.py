@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from dialeval.run.runner import RunResult
 
 from dialeval.version import __version__
-__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "__version__"]
+__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "trust", "__version__"]
 
 
 def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
@@ -127,6 +127,16 @@ def read_run(path: str | Path) -> RunData:
     from dialeval.report import results
 
     return results.read_run(path)
+
+
+def __getattr__(name: str) -> Any:
+    """``dialeval.trust(...)``: the trust package itself is callable (a submodule import
+    would replace a function of that name), loaded on first use."""
+    if name == "trust":
+        import importlib
+
+        return importlib.import_module("dialeval.trust")
+    raise AttributeError(f"module 'dialeval' has no attribute {name!r}")
 
 
 def list_benchmarks() -> list[str]:

@@ -1,4 +1,4 @@
-"""`dialeval run | report | list | metrics | compare | view`: the command line over the runner.
+"""`dialeval run | report | list | metrics | compare | view | trust`: the command line over the runner.
 
 Imports stay light here (argparse, no torch, transformers or chromadb) so that
 `dialeval --help` and `dialeval list` answer at once; a run imports what it needs.
@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="benchmarks, agents and model backends")
 
     c = sub.add_parser("compare", help="agreement between runs of one benchmark over the same items")
-    c.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders")
+    c.add_argument("runs", nargs="+", metavar="RUN", help="two or more run folders (a trust card's folder: its candidates' runs)")
     c.add_argument("--out", help="output folder (default: runs/compare-<benchmark>-<hash> beside the first run)")
     c.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     c.add_argument("--human", metavar="FILE", help="human labels in the benchmark's format (dialogue: human_scores), compared as one more run")
@@ -90,6 +90,10 @@ def _parser() -> argparse.ArgumentParser:
     from dialeval.gate.cli import add_parser as add_gate_parser
 
     add_gate_parser(sub)
+
+    from dialeval.trust.cli import add_parser as add_trust
+
+    add_trust(sub)
     return p
 
 
@@ -315,8 +319,9 @@ def _main(argv: list[str] | None) -> int:
             return run_command(args)
         if args.command == "compare":
             from dialeval.report.compare import compare_runs
+            from dialeval.trust.cli import card_runs
 
-            result = compare_runs(args.runs, args.out, plots=not args.no_plots, human=args.human)
+            result = compare_runs(card_runs(args.runs), args.out, plots=not args.no_plots, human=args.human)
             for warning in result["warnings"]:
                 print(f"dialeval: warning: {warning}", file=sys.stderr)
             print((Path(result["out_dir"]) / "compare.md").read_text() + f"\nWritten to {result['out_dir']}")
@@ -325,6 +330,10 @@ def _main(argv: list[str] | None) -> int:
             from dialeval.gate.cli import run_gate_command
 
             return run_gate_command(args)
+        if args.command == "trust":
+            from dialeval.trust.cli import command as trust
+
+            return trust(args, _options(args.option))
         if args.command == "view":
             from dialeval.report.viewer import serve, write_site
 

@@ -1,0 +1,257 @@
+"""``dialeval trust``: judge the labelled units with every candidate, probe them, write the card.
+
+Steps: read the data, rubric and labels (stops on bad input before any call); write the
+probes' derived data files under ``trust/<id>/data``; price every planned run by a dry
+run; run them; compute agreement, probes, cost; recommend; write ``card.json``,
+``card.md`` and plots. See docs/trust.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from dialeval.config import DEFAULT_CACHE
+from dialeval.trust import PROBES, dialogue, perturb, probes, recommend
+from dialeval.trust.agreement import agreement, headline
+from dialeval.trust.candidates import Candidate, family_of
+from dialeval.trust.corpus import corpus_estimates, corpus_run
+from dialeval.trust.runs import PlannedRun, RunOutcome, execute, per_thousand, unreadable
+from dialeval.trust.stats import RESAMPLES
+
+SCHEMA = "dialeval.trust/1"
+
+
+
+@dataclass
+class TrustSettings:
+    """Everything ``dialeval trust`` is given (see the CLI's help for each)."""
+
+    data: Path
+    labels: Path
+    rubric: str
+    candidates: list[Candidate]
+    tolerance: float = recommend.TOLERANCE
+    repeats: int = 2  # readings for the consistency probe (1: no probe)
+    probes: tuple[str, ...] = PROBES
+    options: dict[str, Any] = field(default_factory=dict)
+    output_dir: Path = Path("trust")
+    card_id: str | None = None
+    cache_path: str | None = DEFAULT_CACHE
+    needle_min_replies: int = 3
+    resamples: int = RESAMPLES
+    dry_run: bool = False  # price the card and stop
+    corpus: bool = False  # judge the whole data file with the recommended candidate: prediction-powered means
+    budget: float | None = None  # USD: stop before the first call when the dry run prices the card above it
+
+
+@dataclass
+class Inputs:
+    conversations: list[dict[str, Any]]  # the labelled conversations as data records
+    labels: dialogue.HumanLabels
+    rubric: Any
+
+
+def read_inputs(settings: TrustSettings) -> Inputs:
+    """The labelled conversations and their labels; every check before the first call."""
+    rubric = dialogue.load_rubric(settings.rubric)
+    convs = dialogue.load_conversations(settings.data)
+    labels = dialogue.read_labels(settings.labels, rubric, convs)
+    wanted = set(labels.conversations())
+    return Inputs([dialogue.to_record(c) for c in convs if c.id in wanted], labels, rubric)
+
+
+def card_id(settings: TrustSettings) -> str:
+    """From the data, the labels, the rubric and the candidates: the same card resumes."""
+    digest = hashlib.sha256()
+    for path in (settings.data, settings.labels):
+        digest.update(Path(path).read_bytes())
+    rubric = Path(settings.rubric)
+    digest.update(rubric.read_bytes() if rubric.is_file() else settings.rubric.encode())
+    digest.update(json.dumps([c.spec_dict() for c in settings.candidates], sort_keys=True).encode())
+    digest.update(json.dumps([settings.options, settings.repeats, sorted(settings.probes)], sort_keys=True, default=str).encode())
+    return f"trust-{digest.hexdigest()[:10]}"
+
+
+def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[PlannedRun], dict[str, int]]:
+    """Every run of every candidate, and where the needles were planted."""
+    data = folder / "data"
+    labelled = dialogue.write_conversations(data / "labelled.jsonl", inputs.conversations)
+    padded = dialogue.write_conversations(data / "padded.jsonl", perturb.padded(inputs.conversations))
+    needle_records, needles = perturb.planted(inputs.conversations, settings.needle_min_replies)
+    base = base_options(settings, inputs)
+    runs: list[PlannedRun] = []
+    for candidate in settings.candidates:
+        runs.append(PlannedRun(candidate, "base", labelled, base))
+        if "verbosity" in settings.probes:
+            runs.append(PlannedRun(candidate, "padded", padded, base))
+        if "position" in settings.probes:
+            runs.append(PlannedRun(candidate, "position", labelled, {**base, "versus": settings.options.get("versus") or str(padded)}))
+        if "needle" in settings.probes and needles:
+            rubric = data / "needle_rubric.yaml"
+            if not rubric.is_file() or rubric.read_text(encoding="utf-8") != perturb.NEEDLE_RUBRIC:
+                rubric.write_text(perturb.NEEDLE_RUBRIC, encoding="utf-8")
+            needle_data = dialogue.write_conversations(data / "needle.jsonl", needle_records)
+            runs.append(PlannedRun(candidate, "needle", needle_data,
+                                   {**_plain(settings.options), "rubric": str(rubric), "criteria": [perturb.NEEDLE_CRITERION], "facts": "off"}))
+        if "consistency" in settings.probes:
+            runs += [PlannedRun(candidate, f"repeat{k}", labelled, base, cached=False) for k in range(1, settings.repeats)]
+    return runs, needles
+
+
+def _plain(options: dict[str, Any]) -> dict[str, Any]:
+    """The user's options without ``versus``: another system's replies go to the position
+    probe only (it replaces the padded copy there), never into the runs that score."""
+    return {k: v for k, v in options.items() if k != "versus"}
+
+
+def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
+    """The dialogue options of a candidate's plain run: the labelled criteria, no fact checks."""
+    return {**_plain(settings.options), "rubric": settings.rubric, "criteria": inputs.labels.rubric_criteria(), "facts": "off"}
+
+
+def unit_families(conversations: list[dict[str, Any]]) -> dict[str, str]:
+    """unit -> family of the model that wrote its reply, where the data says: the
+    conversation's ``metadata.model`` (every reply) or ``metadata.models`` (turn -> model)."""
+    out: dict[str, str] = {}
+    for record in conversations:
+        meta = record.get("metadata") or {}
+        turns = [i for i, m in enumerate(record["messages"], 1) if m["role"] == "assistant"]
+        per_turn: dict[str, Any] = meta["models"] if isinstance(meta.get("models"), dict) else {}
+        for turn in turns:
+            model = per_turn.get(str(turn)) or meta.get("model")
+            if isinstance(model, str) and model:
+                out[f"{record['id']}/{turn}"] = family_of(model)
+        if isinstance(meta.get("model"), str) and meta["model"]:
+            out[str(record["id"])] = family_of(meta["model"])
+    return out
+
+
+def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs: Inputs, needles: dict[str, int],
+                   settings: TrustSettings) -> dict[str, Any]:
+    """One candidate's row of the card: agreement, probes, cost, and where its runs are."""
+    base = outcomes["base"]
+    scores = dialogue.scores_by_unit(base.records)
+    figures = agreement(scores, inputs.labels.by_unit, inputs.labels.levels, settings.resamples)
+    consensus: dict[str, dict[str, float]] = {}
+    for (unit, criterion), value in inputs.labels.consensus().items():
+        consensus.setdefault(criterion, {})[unit] = value
+    scales = inputs.labels.scales
+    found: dict[str, dict[str, Any]] = {}
+    if "position" in settings.probes:
+        found["position"] = probes.position([u for r in outcomes["position"].records for u in r.get("pairwise_units", [])],
+                                            settings.resamples)
+    if "verbosity" in settings.probes:
+        found["verbosity"] = probes.verbosity(scores, dialogue.scores_by_unit(outcomes["padded"].records), scales, settings.resamples)
+    if "self_preference" in settings.probes:
+        found["self_preference"] = probes.self_preference(scores, consensus, unit_families(inputs.conversations), candidate.family,
+                                                          scales, settings.resamples)
+    if "needle" in settings.probes:
+        found["needle"] = (probes.needle({r["id"]: r.get("turn_units", []) for r in outcomes["needle"].records}, needles, settings.resamples)
+                           if "needle" in outcomes else
+                           probes.not_measured("needle", f"no labelled conversation has {settings.needle_min_replies} assistant replies"))
+    if "consistency" in settings.probes:
+        repeats = [dialogue.scores_by_unit(o.records) for name, o in outcomes.items() if name.startswith("repeat")]
+        found["consistency"] = probes.consistency(scores, repeats, settings.resamples)
+    costs = per_thousand(base)
+    return {
+        "spec": candidate.spec_dict(),
+        "label": candidate.label,
+        "runs": {name: str(o.run_dir) for name, o in outcomes.items()},
+        "agreement": figures,
+        "alpha": headline(figures),
+        "probes": found,
+        "failed_probes": probes.failed(found),
+        "cost_per_1000_units": costs["cost_per_1000_units"],
+        "seconds_per_1000_units": costs["seconds_per_1000_units"],
+        "units_judged": int(costs["units"] or 0),
+        "unreadable": unreadable(base.records),
+        "failed_items": sum(o.failed for o in outcomes.values()),
+        "usage": {name: {k: o.usage.get(k) for k in ("calls", "requests", "cached", "input_tokens", "output_tokens", "cost_usd")}
+                  for name, o in outcomes.items()},
+    }
+
+
+def estimate(outcomes: list[RunOutcome]) -> dict[str, Any]:
+    """What the dry run says the card's calls cost, per candidate and in all; the corpus
+    run (``--corpus``) is priced apart for each candidate, since only the pick makes it."""
+    per: dict[str, float] = {}
+    corpus: dict[str, float] = {}
+    unpriced: set[str] = set()
+    for o in outcomes:
+        into = corpus if o.planned.probe == "corpus" else per
+        into[o.planned.candidate.label] = into.get(o.planned.candidate.label, 0.0) + float(o.usage.get("cost_usd") or 0.0)
+        unpriced.update(o.usage.get("unpriced_models") or [])
+    out = {"cost_usd": round(sum(per.values()), 6), "per_candidate": {k: round(v, 6) for k, v in per.items()},
+           "unpriced_models": sorted(unpriced), "runs": len(outcomes) - len(corpus)}
+    return {**out, "corpus_per_candidate": {k: round(v, 6) for k, v in corpus.items()}} if corpus else out
+
+
+def priced_once(runs: list[PlannedRun], root: Path) -> dict[str, Any]:
+    """The dry run's estimate, made once per plan: a resumed card reads it back (its key
+    covers every run's id, data, options and model, so any change prices it again)."""
+    digest = hashlib.sha256()
+    for r in runs:
+        data = hashlib.sha256(r.data.read_bytes()).hexdigest()
+        digest.update(json.dumps([r.run_id, data, r.config(root, None)], sort_keys=True, default=str).encode())
+    saved = root / "estimate.json"
+    if saved.is_file():
+        kept = json.loads(saved.read_text(encoding="utf-8"))
+        if kept.get("key") == digest.hexdigest():
+            return dict(kept["estimate"])
+    priced = estimate(execute(runs, root, None, dry_run=True))
+    saved.write_text(json.dumps({"key": digest.hexdigest(), "estimate": priced}, indent=1), encoding="utf-8")
+    return priced
+
+
+def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Build (or resume) the card; returns card.json's content, with ``folder`` set."""
+    from dialeval.trust.render import write_card
+
+    inputs = read_inputs(settings)
+    folder = Path(settings.output_dir) / (settings.card_id or card_id(settings))
+    runs, needles = plan(settings, inputs, folder)
+    extra = [corpus_run(c, settings.data, base_options(settings, inputs)) for c in settings.candidates] if settings.corpus else []
+    priced = priced_once(runs + extra, folder / "dry-run")
+    say(f"dialeval trust: {len(runs)} runs for {len(settings.candidates)} candidates; dry-run estimate "
+        f"${priced['cost_usd']:.4f}" + (f" (no price for {', '.join(priced['unpriced_models'])})" if priced["unpriced_models"] else ""))
+    if settings.budget is not None and priced["cost_usd"] > settings.budget:
+        from dialeval.errors import ConfigError
+
+        raise ConfigError(f"dialeval trust: the dry run prices the card at ${priced['cost_usd']:.4f}, over the budget of "
+                          f"${settings.budget:g}; nothing was sent (drop candidates or probes, or raise --budget)")
+    if settings.dry_run:
+        return {"schema": SCHEMA, "id": folder.name, "folder": str(folder), "estimate": priced, "dry_run": True}
+    done = execute(runs, folder / "runs", settings.cache_path, on_run=lambda p: say(f"dialeval trust: {p.run_id}"))
+    by_candidate: dict[str, dict[str, RunOutcome]] = {}
+    for o in done:
+        by_candidate.setdefault(o.planned.candidate.label, {})[o.planned.probe] = o
+    rows = [candidate_card(c, by_candidate[c.label], inputs, needles, settings) for c in settings.candidates]
+    card: dict[str, Any] = {
+        "schema": SCHEMA,
+        "id": folder.name,
+        "folder": str(folder),
+        "data": str(settings.data), "labels": str(settings.labels), "rubric": settings.rubric,
+        "units": {"conversations": len(inputs.conversations), "labelled": len(inputs.labels.by_unit),
+                  "labels": sum(len(s) for s in inputs.labels.by_unit.values()),
+                  "annotators": len({a for s in inputs.labels.by_unit.values() for a in s})},
+        "label_warnings": inputs.labels.warnings[:20],
+        "tolerance": settings.tolerance,
+        "probes_run": list(settings.probes),
+        "limits": {name: probes.LIMITS[name] for name in settings.probes},
+        "estimate": priced,
+        "candidates": rows,
+        "recommended": recommend.recommend(rows, settings.tolerance),
+        "complete": not any(r["failed_items"] for r in rows),
+    }
+    pick = next((c for c in settings.candidates if c.label == card["recommended"]["label"]), None)
+    if settings.corpus and pick is not None:
+        say(f"dialeval trust: judging every conversation of {settings.data} with {pick.label}")
+        card["prediction_powered"] = corpus_estimates(corpus_run(pick, settings.data, base_options(settings, inputs)),
+                                                      inputs.labels, folder / "runs", settings.cache_path)
+        card["complete"] = card["complete"] and not card["prediction_powered"]["failed_items"]
+    write_card(card, folder)
+    return card

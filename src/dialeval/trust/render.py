@@ -1,0 +1,153 @@
+"""card.md, card.json and the plots of a trust card; the first lines say which judge to use and why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from dialeval.figures import Bars, Figure
+from dialeval.report.tables import cell, markdown_table, num
+from dialeval.trust.probes import DESCRIPTIONS
+
+NAMES = {"spearman": "Spearman", "kendall_tau_b": "Kendall tau-b", "krippendorff_alpha": "alpha",
+         "exact_agreement": "exact", "adjacent_agreement": "adjacent"}
+PROBE_TITLES = {"position": "position (flip rate)", "verbosity": "verbosity (score rise)",
+                "self_preference": "self-preference (gap)", "needle": "needle (caught)", "consistency": "consistency (changed)"}
+
+
+def _ci(figure: dict[str, Any] | None, digits: int = 2) -> str:
+    if not figure or figure.get("value") is None:
+        return num(None)
+    if figure.get("ci_low") is None:
+        return num(figure["value"], digits)
+    return f"{num(figure['value'], digits)} [{num(figure['ci_low'], digits)}, {num(figure['ci_high'], digits)}]"
+
+
+def _money(value: float | None) -> str:
+    return "unknown (no price)" if value is None else f"${value:.4g}"
+
+
+def _seconds(value: float | None) -> str:
+    return num(None) if value is None else f"{value:.3g} s"
+
+
+def _verdict(probe: dict[str, Any]) -> str:
+    mark = {True: "FAILS", False: "passes", None: "not measured"}[probe["fails"]]
+    return f"{_ci(probe)} {mark}" if probe["value"] is not None else mark
+
+
+def render(card: dict[str, Any]) -> str:
+    """The card as Markdown (its layout is kept by a golden file)."""
+    rec = card["recommended"]
+    units = card["units"]
+    lines = [f"# Judge trust card {cell(card['id'])}", "", rec["sentence"], ""]
+    lines += [
+        f"Judged: {units['labelled']} labelled units in {units['conversations']} conversations, {units['labels']} labels "
+        f"from {units['annotators']} annotators; rubric {cell(card['rubric'])}; tolerance {card['tolerance']:g} in mean "
+        f"Krippendorff's alpha. Dry-run estimate of the card: {_money(card['estimate']['cost_usd'])}."
+        + ("" if card["complete"] else " **Incomplete: some items failed; run the same command again to retry them.**")
+        + (f" The labels file gave {len(card['label_warnings'])} warnings (skipped labels; see card.json)." if card.get("label_warnings") else ""),
+        "",
+        "## Candidates",
+        "",
+    ]
+    rows = [[cell(c["label"]), num(c["alpha"], 3), cell(", ".join(c["failed_probes"]) or "none"), _money(c["cost_per_1000_units"]),
+             _seconds(c["seconds_per_1000_units"]), c["unreadable"], c["failed_items"]] for c in card["candidates"]]
+    lines += markdown_table(["candidate", "mean alpha", "failed probes", "cost / 1,000 units", "model time / 1,000 units",
+                             "unreadable", "failed items"], rows, "lrlrrrr")
+    lines += ["", "## Agreement with the humans (95% bootstrap CI)", ""]
+    lines += _agreement_table(card)
+    lines += ["", "## Probes (95% CI; a probe fails when its whole interval is past its limit)", ""]
+    probe_names = list(card["probes_run"])
+    rows = [[cell(c["label"]), *(_verdict(c["probes"][p]) for p in probe_names)] for c in card["candidates"]]
+    lines += markdown_table(["candidate", *(PROBE_TITLES[p] for p in probe_names)], rows, "l" + "l" * len(probe_names))
+    lines += ["", "Limits: " + ", ".join(f"{p} {card['limits'][p]:g}" for p in probe_names) + "."]
+    lines += ["", "What each probe measures:", "", *(f"- {p}: {DESCRIPTIONS[p]}" for p in probe_names)]
+    missing = [f"- {cell(c['label'])}, {p}: {cell(c['probes'][p]['why_not'])}" for c in card["candidates"] for p in probe_names
+               if c["probes"][p]["fails"] is None]
+    lines += ["", "Not measured:", "", *missing] if missing else []
+    if card.get("prediction_powered"):
+        lines += ["", *_corpus_section(card["prediction_powered"])]
+    lines += ["", "## Runs", ""]
+    lines += [f"- {cell(c['label'])}: " + ", ".join(f"{name} `{Path(path).name}`" for name, path in c["runs"].items())
+              for c in card["candidates"]]
+    lines += ["", "Each figure is explained with a worked example in docs/trust.md.", ""]
+    return "\n".join(lines)
+
+
+def _corpus_section(ppi: dict[str, Any]) -> list[str]:
+    """The whole data file judged by the pick: its mean per criterion three ways."""
+    def shown(e: dict[str, Any]) -> str:
+        return _ci({"value": e["mean"], "ci_low": e["ci_low"], "ci_high": e["ci_high"]})
+
+    rows = [[cell(c), shown(m["judge_only"]), shown(m["human_only"]), shown(m["prediction_powered"]),
+             f"{m['prediction_powered']['n_labelled']} of {m['judge_only']['n_judged']}"] for c, m in ppi["criteria"].items()]
+    return [f"## The whole data file, judged by {cell(ppi['candidate'])} (95% CI)", "",
+            *markdown_table(["criterion", "judge only", "humans only", "prediction-powered", "labelled of judged"], rows, "lllll"),
+            "", "Prediction-powered: the judge's mean on every unit plus the mean of (human - judge) on the labelled ones; "
+            "valid when the labelled units are a random sample of the file's."]
+
+
+def _agreement_table(card: dict[str, Any]) -> list[str]:
+    headers = ["criterion", "judge", "n", *NAMES.values()]
+    rows = []
+    keys = list(dict.fromkeys(k for c in card["candidates"] for k in c["agreement"]))
+    for key in keys:
+        first = next(c["agreement"][key] for c in card["candidates"] if key in c["agreement"])
+        ceiling = first["ceiling"]
+        among = ceiling.get("alpha_among_annotators")
+        who = f"humans (ceiling, {ceiling['annotators']} annotators" + (f"; alpha among all {num(among)}" if among is not None else "") + ")"
+        rows.append([cell(key), who, ceiling["units"],
+                     *(_ci(ceiling[name]) for name in NAMES)])
+        for c in card["candidates"]:
+            row = c["agreement"].get(key)
+            if row is not None:
+                rows.append([cell(key), cell(c["label"]), row["n"], *(_ci(row[name]) for name in NAMES)])
+    return markdown_table(headers, rows, "llr" + "l" * len(NAMES))
+
+
+def figures(card: dict[str, Any]) -> list[Figure]:
+    """Alpha per criterion with the ceiling beside; each probe's figure per candidate."""
+    keys = list(dict.fromkeys(k for c in card["candidates"] for k in c["agreement"]))
+    series: dict[str, list[float | None]] = {}
+    intervals: dict[str, list[tuple[float, float] | None]] = {}
+
+    def add(label: str, rows: list[dict[str, Any] | None]) -> None:
+        series[label] = [r["value"] if r else None for r in rows]
+        intervals[label] = [(r["ci_low"], r["ci_high"]) if r and r["ci_low"] is not None else None for r in rows]
+
+    first = {k: next(c["agreement"][k] for c in card["candidates"] if k in c["agreement"]) for k in keys}
+    add("humans (ceiling)", [first[k]["ceiling"]["krippendorff_alpha"] for k in keys])
+    for c in card["candidates"]:
+        add(c["label"], [c["agreement"][k]["krippendorff_alpha"] if k in c["agreement"] else None for k in keys])
+    out: list[Figure] = [Bars("trust-alpha", "Krippendorff's alpha with the humans (ceiling: the humans among themselves)",
+                              "alpha", keys, series, intervals)]
+    names = list(card["probes_run"])
+    probe_series = {c["label"]: [c["probes"][p]["value"] for p in names] for c in card["candidates"]}
+    probe_ci = {c["label"]: [(c["probes"][p]["ci_low"], c["probes"][p]["ci_high"]) if c["probes"][p]["ci_low"] is not None else None
+                             for p in names] for c in card["candidates"]}
+    out.append(Bars("trust-probes", "Probe figures per candidate (limits in card.md)", "figure",
+                    [PROBE_TITLES[p] for p in names], probe_series, probe_ci))
+    return out
+
+
+def write_card(card: dict[str, Any], folder: Path) -> None:
+    """card.json, card.md and plots/ in ``folder``."""
+    from dialeval.report.plots import draw
+
+    folder.mkdir(parents=True, exist_ok=True)
+    card["plots"] = draw(figures(card), folder)
+    (folder / "card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    text = render(card)
+    (folder / "card.md").write_text(text, encoding="utf-8")
+    write_page(card, text, folder)
+
+
+def write_page(card: dict[str, Any], text: str, folder: Path) -> Path:
+    """``view/index.html``: the card as a viewer page, its plots, and links to its runs' pages."""
+    from dialeval.report.viewer.render import render as page
+
+    runs = [{"label": c["label"], "runs": {probe: Path(path).name for probe, path in c["runs"].items()}} for c in card["candidates"]]
+    return page("trust.html", folder / "view" / "index.html", name=card["id"], card_md=text, plots=card.get("plots", {}),
+                candidates=runs, runs_dir=str(folder / "runs"))

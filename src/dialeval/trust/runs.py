@@ -1,0 +1,114 @@
+"""The card's runs: which dialogue runs each candidate needs, priced by a dry run, then run.
+
+Every run goes through the public :func:`dialeval.evaluate` into its own folder
+(``<card>/runs/<candidate>-<probe>``), with the shared response cache, so a card built
+again resumes where it stopped and pays nothing twice. Repeats for the consistency probe
+run without the cache: a cached answer is the same answer, not a second reading.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dialeval.config import ModelSettings, as_dry_run
+from dialeval.trust.candidates import Candidate
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One dialogue run of one candidate for one probe (``base``: agreement and cost)."""
+
+    candidate: Candidate
+    probe: str
+    data: Path
+    options: dict[str, Any]
+    cached: bool = True
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.candidate.slug}-{self.probe}"
+
+    def config(self, root: Path, cache_path: str | None, model: ModelSettings | None = None) -> dict[str, Any]:
+        """The run config: the candidate's model (or ``model``: its dry run), context and template."""
+        options = {**self.options, **({"context": self.candidate.context} if self.candidate.context else {})}
+        return {
+            "model": (model or self.candidate.model).model_dump(exclude_unset=True),
+            "templates": {"judge": self.candidate.template} if self.candidate.template else {},
+            "options": options,
+            "output_dir": str(root),
+            "run_id": self.run_id,
+            "cache_path": cache_path if self.cached else None,
+        }
+
+
+@dataclass
+class RunOutcome:
+    """What the card reads of one finished run."""
+
+    planned: PlannedRun
+    run_dir: Path
+    records: list[dict[str, Any]]
+    usage: dict[str, Any]
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    failed: int = 0
+
+
+def execute(plan: list[PlannedRun], root: Path, cache_path: str | None, *, dry_run: bool = False,
+            on_run: Any = None) -> list[RunOutcome]:
+    """Run (or, ``dry_run``, price) every planned run in order; a run with failed items is
+    kept with its count, so the card can say so and a re-run retries it."""
+    import dialeval
+
+    out = []
+    for planned in plan:
+        model = as_dry_run(planned.candidate.model) if dry_run else None
+        config = planned.config(root, cache_path, model)
+        if on_run is not None:
+            on_run(planned)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # failed items are counted on the card
+            result = dialeval.evaluate("dialogue", planned.data, config)
+        run = dialeval.read_run(result.run_dir)
+        calls = [c for item in run.items for c in item.calls]
+        usage = (result.metrics.get("run") or {}).get("usage") or {}
+        out.append(RunOutcome(planned, result.run_dir, result.records, usage, calls, result.failed + result.not_evaluated))
+    return out
+
+
+def judged_units(records: list[dict[str, Any]]) -> int:
+    """Units the judge was asked about (not those a criterion does not apply to)."""
+    return sum(1 for r in records for u in list(r.get("turn_units", [])) + list(r.get("conversation_units", []))
+               if u.get("status") != "not_applicable")
+
+
+def unreadable(records: list[dict[str, Any]]) -> int:
+    return sum(1 for r in records for u in list(r.get("turn_units", [])) + list(r.get("conversation_units", []))
+               if u.get("status") in ("unparsed", "truncated"))
+
+
+def price_of(model: ModelSettings) -> Any:
+    """The candidate's price: its own ``price``, else the price table's for ``price_as`` or its name."""
+    from dialeval.models.pricing import Price, price_of as lookup
+
+    if model.price is not None:
+        return Price.of(model.price)
+    return lookup(model.price_as or model.spec)
+
+
+def per_thousand(outcome: RunOutcome) -> dict[str, float | None]:
+    """Cost and model time per 1,000 judged units, from the run's tokens (cached answers
+    included: a resumed card costs what a fresh one would) and its calls' latencies."""
+    units = judged_units(outcome.records)
+    price = price_of(outcome.planned.candidate.model)
+    usage = outcome.usage
+    cost = None
+    if price is not None and units:
+        cost = 1000 * price.cost(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)),
+                                 int(usage.get("cached_input_tokens", 0)), int(usage.get("cache_write_tokens", 0))) / units
+    sent = [c["latency_s"] for c in outcome.calls if not c.get("cached") and c.get("latency_s") is not None]
+    calls_per_unit = len(outcome.calls) / units if units else 0.0
+    seconds = 1000 * calls_per_unit * sum(sent) / len(sent) if sent else None
+    return {"cost_per_1000_units": cost, "seconds_per_1000_units": seconds, "units": float(units)}

@@ -1,0 +1,168 @@
+"""The trust card's parts on small fixed inputs: statistics against scipy and krippendorff,
+probes, the recommendation, the perturbations, candidates, and card.md's layout (golden)."""
+
+from __future__ import annotations
+
+import json
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from dialeval.errors import ConfigError
+from dialeval.trust import perturb, probes, stats
+from dialeval.trust.candidates import candidates_of, family_of
+from dialeval.trust.recommend import recommend
+from dialeval.trust.render import render
+from tests.test_golden_tables import check_golden
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_row_statistics_equal_scipy_and_krippendorff(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(1, 6, 40).astype(float)
+    y = (np.clip(x + rng.integers(-1, 2, 40), 1, 5) + rng.integers(1, 6, 40)) / 2  # means of two labels: halves
+    both = np.stack([x, y])
+    assert stats.spearman_rows(x[None], y[None])[0] == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
+    assert stats.kendall_rows(x[None], y[None])[0] == pytest.approx(scipy_stats.kendalltau(x, y).statistic)
+    assert stats.alpha_rows(x[None], y[None])[0] == pytest.approx(krippendorff.alpha(reliability_data=both, level_of_measurement="ordinal"))
+    assert stats.alpha_rows(x[None], y[None], "interval")[0] == pytest.approx(
+        krippendorff.alpha(reliability_data=both, level_of_measurement="interval"))
+
+
+def test_kendall_from_pairs_equals_scipy_on_continuous_scores():
+    """Many distinct values: tau counts pairs directly instead of a table of levels."""
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=30)
+    w = z + rng.normal(size=30)
+    assert stats.kendall_rows(z[None], w[None])[0] == pytest.approx(scipy_stats.kendalltau(z, w).statistic)
+
+
+def test_an_interval_leaves_out_resamples_where_the_figure_is_undefined():
+    figure = stats.paired([1, 1, 1, 2], [1, 2, 2, 3], "spearman", resamples=200)
+    assert figure["ci_low"] <= figure["value"] <= figure["ci_high"]
+    assert stats.paired([3, 3, 3], [1, 2, 3], "spearman") == {"value": None, "ci_low": None, "ci_high": None}
+
+
+def test_a_probe_fails_only_when_its_whole_interval_is_past_the_limit():
+    assert probes.result("position", {"value": 0.3, "ci_low": 0.15, "ci_high": 0.45}, 20)["fails"] is True
+    assert probes.result("position", {"value": 0.3, "ci_low": 0.05, "ci_high": 0.45}, 20)["fails"] is False
+    assert probes.result("needle", {"value": 0.5, "ci_low": 0.2, "ci_high": 0.7}, 10)["fails"] is True
+    assert probes.not_measured("needle", "too short")["fails"] is None
+
+
+def test_self_preference_compares_the_judges_excess_on_its_own_family_with_the_others():
+    judge = {"q": {f"u{i}": 4.0 + (i < 4) for i in range(8)}}
+    human = {"q": {f"u{i}": 4.0 for i in range(8)}}
+    families = {f"u{i}": "openai" if i < 4 else "anthropic" for i in range(8)}
+    found = probes.self_preference(judge, human, families, "openai", {"q": (1.0, 5.0)}, resamples=200)
+    assert found["value"] == pytest.approx(0.25) and found["fails"] is True and found["own_family"] == 4
+    assert probes.self_preference(judge, human, families, "google", {"q": (1.0, 5.0)})["fails"] is None
+
+
+def test_a_judge_that_changes_its_mind_fails_consistency():
+    rng = np.random.default_rng(0)
+    base = {"q": {f"u{i}": float(rng.integers(1, 6)) for i in range(40)}}
+    steady = probes.consistency(base, [base], resamples=200)
+    moody = probes.consistency(base, [{"q": {u: float(rng.integers(1, 6)) for u in base["q"]}}], resamples=200)
+    assert steady["value"] == 0.0 and steady["fails"] is False and steady["repeat_alpha"] == pytest.approx(1.0)
+    assert moody["value"] > 0.5 and moody["fails"] is True and moody["repeat_alpha"] < 0.5
+    assert probes.consistency(base, [])["fails"] is None  # one reading: nothing to compare
+
+
+def test_the_ceiling_puts_each_annotator_against_the_others():
+    from dialeval.trust.agreement import ceiling
+
+    labels = {f"u{i}": {"a": float(1 + i % 5), "b": float(1 + (i + (i % 3 == 0)) % 5), "c": float(1 + i % 5)} for i in range(15)}
+    out = ceiling(labels, resamples=200)
+    data = np.array([[labels[u][k] for u in labels] for k in "abc"])
+    assert out["alpha_among_annotators"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
+    others = {k: [np.mean([labels[u][j] for j in "abc" if j != k]) for u in labels] for k in "abc"}
+    expected = np.mean([scipy_stats.spearmanr(data[i], others[k]).statistic for i, k in enumerate("abc")])
+    assert out["spearman"]["value"] == pytest.approx(expected) and out["annotators"] == 3
+    assert ceiling({"u1": {"a": 3.0}, "u2": {"a": 4.0}})["units"] == 0  # one label per unit: no ceiling
+
+
+def test_the_recommendation_prefers_the_cheapest_close_candidate_that_fails_no_probe():
+    rows = [
+        {"label": "big", "alpha": 0.80, "cost_per_1000_units": 9.0, "failed_probes": []},
+        {"label": "small", "alpha": 0.77, "cost_per_1000_units": 0.5, "failed_probes": []},
+        {"label": "tiny", "alpha": 0.79, "cost_per_1000_units": 0.1, "failed_probes": ["position"]},
+        {"label": "poor", "alpha": 0.40, "cost_per_1000_units": 0.01, "failed_probes": []},
+        {"label": "free", "alpha": 0.80, "cost_per_1000_units": None, "failed_probes": []},
+    ]
+    out = recommend(rows, tolerance=0.05)
+    assert out["label"] == "small" and out["close"] == ["tiny", "small", "big", "free"]
+    assert "tiny (position)" in out["sentence"] and "not a guarantee" in out["sentence"]
+    assert recommend(rows, tolerance=0.01)["label"] == "big"  # small is now too far below the best
+    assert recommend([{**r, "failed_probes": ["needle"]} for r in rows[:2]], 0.05)["label"] == "small"
+    assert recommend([{"label": "x", "alpha": None, "cost_per_1000_units": 1.0, "failed_probes": []}])["label"] is None
+
+
+def test_perturbations_keep_units_and_change_only_what_the_probe_tests():
+    record = {"id": "c1", "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."},
+                                       {"role": "user", "content": "Plan?"}, {"role": "assistant", "content": "Go."}]}
+    [padded] = perturb.padded([record])
+    assert [m["content"].split(" ", 1)[0] for m in padded["messages"]] == ["Hi", "Hello.", "Plan?", "Go."]
+    assert all(len(p["content"]) > len(m["content"]) + 40 for p, m in zip(padded["messages"][1::2], record["messages"][1::2]))
+    assert record["messages"][1]["content"] == "Hello."  # the input is left as it was
+    planted, needles = perturb.planted([record], min_replies=2)
+    fact, contradiction = perturb.NEEDLES[0]
+    assert needles == {"c1": 4}
+    assert planted[0]["messages"][0]["content"].startswith(fact) and planted[0]["messages"][3]["content"].endswith(contradiction)
+    assert perturb.planted([record], min_replies=3) == ([], {})
+
+
+def test_candidates_from_specs_and_families():
+    judges = candidates_of(["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku-latest"], base_url=None)
+    assert [j.family for j in judges] == ["openai", "anthropic"] and judges[0].slug == "openai-gpt-4o-mini"
+    assert family_of("meta-llama/Llama-3.1-8B-Instruct") == "meta" and family_of("my-judge") == "my"
+    with pytest.raises(ConfigError, match="two candidates"):
+        candidates_of(["openai:gpt-4o", "openai:gpt-4o"])
+    with pytest.raises(ConfigError, match="at least one"):
+        candidates_of([])
+
+
+def _figure(value: float | None, width: float = 0.1) -> dict:
+    return {"value": value, "ci_low": None if value is None else value - width, "ci_high": None if value is None else value + width}
+
+
+def fixed_card() -> dict:
+    """A small card with fixed figures: two candidates, one criterion, every probe."""
+    def candidate(label: str, alpha: float, cost: float | None, flip: float) -> dict:
+        found = {"position": probes.result("position", _figure(flip, 0.05), 12),
+                 "verbosity": probes.result("verbosity", _figure(0.0, 0.02), 12),
+                 "self_preference": probes.not_measured("self_preference", "no reply model recorded"),
+                 "needle": probes.result("needle", _figure(0.9), 4),
+                 "consistency": probes.result("consistency", _figure(0.05, 0.04), 12)}
+        figures = {"n": 12, "labelled": 12, **{k: _figure(alpha) for k in ("spearman", "kendall_tau_b", "krippendorff_alpha")},
+                   "exact_agreement": _figure(0.6), "adjacent_agreement": _figure(0.95, 0.04)}
+        ceiling = {"units": 12, "annotators": 3, "alpha_among_annotators": 0.74, **{k: _figure(0.8) for k in ("spearman", "kendall_tau_b", "krippendorff_alpha")},
+                   "exact_agreement": _figure(0.7), "adjacent_agreement": _figure(0.97, 0.02)}
+        return {"label": label, "spec": {"label": label}, "alpha": alpha, "agreement": {"turn/helpfulness": {**figures, "ceiling": ceiling}},
+                "probes": found, "failed_probes": probes.failed(found), "cost_per_1000_units": cost, "seconds_per_1000_units": 120.0,
+                "unreadable": 1, "failed_items": 0, "runs": {"base": f"trust/x/runs/{label}-base"}}
+    rows = [candidate("openai:gpt-4o", 0.78, 2.5, 0.02), candidate("openai:gpt-4o-mini", 0.75, 0.15, 0.3)]
+    return {"id": "trust-0123456789", "rubric": "rubric.yaml", "tolerance": 0.05, "complete": True,
+            "units": {"conversations": 4, "labelled": 12, "labels": 36, "annotators": 3}, "estimate": {"cost_usd": 0.0123},
+            "probes_run": list(probes.LIMITS), "limits": probes.LIMITS, "candidates": rows, "recommended": recommend(rows, 0.05)}
+
+
+def test_the_card_keeps_its_layout():
+    card = fixed_card()
+    assert card["recommended"]["label"] == "openai:gpt-4o"  # the cheaper one flips with the order
+    text = render(json.loads(json.dumps(card)))
+    assert text.splitlines()[2].startswith("Use **openai:gpt-4o**")
+    check_golden("trust_card", text)
+
+
+def test_a_criterion_name_used_at_two_levels_maps_back_to_the_rubric():
+    """The dialogue benchmark names the conversation-level one ``overall (conversation)``."""
+    from types import SimpleNamespace
+
+    from dialeval.trust.dialogue import _dimensions
+
+    rubric = SimpleNamespace(criteria=[SimpleNamespace(name="overall", level="conversation"), SimpleNamespace(name="overall", level="turn")])
+    known = _dimensions(rubric)
+    assert (known["overall"].level, known["overall (conversation)"].level) == ("turn", "conversation")
