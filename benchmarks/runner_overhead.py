@@ -132,7 +132,7 @@ def dialeval_run(
 ) -> None:
     """A whole ``run("answers", ...)`` as a user starts it (preflight, cache, run folder, report);
     a new ``model`` name gets a new client, whose request limit starts as a new process's would.
-    One process (``workers=1``): this process's CPU time is then the whole run's."""
+    This process's CPU time is the whole run's."""
     from dialeval.config import ModelSettings, RunConfig
     from dialeval.run.runner import run
 
@@ -142,7 +142,6 @@ def dialeval_run(
         concurrency=concurrency,
         run_id=run_id,
         cache_path=str(cache) if cache else None,
-        workers=1,
     )
     run("answers", data, config, progress=False)
 

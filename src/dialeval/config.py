@@ -199,12 +199,6 @@ class RunConfig(BaseModel):
         gt=0,
         description="items and model requests in flight (default: 64 when every model is an API model, else 8)",
     )
-    workers: int | None = Field(
-        default=None,
-        gt=0,
-        description="processes sharing the items, each with its own event loop (default: as many as help: "
-        "one per 2,500 items left, at most one per core; 1 for local models, dry runs, mmrc and dialogue)",
-    )
     limit: int | None = Field(default=None, gt=0)
     output_dir: str = "runs"
     run_id: str | None = None

@@ -25,7 +25,6 @@ from dialeval.models.backends.base import API_MAX_CONCURRENCY, error_kind
 from dialeval.models.backends.dry_run import DryRunBackend
 from dialeval.models.backends.http import CONNECT_TIMEOUT, PreflightError, http_timeout
 from dialeval.models.backends.local import LOCAL_DECODING, local_decoding
-from dialeval.models.backends.openai import response_format as _response_format
 from dialeval.models.batch_queue import QueuedCall, batch_queue
 from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "API_BACKENDS", "API_MAX_CONCURRENCY", "BACKENDS", "CONNECT_TIMEOUT", "LOCAL_DECODING", "CircuitBreaker",
-    "Generation", "ModelClient", "ModelSpec", "PreflightError", "RunStopped", "SpecError", "_response_format",
+    "Generation", "ModelClient", "ModelSpec", "PreflightError", "RunStopped", "SpecError",
     "build_chat_model", "current_breaker", "current_limits", "error_kind", "get_client", "http_timeout",
     "local_decoding", "parse_spec", "preflight", "register_client", "request_slots",
 ]
@@ -190,8 +189,8 @@ class ModelClient:
 
     async def close_loop(self) -> None:
         """Close the HTTP pool this event loop's chat model opened and forget the model (a
-        later run in this loop builds a new one): aiohttp's session must be closed in its
-        own loop, or it complains when the loop ends."""
+        later run in this loop builds a new one): an async HTTP client must be closed in its
+        own loop."""
         if not self.is_api or self.injected:
             return
         loop = asyncio.get_running_loop()
@@ -345,10 +344,11 @@ class ModelClient:
         sent = self.impl.outgoing(messages)
         try:
             async with self.limit, slots if slots is not None else contextlib.nullcontext():
-                message = await self.impl.call(self, sent, schema, json_schema)
+                message = await self.impl.send(self.model, sent, schema, json_schema)
         except Exception as err:
             message = self.impl.truncated(err)
             if message is None:
+                self.impl.refused(self.limit, err)
                 if breaker is not None:
                     breaker.failed(self, err)
                 raise

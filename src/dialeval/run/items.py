@@ -1,9 +1,7 @@
 """The per-item loop of a run: items through the graph, bounded, stopped by the breaker.
 
-One process runs it over all items (:mod:`dialeval.run.runner`); with ``--workers N``
-each worker process runs it over the items the parent hands it
-(:mod:`dialeval.run.workers`). Either way a finished item's row goes to ``on_row`` at
-once, so it reaches ``results.jsonl`` before the next one finishes.
+A finished item's row goes to ``on_row`` at once, so it reaches ``results.jsonl``
+before the next one finishes.
 """
 
 from __future__ import annotations
@@ -46,7 +44,7 @@ class TrippingBreaker(CircuitBreaker):
             self._on_trip()
 
     def open_from(self, message: str) -> bool:
-        """Open because another worker's breaker did; ``False`` when already open."""
+        """Open from outside (a ``--no-wait`` batch run stops); ``False`` when already open."""
         with self._lock:
             if self.message is not None:
                 return False
@@ -56,7 +54,7 @@ class TrippingBreaker(CircuitBreaker):
 
 @dataclass
 class ItemJob:
-    """What evaluating one item needs, the same in every process of a run."""
+    """What evaluating one item needs."""
 
     bench: Benchmark
     graph: Any
@@ -160,7 +158,7 @@ class ItemRunner:
             self._on_trip(self.breaker.message)
 
     def halt(self, message: str) -> None:
-        """Stop as this process's own breaker would (another worker's breaker opened)."""
+        """Stop as the run's own breaker would (``message`` says why)."""
         if self.breaker.open_from(message):
             self._wake.set()
 

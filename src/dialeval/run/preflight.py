@@ -183,18 +183,17 @@ async def await_preflight(checks: list[tuple[str, Future[None]]], config: RunCon
         raise ConfigError("; ".join(f"{config.source}: field '{name}': {err}" for name, err in failed))
 
 
-def warm_clients(bench: Benchmark, context: Any, head_start: bool = False) -> None:
+def warm_clients(bench: Benchmark, context: Any) -> None:
     """Build the API models' chat clients (the first one imports the SDK) during set-up,
     while preflight checks are in flight, rather than inside the first item. A failure
-    is left to the items, which record it as they always do. ``head_start`` (a run in one
-    process): a backend may instead send the first requests while its SDK imports."""
+    is left to the items, which record it as they always do."""
     from dialeval.models.client import API_BACKENDS, get_client
 
     for settings in used_models(bench, context).values():
         client = get_client(settings)
         if client.backend in API_BACKENDS:
             try:
-                client.impl.warm(client, head_start)
+                client.impl.warm(client)
             except Exception:
                 pass
 

@@ -37,7 +37,6 @@ from dialeval.run.folder import (  # noqa: F401  (failure_summary: its old impor
     set_aside_earlier_results,
 )
 from dialeval.run import provenance
-from dialeval.run.heap import older_objects_frozen
 from dialeval.run.identity import check_same_setup, data_digest, identity, referenced_files, resolved_config, run_id
 from dialeval.run.items import ItemJob, ItemRunner, TrippingBreaker, current_item
 from dialeval.run.preflight import (
@@ -50,9 +49,7 @@ from dialeval.run.preflight import (
     used_models,
     warm_clients,
 )
-from dialeval.run.single_node import run_graph
 from dialeval.run.tally import RunTally
-from dialeval.run.workers import WorkerPool, check_workers, choose_workers
 
 
 @dataclass(repr=False)
@@ -126,7 +123,6 @@ def _causes(calls: list[CallRecord]) -> list[dict[str, Any]]:
 async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, options: dict[str, Any], on_call: Any) -> dict[str, Any]:
     """One item through the graph. ``failed`` when the graph raised or any agent call
     ended ``error``; the partial record is kept then, for the report, but never scored."""
-    from dialeval.run.node_chain import runnable
     from dialeval.secrets import scrub
 
     ledger = Ledger(on_add=on_call)
@@ -134,8 +130,7 @@ async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, 
     started = time.perf_counter()
     row: dict[str, Any]
     try:
-        # a declared or one-node graph, or a chain, without LangGraph's per-step work
-        state = await runnable(graph).ainvoke(bench.to_input(item, options), context=context, config={"recursion_limit": 10_000})
+        state = await graph.ainvoke(bench.to_input(item, options), context=context, config={"recursion_limit": 10_000})
         record = bench.to_record(item, state)
         causes = _causes(ledger.calls)
         if causes:
@@ -236,8 +231,7 @@ async def run_async(
     when the run is cancelled (Ctrl-C).Models with ``batch: true`` go through batch
     rounds (:mod:`dialeval.run.batch_rounds`), polled every ``batch_poll`` seconds;
     ``wait=False`` raises :class:`BatchesPending` instead of waiting for a batch."""
-    with older_objects_frozen():
-        return await _run_async(benchmark, data, config, progress=progress, on_interrupt=on_interrupt, wait=wait,
+    return await _run_async(benchmark, data, config, progress=progress, on_interrupt=on_interrupt, wait=wait,
                                 batch_poll=batch_poll)
 
 
@@ -261,7 +255,6 @@ async def _run_async(
     every_item = _load_items(bench, data, config)
     items = limit_items(bench, every_item, config.limit)
     context = config.context()
-    check_workers(config, bench, context)
     digest = data_digest(data, config.options, referenced_files(every_item))
     ident = identity(config.templates, used_models(bench, context))
     resolved = resolved_config(benchmark, data, config, digest, context, ident)
@@ -274,9 +267,9 @@ async def _run_async(
     if config.preflight and (config.fresh or not (run_dir / RESULTS).exists()):
         checks = start_preflight(bench, context)  # a new run has items to send: check while the graph builds
     created = not run_dir.exists()
-    graph = run_graph(bench) if created or checks else None  # a finished run re-run needs none
+    graph = bench.graph() if created or checks else None  # a finished run re-run needs none
     if created:  # a run that never starts (no key, server down) leaves no folder behind
-        warm_clients(bench, context, head_start=choose_workers(config, bench, context, len(items)) == 1)
+        warm_clients(bench, context)
         await await_preflight(checks, config)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(run_dir):
@@ -292,11 +285,11 @@ async def _run_async(
             resolved["provenance"] = before
         context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and graph is None:
-            graph = run_graph(bench)
+            graph = bench.graph()
         if todo and not created:
             if config.preflight and not checks:
                 checks = start_preflight(bench, context)
-            warm_clients(bench, context, head_start=choose_workers(config, bench, context, len(todo)) == 1)  # while the checks are in flight
+            warm_clients(bench, context)  # while the checks are in flight
             await await_preflight(checks, config)
 
         halt: list[Callable[[str], None]] = []  # the item runner's stop, once it exists
@@ -308,16 +301,12 @@ async def _run_async(
         job = ItemJob(bench, graph, context, config.options, _evaluate_item, config.effective_concurrency(),
                       config.max_consecutive_errors, track=batched.track if batched else None,
                       items_at_once=max(config.effective_concurrency(), len(todo)) if batched else None)  # a round takes every item
-        workers = choose_workers(config, bench, context, len(todo))
-        pool = WorkerPool(job, todo, workers).start() if workers > 1 else None  # forked before the bar's thread
         bar = None
         if progress and todo:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{benchmark} {rid}", unit="item")
         say = _say(bar)  # batch states: beside the bar, or plain lines with --no-progress (a wait must not look hung)
-        if pool is not None:  # the default count depends on the items left and the cores: say what was chosen
-            say(f"dialeval: {len(todo)} items shared among {workers} worker processes (--workers sets how many)")
         queue_token = batch_queue.set(batched)
         tally = RunTally(run_dir / RESULTS, done, bar, config.effective_concurrency())
         finished_before = tally.finished(items)
@@ -325,16 +314,13 @@ async def _run_async(
         try:
             calls = known_total(bench.calls_per_item(item, config.options) for item in todo) if bench.calls_per_item else None
             with call_bar(enabled=bar is not None, total=calls):  # moves per model call: a turn, a question
-                if pool is not None:
-                    stopped = await pool.run(tally)
-                else:
-                    runner = ItemRunner(job, tally.record, tally.call_ended)
-                    halt.append(runner.halt)
-                    for item in todo:
-                        runner.add(item)
-                    runner.close()
-                    await runner.run()
-                    stopped = runner.breaker.message
+                runner = ItemRunner(job, tally.record, tally.call_ended)
+                halt.append(runner.halt)
+                for item in todo:
+                    runner.add(item)
+                runner.close()
+                await runner.run()
+                stopped = runner.breaker.message
         except asyncio.CancelledError:
             close_prompts(run_dir)  # before on_interrupt, which may end the process at once (the CLI's)
             if on_interrupt is not None:
@@ -348,7 +334,7 @@ async def _run_async(
             raise
         finally:
             tally.close()
-            await close_clients()  # this loop's HTTP pools (aiohttp's sessions close in their loop)
+            await close_clients()  # this loop's HTTP pools (each closes in its own loop)
             if batched:
                 await batched.finish()
             batch_queue.reset(queue_token)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from dialeval.benchmarks import Benchmark, OneNode, RunFacts, register_benchmark
+from dialeval.benchmarks import Benchmark, RunFacts, register_benchmark
 from dialeval.config import parse_options
 from dialeval.protocols.answers.data import AnswerItem, load_answers
 from dialeval.metrics.paired import system_tests
@@ -34,23 +34,6 @@ def _graph():
     from dialeval.protocols.answers.graph import build_graph
 
     return build_graph()
-
-
-def _one_node() -> OneNode:
-    """The graph's only node and schemas, as :func:`dialeval.protocols.answers.graph.build_graph` wires them."""
-    from dialeval.agents.base import agent_node
-    from dialeval.config import EvalContext
-    from dialeval.protocols.answers.state import AnswerInput, AnswerOutput, AnswerState
-
-    role = "judge"
-    return OneNode(
-        name=ROLES.node(role),
-        node=lambda: agent_node(role, ROLES.benchmark_fields()["roles"][role]),
-        input_schema=AnswerInput,
-        state_schema=AnswerState,
-        output_schema=AnswerOutput,
-        context_schema=EvalContext,
-    )
 
 
 def to_input(item: AnswerItem, options: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +114,5 @@ register_benchmark(
         item_scores=item_scores,
         describe=describe,
         calls_per_item=lambda item, options: 1,  # one judge call per answer (retries are part of it)
-        one_node=_one_node,
     )
 )
