@@ -79,7 +79,7 @@ def openai_body(client: ModelClient, messages: list[BaseMessage], schema: type[B
             row["name"] = message.name
         rows.append(row)
     body: dict[str, Any] = {"model": model, "stream": False, "messages": rows, "max_completion_tokens": s.max_tokens}
-    temperature = s.temperature
+    temperature: float | None = s.temperature
     if temperature is None and model.lower().startswith("o1"):
         temperature = 1
     if model.lower().startswith("gpt-5") and "chat" not in model.lower() and temperature != 1:
