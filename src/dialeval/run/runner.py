@@ -223,6 +223,7 @@ def _prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> Non
 async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
     on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
+    callbacks: list[Any] | None = None,
 ) -> RunResult:
     """Evaluate ``data`` with ``benchmark`` as configured; resume if the run exists.
 
@@ -230,14 +231,16 @@ async def run_async(
     paths, stores, models). ``on_interrupt`` receives the line saying how to resume
     when the run is cancelled (Ctrl-C).Models with ``batch: true`` go through batch
     rounds (:mod:`dialeval.run.batch_rounds`), polled every ``batch_poll`` seconds;
-    ``wait=False`` raises :class:`BatchesPending` instead of waiting for a batch."""
+    ``wait=False`` raises :class:`BatchesPending` instead of waiting for a batch.
+    ``callbacks`` (LangChain callback handlers) see every item's graph run and every model
+    call in it, as tracers configured in the environment do."""
     return await _run_async(benchmark, data, config, progress=progress, on_interrupt=on_interrupt, wait=wait,
-                                batch_poll=batch_poll)
+                            batch_poll=batch_poll, callbacks=callbacks)
 
 
 async def _run_async(
     benchmark: str, data: str | Path, config: RunConfig | None, *, progress: bool,
-    on_interrupt: Callable[[str], None] | None, wait: bool, batch_poll: float,
+    on_interrupt: Callable[[str], None] | None, wait: bool, batch_poll: float, callbacks: list[Any] | None,
 ) -> RunResult:
     from dialeval.models.batch_queue import batch_queue
     from dialeval.models.prompt_store import close as close_prompts
@@ -286,6 +289,8 @@ async def _run_async(
         context = context.model_copy(update={"run_dir": str(run_dir)})
         if todo and graph is None:
             graph = bench.graph()
+        if graph is not None and callbacks:
+            graph = graph.with_config(callbacks=callbacks)
         if todo and not created:
             if config.preflight and not checks:
                 checks = start_preflight(bench, context)
@@ -381,6 +386,7 @@ def _say(bar: Any) -> Callable[[str], None]:
 def run(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
     on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
+    callbacks: list[Any] | None = None,
 ) -> RunResult:
     """Synchronous wrapper of :func:`run_async`; Ctrl-C raises :class:`RunInterrupted`,
     whose message says how to resume (``on_interrupt`` gets it first, as soon as the
@@ -394,7 +400,8 @@ def run(
 
     try:
         return asyncio.run(
-            run_async(benchmark, data, config, progress=progress, on_interrupt=interrupted, wait=wait, batch_poll=batch_poll)
+            run_async(benchmark, data, config, progress=progress, on_interrupt=interrupted, wait=wait, batch_poll=batch_poll,
+                      callbacks=callbacks)
         )
     except KeyboardInterrupt:
         if notes:
