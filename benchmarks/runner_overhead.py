@@ -134,7 +134,7 @@ def dialeval_run(
     a new ``model`` name gets a new client, whose request limit starts as a new process's would.
     This process's CPU time is the whole run's."""
     from dialeval.config import ModelSettings, RunConfig
-    from dialeval.run.runner import run
+    from dialeval.evaluation import run
 
     config = RunConfig(
         model=ModelSettings(spec=f"openai-compatible:{model}", base_url=base_url),

@@ -14,7 +14,7 @@ import pytest
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.backends.http import PreflightError, async_http
 from dialeval.run.folder import read_results
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from typing import Callable
 
 from dialeval.models.prompt_store import load_prompts
 from dialeval.run.folder import results_by_id
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 

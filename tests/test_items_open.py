@@ -7,7 +7,7 @@ import json
 import re
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 
 

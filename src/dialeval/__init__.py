@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dialeval.config import RunConfig
     from dialeval.report.results import RunData
-    from dialeval.run.runner import RunResult
+    from dialeval.evaluation import RunResult
 
 __version__ = "0.1.0"
 __all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "__version__"]
@@ -83,7 +83,7 @@ def evaluate(
     """
     import asyncio
 
-    from dialeval.run.runner import run
+    from dialeval.evaluation import run
 
     resolved = _config(config, overrides)
     try:
@@ -104,7 +104,7 @@ async def aevaluate(
     callbacks: list[Any] | None = None, **overrides: Any,
 ) -> RunResult:
     """Async form of :func:`evaluate`, for notebooks and services with a running loop."""
-    from dialeval.run.runner import run_async
+    from dialeval.evaluation import run_async
 
     result = await run_async(benchmark, data, _config(config, overrides), progress=False, callbacks=callbacks)
     return _warn_if_incomplete(result)

@@ -150,7 +150,7 @@ def _leave_now(line: str) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from dialeval.config import ConfigError, load_config
     from dialeval.run.batch_rounds import NO_WAIT_EXIT, BatchesPending
-    from dialeval.run.runner import RunInterrupted, run
+    from dialeval.evaluation import RunInterrupted, run
 
     model = None
     if args.model:

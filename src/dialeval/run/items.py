@@ -9,11 +9,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import re
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AsyncContextManager, Awaitable, Callable
 
 from dialeval.benchmarks import Benchmark
+from dialeval.config import RunConfig
+from dialeval.errors import ConfigError, DataError
 from dialeval.models.breaker import CircuitBreaker
 from dialeval.models.usage import CallRecord
 
@@ -209,3 +213,38 @@ class ItemRunner:
             await asyncio.gather(*self._pending, return_exceptions=True)
             request_slots.reset(self._tokens[0])
             current_breaker.reset(self._tokens[1])
+
+
+def load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
+    """Every item of the data (``limit`` is applied by the caller: it never changes the run id)."""
+    try:
+        items = bench.load(Path(data), config.options)
+    except UnicodeDecodeError as err:
+        raise DataError(data, f"not UTF-8 text (byte offset {err.start}: {err.reason})") from None
+    except ConfigError as err:  # a mistyped option names the config file it sits in
+        if config.source != "config" and str(err).startswith(f"{bench.name} option "):
+            raise ConfigError(f"{config.source}: {err}") from None
+        raise
+    if not items:
+        raise DataError(data, "holds no items to evaluate")
+    ids = [item.id for item in items]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"{data}: item ids are not unique")
+    return list(items)
+
+
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Sort key that orders digit runs by value (``d2`` before ``d10``)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def limit_items(bench: Benchmark, items: list[Any], limit: int | None) -> list[Any]:
+    """The items of the first ``limit`` sample keys in natural sort order, in file order.
+
+    Why: the same ``--limit`` must judge the same items in every data file of a benchmark
+    (two systems' VDAct files order the same dialogues differently), so runs compare."""
+    if not limit:
+        return items
+    key: Callable[[Any], str] = bench.sample_key or (lambda item: str(item.id))
+    kept = set(sorted({key(item) for item in items}, key=natural_key)[:limit])
+    return [item for item in items if key(item) in kept]
