@@ -20,7 +20,7 @@ from dialeval.models.backends.openai import OpenAIBackend, OpenAICompatibleBacke
 from dialeval.models.client import ModelClient
 from dialeval.models.dry_run import DryRunChatModel
 from dialeval.models.pricing import FREE
-from dialeval.models.spec import ModelSpec, SpecError
+from dialeval.spec import ModelSpec, SpecError
 from dialeval.testing.openai_server import OpenAIStub
 
 SDK_URL_VARS = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL")

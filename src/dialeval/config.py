@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
-from dialeval.models.spec import ModelSpec
+from dialeval.spec import ModelSpec
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)

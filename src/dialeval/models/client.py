@@ -5,7 +5,7 @@ response cache, the run's request limit, token/cost accounting and the finish re
 What differs between backends (building the model, endpoint, key, preflight,
 structured output, error kinds) is asked of the backend object
 (:mod:`dialeval.models.backends`), chosen once from the typed spec
-(:class:`dialeval.models.spec.ModelSpec`). Heavy libraries load on first use only.
+(:class:`dialeval.spec.ModelSpec`). Heavy libraries load on first use only.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
 import threading
 import time
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dialeval.models.backends import Backend, backend_for, spec_backend
@@ -28,8 +26,9 @@ from dialeval.models.backends.local import LOCAL_DECODING, local_decoding
 from dialeval.models.batch_queue import QueuedCall, batch_queue
 from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
+from dialeval.models.generation import Generation, finish_reason, message_payload, text_of
 from dialeval.models.pricing import Price
-from dialeval.models.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec
+from dialeval.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec
 from dialeval.models.usage import count_tokens, note_server_model, price_of
 
 if TYPE_CHECKING:
@@ -54,55 +53,10 @@ def build_chat_model(settings: ModelSettings, limit: AdaptiveLimit | None = None
     return backend_for(settings.parsed, settings).build(limit)
 
 
-@dataclass
-class Generation:
-    """One answer: its text, why it stopped, and what it cost."""
-
-    text: str
-    finish_reason: str | None
-    input_tokens: int
-    output_tokens: int
-    cached: bool
-    cost: float
-    estimated: bool = False
-    cache_key: str | None = None  # where :meth:`ModelClient.remember` stores it
-    cache_path: str | None = None
-    cached_input_tokens: int = 0  # served from the provider's prompt cache (dry run: estimated)
-    cache_write_tokens: int = 0
-    uncached_cost: float | None = None  # what the call would cost without prompt caching
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason in ("length", "max_tokens")
-
-
 # The runner bounds model requests in flight across all items with this semaphore.
 request_slots: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.ContextVar(
     "dialeval_request_slots", default=None
 )
-
-
-def _message_payload(messages: list[BaseMessage]) -> list[dict[str, Any]]:
-    return [{"type": m.type, "content": m.content} for m in messages]
-
-
-def _finish_reason(message: Any) -> str | None:
-    meta = getattr(message, "response_metadata", {}) or {}
-    return meta.get("finish_reason") or meta.get("stop_reason")
-
-
-def _text_of(message: Any) -> str:
-    content = message.content
-    if isinstance(content, str) and content.strip():
-        return content
-    if isinstance(content, list):
-        text = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-        if text.strip():
-            return text
-    calls = getattr(message, "tool_calls", None)
-    if calls:
-        return json.dumps(calls[0]["args"], ensure_ascii=False)
-    return content if isinstance(content, str) else ""
 
 
 class ModelClient:
@@ -236,7 +190,7 @@ class ModelClient:
             "temperature": s.temperature,
             "max_tokens": s.max_tokens,
             "structured": schema.__name__ if (schema is not None and s.structured_output) else None,
-            "messages": _message_payload(messages),
+            "messages": message_payload(messages),
             "local_decoding": self.impl.decoding(schema, json_schema) if self.is_local else None,
         }
 
@@ -300,7 +254,7 @@ class ModelClient:
     ) -> Generation:
         """The :class:`Generation` of a model's answer to ``messages`` (live, or a batch line's at ``price``)."""
         note_server_model(message)
-        text = _text_of(message)
+        text = text_of(message)
         usage = getattr(message, "usage_metadata", None) or {}
         n_in = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)
         n_out = usage.get("output_tokens") or count_tokens(text)
@@ -308,7 +262,7 @@ class ModelClient:
         cache_read, written = int(details.get("cache_read") or 0), int(details.get("cache_creation") or 0)
         return Generation(
             text=text,
-            finish_reason=_finish_reason(message),
+            finish_reason=finish_reason(message),
             input_tokens=n_in,
             output_tokens=n_out,
             cached=False,

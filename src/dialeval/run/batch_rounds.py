@@ -29,7 +29,8 @@ from dialeval.run.batch_state import Answer, BatchState, Chunk, read_rounds
 
 if TYPE_CHECKING:
     from dialeval.models.batch.providers import BatchProvider
-    from dialeval.models.client import Generation, ModelClient
+    from dialeval.models.client import ModelClient
+    from dialeval.models.generation import Generation
 
 MAX_TURNS = 10_000  # event-loop turns every other task gets before a round is flushed
 NO_WAIT_EXIT = 75  # EX_TEMPFAIL: batches are submitted, come back later

@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dialeval.models.concurrency import AdaptiveLimit
-from dialeval.models.spec import ModelSpec
+from dialeval.spec import ModelSpec
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

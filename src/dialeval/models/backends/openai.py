@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from dialeval.models.backends.base import ApiBackend
 from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout
 from dialeval.models.concurrency import AdaptiveLimit
-from dialeval.models.spec import SpecError
+from dialeval.spec import SpecError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
