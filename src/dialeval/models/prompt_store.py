@@ -177,7 +177,12 @@ def store_prompt(run_dir: str | Path | None, messages: Iterable[Any]) -> str:
         return ref
     key = str(run_dir)
     with _lock:
-        store = _stores.get(key) or _stores.setdefault(key, _Store(key))
+        store = _stores.get(key)
+        if store is not None and store.conn is not None and not os.path.exists(os.path.join(key, PROMPTS)):
+            _close(store)  # the run folder was deleted and made again: its prompts are stored anew
+            store = None
+        if store is None:
+            store = _stores[key] = _Store(key)
         if ref not in store.seen:
             store.pending.append((ref, text))
             store.seen.add(ref)
