@@ -112,7 +112,7 @@ class Turnstile:
 
 class ItemRunner:
     """Runs items as they are added, at most ``concurrency`` at once, until closed and
-    drained or stopped. A stop (the breaker opened, here or in another worker) cancels
+    drained or stopped. A stop (the breaker opened, or ``halt``) cancels
     every item that saw no failed call; those are left for the next run.
 
     Each finished task is noticed by a callback (constant work per item), not by
@@ -134,7 +134,7 @@ class ItemRunner:
         self._starting = Turnstile()
         self._wake = asyncio.Event()
         loop = asyncio.get_running_loop()
-        self._on_trip = on_trip  # told this process's breaker opened (a worker tells its parent)
+        self._on_trip = on_trip  # told the breaker opened
         self.breaker = TrippingBreaker(job.max_consecutive_errors, lambda: loop.call_soon_threadsafe(self._tripped))
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self._pending: set[asyncio.Task[None]] = set()
