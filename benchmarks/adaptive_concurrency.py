@@ -21,7 +21,7 @@ from pathlib import Path
 from runner_overhead import write_items  # the same items as the overhead benchmark (this folder)
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 
 GRADE = '{"rationale": "agrees", "score": 4}'

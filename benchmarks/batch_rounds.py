@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 CASES: list[tuple[str, str, dict[str, object]]] = [

@@ -23,7 +23,7 @@ from unittest import mock
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.prompt_cache import MIN_CACHED, STEP, PrefixCache
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 
 
 def _calling_agent() -> str:

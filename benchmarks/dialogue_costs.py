@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 
 MODES = ("full", "window", "session", "notes")
 TOPICS = ("the venue", "the catering", "the guest list", "the music", "the budget", "the schedule", "the weather plan")

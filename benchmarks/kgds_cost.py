@@ -18,7 +18,8 @@ from collections import defaultdict
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.protocols.kgds.data import load_kgds
-from dialeval.run.runner import RESULTS, run
+from dialeval.evaluation import run
+from dialeval.run.folder import RESULTS
 
 ABS_ONLY = ("kgds.fact_verifier", "kgds.fact_decomposer")
 EBS_ONLY = ("kgds.feedback_judge",)

@@ -29,7 +29,7 @@ from typing import Any
 from cache_by_role import measure, print_agents
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "src" / "dialeval" / "fixtures"

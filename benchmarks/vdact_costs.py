@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dialeval.benchmarks import get_benchmark
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "vdact"
 

@@ -35,7 +35,7 @@ def http_config(tmp_path: Path, model: dict[str, Any], **kw: Any) -> RunConfig:
 
 async def then_closed(model: Any, work: Any) -> Any:
     """``work``, then the OpenAI chat model's HTTP pool closed in this loop, as a run's end
-    does (aiohttp's session must be closed in its own loop, or it is reported unclosed)."""
+    does (an async HTTP client must be closed in its own loop)."""
     try:
         return await work
     finally:

@@ -11,7 +11,7 @@ import pytest
 from dialeval.models.concurrency import AdaptiveLimit, retry_after_seconds
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.client import ModelClient
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 
 GRADE = '{"rationale": "agrees", "score": 4}'

@@ -6,7 +6,7 @@ import json
 
 from dialeval.config import RunConfig
 from dialeval.protocols.answers.data import AnswerItem
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.scripted import prompt_text
 from tests.helpers import scripted
 

@@ -105,7 +105,7 @@ def test_answers_refuses_an_unknown_option_like_every_benchmark():
 
 
 def test_the_answers_run_stops_at_an_unknown_option_before_any_call(tmp_path: Path):
-    from dialeval.run.runner import run
+    from dialeval.evaluation import run
 
     config = RunConfig(model="dry-run", output_dir=str(tmp_path / "runs"), cache_path=None, options={"temprature": 0})
     with pytest.raises(ConfigError, match="answers option 'temprature'"):
@@ -127,7 +127,7 @@ def _template(tmp_path: Path, user: str) -> Path:
     ],
 )
 def test_a_template_the_agent_cannot_fill_stops_the_run_before_any_call(tmp_path: Path, user: str, message: str):
-    from dialeval.run.runner import run
+    from dialeval.evaluation import run
     from tests.helpers import scripted
 
     settings, model = scripted(replies=[])

@@ -1,9 +1,11 @@
-"""A batch line asks exactly what the live call asks, and its answer becomes the same message.
+"""A batch line asks exactly what the live call asks, and its answer is read as the live one.
 
-The live call goes to the test server; the batch body for the same arguments must equal
-the body the server received, for OpenAI and Anthropic, with and without a schema. The
-server's answer to that body, read back through :func:`response_message`, must give the
-message the live path returned (content or tool call, usage, finish reason).
+The live call goes to the test server; the batch body for the same arguments, built from
+the providers' published API references, must equal the body the server received (JSON,
+headers aside), for OpenAI and Anthropic, with and without a schema, with images, earlier
+turns and prompt-cache marks. The server's answer to that body, read back through
+:func:`response_message`, must give the ``Generation`` the live path gave (text, finish
+reason, tokens, cached tokens, cost).
 """
 
 from __future__ import annotations
@@ -11,10 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from dialeval.config import ModelSettings
-from dialeval.models.batch import bodies
 from dialeval.models.batch.bodies import request_body, response_message, sent_messages
 from dialeval.models.batch.providers import BatchUnsupported
 from dialeval.models.client import ModelClient
@@ -38,18 +39,27 @@ def _client(spec: str, server: OpenAIStub) -> ModelClient:
     return stub_client(spec, server, max_tokens=300, temperature=0.0)
 
 
-async def _live(client: ModelClient, schema: Any) -> Any:
-    """The live path's own request: the message it returns."""
-    sent = sent_messages(client, MESSAGES, schema)
-    return await client.impl.send(client.model, sent, schema, None, client.injected)
+# a conversation as the protocols send one: images, an earlier answer, two user turns in a row
+CONVERSATION = [
+    SystemMessage("Grade the answer from 1 to 5."),
+    HumanMessage([{"type": "text", "text": "What is in the picture?"},
+                  {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                  {"type": "image_url", "image_url": {"url": "https://example.org/cat.jpg"}}]),
+    AIMessage("A cat."),
+    HumanMessage("Question: 2+2? Answer: 4"),
+    HumanMessage("Grade it."),
+]
 
 
-def _same(batch: Any, live: Any) -> None:
-    assert batch.content == live.content
-    assert batch.tool_calls == live.tool_calls
-    assert batch.usage_metadata == live.usage_metadata
-    strip = lambda meta: {k: v for k, v in meta.items() if k not in ("id", "created")}  # noqa: E731
-    assert strip(batch.response_metadata) == strip(live.response_metadata)
+async def _live(client: ModelClient, messages: list, schema: Any) -> Any:
+    """The live path's own request: the ``Generation`` it gives."""
+    sent = sent_messages(client, messages, schema)
+    message = await client.impl.send(client.model, sent, schema, None)
+    return client.answer_of(message, sent, None, None)
+
+
+def _same(client: ModelClient, sent: list, batch: Any, live: Any) -> None:
+    assert client.answer_of(batch, sent, None, None) == live
 
 
 @pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "openai-compatible:llama3", "anthropic:claude-haiku-4-5"])
@@ -57,12 +67,12 @@ def _same(batch: Any, live: Any) -> None:
 async def test_batch_body_and_answer_equal_the_live_call(spec, schema):
     with OpenAIStub(respond=_respond) as server:
         client = _client(spec, server)
-        live = await _live(client, schema)
+        live = await _live(client, MESSAGES, schema)
         sent = server.requests[-1]
         assert request_body(client, MESSAGES, schema) == sent
         # the same body answered as a batch line, read back as the live path reads its answer
         answer = server.answer(sent, spec.startswith("anthropic:"), 99)
-        _same(response_message(client, answer, schema), live)
+        _same(client, sent_messages(client, MESSAGES, schema), response_message(client, answer, schema), live)
     if schema is not None and spec.startswith("anthropic:"):
         assert sent["tool_choice"] == {"type": "tool", "name": "AnswerGrade"}
         assert sent["system"][-1]["cache_control"] == {"type": "ephemeral"}  # the live path's cache mark
@@ -70,26 +80,18 @@ async def test_batch_body_and_answer_equal_the_live_call(spec, schema):
         assert sent["response_format"]["json_schema"]["name"] == "AnswerGrade"
 
 
-@pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"])
-async def test_builders_of_our_own_match_langchain_for_text_prompts(spec, monkeypatch):
-    """When LangChain's private builders are gone, the fallback asks and reads the same."""
+@pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5", "openai:o3-mini", "openai:gpt-5-mini"])
+@pytest.mark.parametrize("messages", [CONVERSATION, LONG], ids=["conversation", "long"])
+async def test_a_conversation_with_images_and_cache_marks_is_asked_as_live(spec, messages):
     with OpenAIStub(respond=_respond, prompt_cache=True) as server:
         client = _client(spec, server)
-        expected = request_body(client, LONG, None)
-        answer = server.answer(expected, spec.startswith("anthropic:"), 1)
-        answer = server.answer(expected, spec.startswith("anthropic:"), 2)  # the second time from the prompt cache
-        langchain_message = response_message(client, answer, None)
-        model = bodies.payload_model(client)
-        for name in ("_get_request_payload", "_create_chat_result", "_format_output"):
-            monkeypatch.setattr(type(model), name, None, raising=False)
-        assert request_body(client, LONG, None) == expected
-        ours = response_message(client, answer, None)
-    assert ours.content == langchain_message.content
-    assert ours.usage_metadata["input_tokens"] == langchain_message.usage_metadata["input_tokens"]
-    assert ours.usage_metadata["output_tokens"] == langchain_message.usage_metadata["output_tokens"]
-    cached = ours.usage_metadata["input_token_details"]["cache_read"]
-    assert cached == langchain_message.usage_metadata["input_token_details"]["cache_read"]
-    assert cached > 1000  # the second answer came from the prompt cache
+        live = [await _live(client, messages, None) for _ in range(2)]  # the second from the prompt cache
+        sent = server.requests[-1]
+        assert request_body(client, messages, None) == sent
+        answer = server.answer(sent, spec.startswith("anthropic:"), 3)  # from the prompt cache too
+        _same(client, sent_messages(client, messages, None), response_message(client, answer, None), live[1])
+    if messages is LONG:
+        assert live[1].cached_input_tokens > 1000
 
 
 def test_other_backends_have_no_batch_body():

@@ -12,7 +12,7 @@ import pytest
 from dialeval.cli import main
 from dialeval.run.batch_rounds import NO_WAIT_EXIT, BatchesPending
 from dialeval.run.batch_state import BATCH_DIR, EVENTS
-from dialeval.run.runner import run_async
+from dialeval.evaluation import run_async
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.test_batch_runs import ANSWERS, KGDS, answer_any, batch_config, batch_model, batch_run, metrics_of
 

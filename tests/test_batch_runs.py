@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.pricing import batch_price
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.test_kgds_graph import fake_model
 

@@ -11,7 +11,8 @@ import pytest
 from dialeval.benchmarks import get_benchmark
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.report.compare import CompareError, compare_runs
-from dialeval.run.runner import limit_items, natural_key, run
+from dialeval.evaluation import run
+from dialeval.run.items import limit_items, natural_key
 from dialeval.testing.openai_server import OpenAIStub, last_user_text
 
 DIALOGUES = ["3333301", "1111101", "2222201", "4444401"]  # file order; sorted: 11111.., 22222.., 33333.., 44444..

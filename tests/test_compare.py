@@ -13,7 +13,7 @@ from dialeval.cli import main
 from dialeval.report.compare import CompareError, compare_runs
 from dialeval.config import RunConfig
 from dialeval.metrics.agreement import agreement
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.helpers import scripted
 
 # what two judges say about questions q1..q8 (the second is stricter on q3, q5 and q8)

@@ -122,7 +122,7 @@ def test_a_mistyped_option_names_the_config_file_the_key_and_the_closest_option(
     path.write_text("options: {reflection_round: 1}\n")
     data = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "kgds_demo.json"
     with pytest.raises(ConfigError) as failure:
-        from dialeval.run.runner import run
+        from dialeval.evaluation import run
 
         run("kgds", data, load_config(path), progress=False)
     message = str(failure.value)

@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 from dialeval.benchmarks import get_benchmark
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import fake_embed, scripted_reviewer, write_jsonl
 from tests.helpers import http_config

@@ -15,7 +15,7 @@ import pytest
 
 from dialeval.config import RunConfig
 from dialeval.protocols.dialogue.context import prompt_tokens
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.scripted import prompt_text
 from tests.dialogue_helpers import between, fake_embed, long_conversation, scripted_reviewer, write_jsonl
 from tests.helpers import scripted

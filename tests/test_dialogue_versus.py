@@ -8,7 +8,7 @@ from importlib import resources
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import write_jsonl
 from tests.helpers import http_config

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 

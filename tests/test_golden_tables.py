@@ -20,7 +20,7 @@ from dialeval.benchmarks import get_benchmark
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.client import register_client
 from dialeval.report.compare import compare_runs
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.scripted import ScriptedChatModel
 from tests.test_runner import DATA, _grade
 

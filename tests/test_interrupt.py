@@ -15,7 +15,7 @@ from typing import Callable
 
 from dialeval.models.prompt_store import load_prompts
 from dialeval.run.folder import results_by_id
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 
@@ -81,7 +81,7 @@ def test_ctrl_c_stops_at_once_keeps_the_folder_and_says_how_to_resume(tmp_path):
     assert line == (f"dialeval: interrupted: 2 of 3 items done (2 in this session), kept in {run_dir}; "
                     "re-run the same command to resume")
     assert sorted(results_by_id(run_dir)) == ["kitchen-1", "kitchen-2"]
-    # the two answered prompts are in the store, not in a journal left for the re-run
+    # the two answered prompts are in the store
     assert sorted(p.name for p in run_dir.iterdir()) == [".lock", "config.json", "prompts.sqlite", "results.jsonl"]
     assert len(load_prompts(run_dir)) == 2
 

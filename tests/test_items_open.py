@@ -7,7 +7,7 @@ import json
 import re
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 
 
@@ -33,7 +33,7 @@ def test_a_ninth_dialogue_starts_before_the_first_eight_finish_at_concurrency_8(
     data = _dialogues(tmp_path, count=9, turns=3)
     with OpenAIStub(respond=lambda body: "Fine. So rating=3", latency=0.2) as server:
         model = ModelSettings(spec="openai-compatible:stub", base_url=server.base_url, max_retries=0)
-        config = RunConfig(model=model, cache_path=None, output_dir=str(tmp_path / "runs"), concurrency=8, workers=1,
+        config = RunConfig(model=model, cache_path=None, output_dir=str(tmp_path / "runs"), concurrency=8,
                            options={"judge": "session", "summary": "none"})
         result = run("vdact", data, config, progress=False)
     assert result.complete and len(server.requests) == 27

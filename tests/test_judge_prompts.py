@@ -19,7 +19,7 @@ import pytest
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.prompt_store import load_prompts
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.test_mmrc_graph import fake_embed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"

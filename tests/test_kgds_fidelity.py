@@ -17,7 +17,7 @@ from dialeval.protocols.kgds.summarizer import AbsSummary, EbsSummary
 from dialeval.config import EvalContext, ModelSettings, RunConfig
 from dialeval.protocols.kgds.graph import build_graph
 from dialeval.protocols.kgds.aggregation import item_scores
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.agents.templates import load_template
 from tests.conftest import SHARED
 from tests.test_kgds_graph import FIXTURE, fake_model, scripted

@@ -12,7 +12,7 @@ from dialeval.protocols.kgds.common import SYSTEM_DEFAULTS
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.protocols.kgds.data import load_kgds
 from dialeval.models.client import register_client
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from dialeval.testing.scripted import ScriptedChatModel, prompt_text
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.client import register_client
-from dialeval.models.spec import ModelSpec
+from dialeval.spec import ModelSpec
 from dialeval.protocols.kgds.prompt_echo import echoes_prompt, template_text
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.scripted import ScriptedChatModel
 from tests.test_kgds_graph import FIXTURE, config, fake_model, scripted
 from tests.test_runner import DATA, _grade

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from dialeval.config import ModelSettings
 from dialeval.models.prompt_cache import STEP
-from dialeval.run.runner import RESULTS, run
+from dialeval.evaluation import run
+from dialeval.run.folder import RESULTS
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from dialeval.models.usage import count_tokens
 from tests.test_kgds_graph import FIXTURE, config, fake_model

@@ -8,7 +8,7 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage
 
 from dialeval.config import RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.helpers import scripted
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"

@@ -10,7 +10,7 @@ from dialeval.benchmarks import get_benchmark
 from dialeval.cli import main
 from dialeval.config import RunConfig
 from dialeval.protocols.mmdu.metrics import DIMENSIONS
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.helpers import scripted
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"

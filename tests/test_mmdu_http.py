@@ -11,7 +11,7 @@ import pytest
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.protocols.mmdu.data import load_dialogues
 from dialeval.protocols.mmdu.metrics import DIMENSIONS
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"

@@ -12,7 +12,7 @@ from dialeval.protocols.mmdu.judge import DIMENSIONS, TurnJudgement, dimension_s
 from dialeval.config import RunConfig
 from dialeval.protocols.mmdu.data import load_dialogues
 from dialeval.agents.parsing import parse_answer
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.helpers import scripted
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"

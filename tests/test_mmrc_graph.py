@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.protocols.mmrc.data import load_conversations
 from dialeval.memory import MemorySettings, open_note_store
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.scripted import prompt_text
 from dialeval.models.client import register_client
 from tests.helpers import scripted

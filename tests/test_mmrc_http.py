@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.test_mmrc_graph import _fast_embeddings, running_data, world  # noqa: F401  (fixtures)
 

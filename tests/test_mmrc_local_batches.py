@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dialeval.models import local_engine, local_models
 from dialeval.config import load_config
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.tiny_models import build_causal_lm
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"

@@ -1,5 +1,5 @@
 """One typed spec, one class per backend: what each backend owns (endpoint, key, price,
-errors) and how it behaves when a private LangChain name it relies on is gone."""
+errors) and that each answers through its LangChain chat model."""
 
 from __future__ import annotations
 
@@ -11,18 +11,17 @@ from langchain_core.messages import HumanMessage
 
 from dialeval.config import ModelSettings
 from dialeval.models.backends import backend_for
-from dialeval.models.backends.anthropic import AnthropicBackend, own_async_client
+from dialeval.models.backends.anthropic import AnthropicBackend
 from dialeval.models.backends.base import AUTHENTICATION, CONNECTION, MISSING_MODEL, RATE_LIMIT
 from dialeval.models.backends.dry_run import DryRunBackend
 from dialeval.models.backends.http import PreflightError
 from dialeval.models.backends.local import LocalBackend, SmolLM2Backend
-from dialeval.models.backends.openai import OpenAIBackend, OpenAICompatibleBackend, direct_call, private_helpers
+from dialeval.models.backends.openai import OpenAIBackend, OpenAICompatibleBackend
 from dialeval.models.client import ModelClient
 from dialeval.models.dry_run import DryRunChatModel
 from dialeval.models.pricing import FREE
-from dialeval.models.spec import ModelSpec, SpecError
+from dialeval.spec import ModelSpec, SpecError
 from dialeval.testing.openai_server import OpenAIStub
-from tests.helpers import then_closed
 
 SDK_URL_VARS = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL")
 
@@ -193,58 +192,17 @@ def _compatible(server: OpenAIStub) -> ModelSettings:
     return ModelSettings(spec="openai-compatible:judge", base_url=server.base_url)
 
 
-def test_the_direct_openai_path_answers_when_langchains_helpers_are_there():
-    assert private_helpers() is not None
-    with OpenAIStub(respond=lambda body: "Four.") as server:
-        model = _backend("openai-compatible:judge", base_url=server.base_url).build()
-        message = asyncio.run(then_closed(model, direct_call(model, [HumanMessage("2+2?")], {})))
-    assert message is not None and message.content == "Four."
-
-
-@pytest.mark.parametrize(
-    ("module", "name"),
-    [
-        ("langchain_openai.chat_models.base", "_handle_openai_api_error"),
-        ("langchain_openai.chat_models.base", "_handle_openai_bad_request"),
-        ("langchain_core.language_models.chat_models", "_gen_info_and_msg_metadata"),
-    ],
-)
-def test_a_renamed_private_helper_turns_the_direct_path_off(monkeypatch, module, name):
-    import importlib
-
-    with OpenAIStub(respond=lambda body: "Four.") as server:
-        model = _backend("openai-compatible:judge", base_url=server.base_url).build()
-        monkeypatch.delattr(importlib.import_module(module), name)
-        assert private_helpers() is None
-        assert asyncio.run(direct_call(model, [HumanMessage("2+2?")], {})) is None
-    assert server.requests == []  # nothing sent: the caller goes through ainvoke
-
-
-@pytest.mark.parametrize("name", ["_get_request_payload", "_create_chat_result", "_use_responses_api"])
-def test_a_renamed_chat_openai_method_turns_the_direct_path_off(monkeypatch, name):
-    with OpenAIStub(respond=lambda body: "Four.") as server:
-        model = _backend("openai-compatible:judge", base_url=server.base_url).build()
-        for cls in type(model).__mro__:
-            if name in vars(cls):
-                monkeypatch.delattr(cls, name)
-        assert asyncio.run(direct_call(model, [HumanMessage("2+2?")], {})) is None
-    assert server.requests == []
-
-
-def test_without_the_direct_path_the_client_answers_through_ainvoke(monkeypatch):
-    from langchain_openai.chat_models import base
-
-    monkeypatch.delattr(base, "_handle_openai_api_error")
+def test_an_openai_model_answers_through_its_chat_model():
     with OpenAIStub(respond=lambda body: "Four.") as server:
         generation = asyncio.run(ModelClient(_compatible(server)).generate([HumanMessage("2+2?")]))
     assert generation.text == "Four." and generation.finish_reason == "stop" and len(server.requests) == 1
 
 
-def _anthropic_limit_after_a_429(monkeypatch) -> tuple[int, int, str]:
-    """(limit before, limit after one 429 and a retry, answer) for a Claude model on the stub."""
+def test_a_429_the_anthropic_sdk_gave_up_on_halves_the_limit(monkeypatch):
+    """ChatAnthropic takes no HTTP client of ours: the limit hears of the refusal the call raises."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     with OpenAIStub(respond=lambda body: "Four.", failures=[429]) as server:
-        client = ModelClient(ModelSettings(spec="anthropic:claude-haiku-4-5", base_url=server.root_url, max_retries=1))
+        client = ModelClient(ModelSettings(spec="anthropic:claude-haiku-4-5", base_url=server.root_url, max_retries=0))
         before = client.limit.current
 
         async def generate() -> Any:
@@ -253,38 +211,6 @@ def _anthropic_limit_after_a_429(monkeypatch) -> tuple[int, int, str]:
             finally:
                 await client.close_loop()  # as a run's end does
 
-        generation = asyncio.run(generate())
-        return before, client.limit.current, generation.text
-
-
-def test_the_anthropic_model_gets_a_client_of_its_own_that_tells_the_limit_about_429s(monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    model = _backend("anthropic:claude-haiku-4-5", base_url="http://claude.test").build()
-    assert "_async_client" in model.__dict__  # written over the cached property
-    assert str(model._async_client.base_url).startswith("http://claude.test")
-    before, after, text = _anthropic_limit_after_a_429(monkeypatch)
-    assert text == "Four." and after < before
-
-
-def _async_client_without_cache(monkeypatch) -> None:
-    """As if a LangChain release turned ``_async_client`` into something other than a cached property."""
-    from langchain_anthropic import ChatAnthropic
-
-    monkeypatch.setattr(ChatAnthropic, "_async_client", property(ChatAnthropic.__dict__["_async_client"].func))
-
-
-def test_without_the_private_client_names_the_anthropic_model_keeps_its_own_client(monkeypatch):
-    from langchain_anthropic import ChatAnthropic
-
-    model = ChatAnthropic(model="claude-haiku-4-5", api_key="sk-ant-test")
-    monkeypatch.setattr(ChatAnthropic, "_client_params", None)
-    assert own_async_client(model, None, ModelSettings(spec="anthropic:claude-haiku-4-5")) is False and "_async_client" not in model.__dict__
-    monkeypatch.undo()
-    _async_client_without_cache(monkeypatch)
-    assert own_async_client(model, None, ModelSettings(spec="anthropic:claude-haiku-4-5")) is False and "_async_client" not in model.__dict__
-
-
-def test_the_anthropic_fallback_still_answers(monkeypatch):
-    _async_client_without_cache(monkeypatch)
-    before, after, text = _anthropic_limit_after_a_429(monkeypatch)
-    assert text == "Four." and after == before  # answered through LangChain's own client; the limit never heard
+        with pytest.raises(Exception, match="429"):
+            asyncio.run(generate())
+        assert client.limit.current < before

@@ -11,7 +11,7 @@ from dialeval.cli import main
 from dialeval.config import RunConfig
 from dialeval.report.compare import compare_runs
 from dialeval.report.results import read_run
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.helpers import scripted
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
@@ -112,7 +112,7 @@ def test_records_of_a_json_array_count_from_1_too(tmp_path):
 def test_no_preflight_still_stops_on_a_missing_key_before_anything_is_written(tmp_path, monkeypatch):
     """``--no-preflight`` skips the round trip to the server, not the key every request needs."""
     from dialeval.config import ConfigError, ModelSettings, RunConfig
-    from dialeval.run.runner import run
+    from dialeval.evaluation import run
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     config = RunConfig(model=ModelSettings(spec="openai:gpt-4o-mini"), preflight=False, output_dir=str(tmp_path / "runs"))

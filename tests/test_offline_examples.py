@@ -20,7 +20,7 @@ from dialeval.models.backends import backend_for
 from dialeval.models.local_grammar import bound_free_text
 from dialeval.protocols.mdseval.pointwise import AspectScore
 from dialeval.protocols.mmdu.judge import TurnJudgement
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "src" / "dialeval" / "fixtures"

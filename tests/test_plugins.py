@@ -12,7 +12,7 @@ from dialeval.benchmarks import get_benchmark
 from dialeval.cli import main
 from dialeval.config import ConfigError, load_config
 from dialeval.plugins import reset_entry_points
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 

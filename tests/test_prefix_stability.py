@@ -18,7 +18,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from dialeval.protocols.vdact.session_judge import build_messages
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.prompt_cache import PrefixCache, mark_stable_prefix, prompt_tokens, with_cache_breakpoints
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.agents.templates import load_template
 from dialeval.testing.conversations import mmdu_dialogues, mmrc_conversations
 from dialeval.testing.openai_server import OpenAIStub

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from dialeval.models import progress
 from dialeval.agents.base import AgentContext, ask, ask_text
 from dialeval.config import EvalContext, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.helpers import scripted
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"

@@ -11,7 +11,7 @@ from dialeval.cli import _warnings
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.report.cautions import FEW_UNITS, UNUSABLE_WARN_SHARE, few_units, judge_warnings
 from dialeval.run import provenance
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.test_runner import DATA
 

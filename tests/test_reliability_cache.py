@@ -14,7 +14,7 @@ import pytest
 from dialeval.cli import main
 from dialeval.config import ConfigError
 from dialeval.run.folder import RunLock, RunLocked, read_results
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 

@@ -10,7 +10,7 @@ import pytest
 
 from dialeval.cli import main
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from dialeval.models.pricing import price_of
 

@@ -15,7 +15,7 @@ import dialeval
 from dialeval.cli import main
 
 from dialeval.run.folder import results_by_id
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 

@@ -13,7 +13,7 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.figures import Bars, Histogram, Scatter, scale_of
 from dialeval.report.compare import _plots
 from dialeval.report.plots import DPI, HEIGHT_IN, WIDTH_IN, draw, score_histograms
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.test_runner import DATA
 

@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 
 import dialeval
 from dialeval.report.tables import cell, code, markdown_table, num, pct, row
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.helpers import scripted
 from tests.test_runner import DATA, _config, _grade
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.run.folder import read_results
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"

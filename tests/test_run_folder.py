@@ -15,7 +15,7 @@ from dialeval.models.prompt_store import load_prompts
 from dialeval.protocols.mmdu.metrics import DIMENSIONS
 from dialeval.report.viewer import write_run
 from dialeval.run.folder import read_results, results_by_id
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, last_user_text
 from tests.helpers import http_config
 

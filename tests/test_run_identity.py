@@ -12,7 +12,7 @@ import pytest
 import dialeval
 from dialeval.errors import RunError
 from dialeval.protocols.mmdu.metrics import DIMENSIONS
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import http_config
 

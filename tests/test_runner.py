@@ -13,7 +13,7 @@ import pytest
 from dialeval.benchmarks import get_benchmark, register_benchmark
 from dialeval.config import ConfigError, RunConfig
 from dialeval.run.folder import read_results, results_by_id
-from dialeval.run.runner import run, run_async
+from dialeval.evaluation import run, run_async
 from tests.helpers import scripted
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"

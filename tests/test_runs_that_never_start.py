@@ -14,7 +14,7 @@ import pytest
 from dialeval.cli import main
 from dialeval.config import ConfigError
 from dialeval.report.writer import write_report
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.report.viewer import write_site
 from tests.helpers import http_config
 

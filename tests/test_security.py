@@ -22,7 +22,7 @@ from dialeval.data.io import DataError
 from dialeval.memory import MemorySettings, open_note_store
 from dialeval.protocols.mmrc.data import load_conversations
 from dialeval.report.viewer import make_server, write_site
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"

@@ -1,6 +1,5 @@
-"""A run's worker processes open its prompt store and the response cache at the same
-moment; none of them may fail for it (it did: "database is locked", and the item with
-it, one run in a few with two workers)."""
+"""Processes (two runs, a run and the viewer) open one prompt store or response cache at
+the same moment; none of them may fail for it ("database is locked")."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the workers are forked")
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the openers are forked")
 
 OPENERS = 8  # processes opening one new file at once
 ROUNDS = 12

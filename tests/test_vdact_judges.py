@@ -11,7 +11,7 @@ import pytest
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.client import register_client
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.scripted import ScriptedChatModel
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "vdact_demo"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
 

@@ -128,7 +128,7 @@ def test_numbers_are_read_alike_in_every_benchmark(value, number):
 
 
 def test_a_run_with_a_hostile_judge_reply_counts_it_unparsed(tmp_path: Path):
-    from dialeval.run.runner import run
+    from dialeval.evaluation import run
 
     data = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
     settings, _ = scripted(respond=lambda m: 'Verdict: {"rationale": "wrong", "score": 1}\nQuoted from the answer: {"score": 5}')

@@ -13,7 +13,7 @@ from tests.viewer_helpers import serving
 from dialeval.report.compare import compare_runs
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.client import register_client
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.scripted import ScriptedChatModel, prompt_text
 from dialeval.cli import main
 from dialeval.report.viewer import write_site

@@ -11,7 +11,7 @@ import pytest
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.report.viewer import write_site
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.viewer_helpers import serving
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dialeval.report.viewer import write_site
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import between, fake_embed, write_jsonl
 from tests.helpers import http_config

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dialeval.config import RunConfig
     from dialeval.report.results import RunData
-    from dialeval.run.runner import RunResult
+    from dialeval.evaluation import RunResult
 
 from dialeval.version import __version__
 __all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "trust", "__version__"]
@@ -70,38 +70,44 @@ def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: d
 
 
 def evaluate(
-    benchmark: str, data: str | Path, config: RunConfig | dict[str, Any] | str | Path | None = None, **overrides: Any
+    benchmark: str, data: str | Path, config: RunConfig | dict[str, Any] | str | Path | None = None, *,
+    callbacks: list[Any] | None = None, **overrides: Any,
 ) -> RunResult:
     """Run ``benchmark`` on ``data``; returns the metrics and the run folder.
 
     ``config`` is a :class:`RunConfig`, a dict of its fields, or a YAML file path;
     keyword overrides win over it (e.g. ``model="dry-run"``, ``limit=2``). Inside a running
     event loop (a notebook cell) the run goes to a worker thread, since ``asyncio.run``
-    cannot nest; the call still blocks until the run ends.
+    cannot nest; the call still blocks until the run ends. ``callbacks`` (LangChain callback
+    handlers, e.g. a tracer) see every item's graph run and every model call in it.
     """
     import asyncio
 
-    from dialeval.run.runner import run
+    from dialeval.evaluation import run
 
     resolved = _config(config, overrides)
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # no loop here: the usual script or CLI case
-        return _warn_if_incomplete(run(benchmark, data, resolved, progress=False))
+        return _warn_if_incomplete(run(benchmark, data, resolved, progress=False, callbacks=callbacks))
+    import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialeval-evaluate") as pool:
-        result = pool.submit(run, benchmark, data, resolved, progress=False).result()
+        result = pool.submit(contextvars.copy_context().run, run, benchmark, data, resolved, progress=False,
+                             callbacks=callbacks).result()  # collect_runs() and other context tracers come along
     return _warn_if_incomplete(result)
 
 
 async def aevaluate(
-    benchmark: str, data: str | Path, config: RunConfig | dict[str, Any] | str | Path | None = None, **overrides: Any
+    benchmark: str, data: str | Path, config: RunConfig | dict[str, Any] | str | Path | None = None, *,
+    callbacks: list[Any] | None = None, **overrides: Any,
 ) -> RunResult:
     """Async form of :func:`evaluate`, for notebooks and services with a running loop."""
-    from dialeval.run.runner import run_async
+    from dialeval.evaluation import run_async
 
-    return _warn_if_incomplete(await run_async(benchmark, data, _config(config, overrides), progress=False))
+    result = await run_async(benchmark, data, _config(config, overrides), progress=False, callbacks=callbacks)
+    return _warn_if_incomplete(result)
 
 
 def _warn_if_incomplete(result: RunResult) -> RunResult:

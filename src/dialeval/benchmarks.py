@@ -30,25 +30,6 @@ class RunFacts:
         return self.options.get("predictions")
 
 
-@dataclass(frozen=True)
-class OneNode:
-    """A benchmark graph that is START -> one node -> END over plain (last-value) TypedDict
-    state, declared so the runner can call its node without importing or building LangGraph.
-
-    ``node()`` builds the node function, ``async (state, runtime) -> update``, that the
-    graph wires; it may read ``runtime.context`` only. The schemas are the graph's own.
-    A test checks a declaration against the compiled graph (``tests/test_one_node.py``);
-    anything watched (callbacks, tracing, Studio) still runs the real graph.
-    """
-
-    name: str
-    node: Callable[[], Callable[..., Any]]
-    input_schema: type
-    state_schema: type
-    output_schema: type
-    context_schema: type | None = None
-
-
 class Item(Protocol):
     """One unit of evaluation (a sample, a dialogue); ``id`` is unique within a dataset."""
 
@@ -142,8 +123,6 @@ class Benchmark:
     # (item, run options) -> the model calls evaluating it takes, for protocols whose depth
     # is fixed (the progress bar's total); None or an item's None: not known in advance
     calls_per_item: Callable[[Any, dict[str, Any]], int | None] | None = None
-    # a one-node graph declared (see OneNode): an unwatched run calls the node without LangGraph
-    one_node: Callable[[], OneNode] | None = None
 
 
 # name -> module that registers it (imported lazily)

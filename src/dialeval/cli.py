@@ -31,12 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--base-url", help="base URL for openai-compatible models")
     r.add_argument("--limit", type=int, help="evaluate only the first N items in natural id order (VDAct: N dialogue ids), the same in every data file")
-    r.add_argument("--concurrency", type=int, help="items and model requests in flight (all workers together)")
-    r.add_argument(
-        "--workers", type=int,
-        help="processes sharing the items, each with its own event loop (default: as many as help: one per "
-        "2,500 items left, at most one per core; 1 for local models, dry runs, mmrc and dialogue)",
-    )
+    r.add_argument("--concurrency", type=int, help="items and model requests in flight")
     r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
     r.add_argument("--output-dir", help="where run folders go (default: runs)")
     r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
@@ -147,7 +142,7 @@ def _leave_now(line: str) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from dialeval.config import ConfigError, load_config
     from dialeval.run.batch_rounds import NO_WAIT_EXIT, BatchesPending
-    from dialeval.run.runner import RunInterrupted, run
+    from dialeval.evaluation import RunInterrupted, run
 
     model = None
     if args.model:
@@ -157,7 +152,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         data=args.data,
         limit=args.limit,
         concurrency=args.concurrency,
-        workers=args.workers,
         run_id=args.run_id,
         output_dir=args.output_dir,
         options=_options(args.option) or None,

@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
-from dialeval.models.spec import ModelSpec
+from dialeval.spec import ModelSpec
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)
@@ -198,12 +198,6 @@ class RunConfig(BaseModel):
         default=None,
         gt=0,
         description="items and model requests in flight (default: 64 when every model is an API model, else 8)",
-    )
-    workers: int | None = Field(
-        default=None,
-        gt=0,
-        description="processes sharing the items, each with its own event loop (default: as many as help: "
-        "one per 2,500 items left, at most one per core; 1 for local models, dry runs, mmrc and dialogue)",
     )
     limit: int | None = Field(default=None, gt=0)
     output_dir: str = "runs"

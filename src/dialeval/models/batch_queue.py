@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from pydantic import BaseModel
 
-    from dialeval.models.client import Generation, ModelClient
+    from dialeval.models.client import ModelClient
+    from dialeval.models.generation import Generation
 
 
 @dataclass(frozen=True)

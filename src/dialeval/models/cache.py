@@ -2,8 +2,8 @@
 
 Keyed by backend, model, messages and generation parameters, so a repeated call never
 reaches the model. One connection per process and path; writes are committed at once
-so an interrupted run keeps everything it paid for. Several processes (a run's
-workers) share one file: WAL lets them read while one writes, and a writer waits its
+so an interrupted run keeps everything it paid for. Several processes (two runs
+at once) share one file: WAL lets them read while one writes, and a writer waits its
 turn (up to 30 s) rather than failing. Stored answers are scrubbed of API
 keys: the cache is shared by every run and outlives them.
 """
@@ -42,7 +42,7 @@ class ResponseCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # WAL: durable across crashes with synchronous=NORMAL, no fsync per put; a run's workers share it
+        # WAL: durable across crashes with synchronous=NORMAL, no fsync per put; runs at once share it
         self._conn = connect_shared(self.path, ("PRAGMA synchronous=NORMAL", _SCHEMA))
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -88,7 +88,7 @@ _inherited: list[ResponseCache] = []  # a forked child's copies of the parent's:
 
 
 def _forget_inherited() -> None:
-    """In a forked child (a run's worker): open fresh connections, never the parent's
+    """In a forked child: open fresh connections, never the parent's
     (an SQLite connection must not cross a fork); closing them could disturb the parent's."""
     global _OPEN_LOCK
     _inherited.extend(_OPEN.values())

@@ -5,7 +5,7 @@ response cache, the run's request limit, token/cost accounting and the finish re
 What differs between backends (building the model, endpoint, key, preflight,
 structured output, error kinds) is asked of the backend object
 (:mod:`dialeval.models.backends`), chosen once from the typed spec
-(:class:`dialeval.models.spec.ModelSpec`). Heavy libraries load on first use only.
+(:class:`dialeval.spec.ModelSpec`). Heavy libraries load on first use only.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
 import threading
 import time
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dialeval.models.backends import Backend, backend_for, spec_backend
@@ -25,13 +23,13 @@ from dialeval.models.backends.base import API_MAX_CONCURRENCY, error_kind
 from dialeval.models.backends.dry_run import DryRunBackend
 from dialeval.models.backends.http import CONNECT_TIMEOUT, PreflightError, http_timeout
 from dialeval.models.backends.local import LOCAL_DECODING, local_decoding
-from dialeval.models.backends.openai import response_format as _response_format
 from dialeval.models.batch_queue import QueuedCall, batch_queue
 from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.endpoint import redacted
+from dialeval.models.generation import Generation, finish_reason, message_payload, refusal_of, text_of
 from dialeval.models.pricing import Price
-from dialeval.models.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec
+from dialeval.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec
 from dialeval.models.usage import count_tokens, note_server_model, price_of
 
 if TYPE_CHECKING:
@@ -43,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "API_BACKENDS", "API_MAX_CONCURRENCY", "BACKENDS", "CONNECT_TIMEOUT", "LOCAL_DECODING", "CircuitBreaker",
-    "Generation", "ModelClient", "ModelSpec", "PreflightError", "RunStopped", "SpecError", "_response_format",
+    "Generation", "ModelClient", "ModelSpec", "PreflightError", "RunStopped", "SpecError",
     "build_chat_model", "current_breaker", "current_limits", "error_kind", "get_client", "http_timeout",
     "local_decoding", "parse_spec", "preflight", "register_client", "request_slots",
 ]
@@ -56,71 +54,10 @@ def build_chat_model(settings: ModelSettings, limit: AdaptiveLimit | None = None
     return backend_for(settings.parsed, settings).build(limit)
 
 
-@dataclass
-class Generation:
-    """One answer: its text, why it stopped, and what it cost."""
-
-    text: str
-    finish_reason: str | None
-    input_tokens: int
-    output_tokens: int
-    cached: bool
-    cost: float
-    estimated: bool = False
-    cache_key: str | None = None  # where :meth:`ModelClient.remember` stores it
-    cache_path: str | None = None
-    cached_input_tokens: int = 0  # served from the provider's prompt cache (dry run: estimated)
-    cache_write_tokens: int = 0
-    uncached_cost: float | None = None  # what the call would cost without prompt caching
-    refusal: str | None = None  # issue 33: the model declined (OpenAI's ``refusal``, Anthropic's stop reason)
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason in ("length", "max_tokens")
-
-    @property
-    def refused(self) -> bool:
-        """A refusal and no answer beside it: kept as ``unparsed`` ("refused"), the refusal as the raw text."""
-        return self.refusal is not None and not self.text.strip()
-
-
 # The runner bounds model requests in flight across all items with this semaphore.
 request_slots: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.ContextVar(
     "dialeval_request_slots", default=None
 )
-
-
-def _message_payload(messages: list[BaseMessage]) -> list[dict[str, Any]]:
-    return [{"type": m.type, "content": m.content} for m in messages]
-
-
-def _finish_reason(message: Any) -> str | None:
-    meta = getattr(message, "response_metadata", {}) or {}
-    return meta.get("finish_reason") or meta.get("stop_reason")
-
-
-def refusal_of(message: Any) -> str | None:
-    """The refusal a chat model's message carries: OpenAI's ``refusal`` field (which
-    ``ChatOpenAI`` keeps in ``additional_kwargs``), or Anthropic's ``refusal`` stop reason
-    (its text, if any, is the content); ``None`` when the model did not refuse."""
-    said = (getattr(message, "additional_kwargs", None) or {}).get("refusal")
-    if isinstance(said, str) and said.strip():
-        return said
-    return "" if _finish_reason(message) == "refusal" else None
-
-
-def _text_of(message: Any) -> str:
-    content = message.content
-    if isinstance(content, str) and content.strip():
-        return content
-    if isinstance(content, list):
-        text = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-        if text.strip():
-            return text
-    calls = getattr(message, "tool_calls", None)
-    if calls:
-        return json.dumps(calls[0]["args"], ensure_ascii=False)
-    return content if isinstance(content, str) else ""
 
 
 class ModelClient:
@@ -208,8 +145,8 @@ class ModelClient:
 
     async def close_loop(self) -> None:
         """Close the HTTP pool this event loop's chat model opened and forget the model (a
-        later run in this loop builds a new one): aiohttp's session must be closed in its
-        own loop, or it complains when the loop ends."""
+        later run in this loop builds a new one): an async HTTP client must be closed in its
+        own loop."""
         if not self.is_api or self.injected:
             return
         loop = asyncio.get_running_loop()
@@ -255,7 +192,7 @@ class ModelClient:
             "temperature": s.temperature,
             "max_tokens": s.max_tokens,
             "structured": schema.__name__ if (schema is not None and s.structured_output) else None,
-            "messages": _message_payload(messages),
+            "messages": message_payload(messages),
             "local_decoding": self.impl.decoding(schema, json_schema) if self.is_local else None,
         }
 
@@ -319,7 +256,7 @@ class ModelClient:
     ) -> Generation:
         """The :class:`Generation` of a model's answer to ``messages`` (live, or a batch line's at ``price``)."""
         note_server_model(message)
-        text = _text_of(message)
+        text = text_of(message)
         usage = getattr(message, "usage_metadata", None) or {}
         n_in = usage.get("input_tokens") or sum(count_tokens(str(m.content)) for m in messages)
         n_out = usage.get("output_tokens") or count_tokens(text)
@@ -327,7 +264,7 @@ class ModelClient:
         cache_read, written = int(details.get("cache_read") or 0), int(details.get("cache_creation") or 0)
         return Generation(
             text=text,
-            finish_reason=_finish_reason(message),
+            finish_reason=finish_reason(message),
             input_tokens=n_in,
             output_tokens=n_out,
             cached=False,
@@ -364,10 +301,11 @@ class ModelClient:
         sent = self.impl.outgoing(messages)
         try:
             async with self.limit, slots if slots is not None else contextlib.nullcontext():
-                message = await self.impl.call(self, sent, schema, json_schema)
+                message = await self.impl.send(self.model, sent, schema, json_schema)
         except Exception as err:
             message = self.impl.truncated(err)
             if message is None:
+                self.impl.refused(self.limit, err)
                 if breaker is not None:
                     breaker.failed(self, err)
                 raise

@@ -1,5 +1,5 @@
-"""SQLite files that several processes open at once: a run's worker processes share the
-run's prompt store and response cache, and two runs may share one cache.
+"""SQLite files that several processes open at once: two runs may share one response
+cache, and the viewer reads a run's prompt store while the run writes it.
 
 Two connections switching a new file to WAL at the same moment can get "database is
 locked" at once: SQLite skips the busy timeout where waiting could deadlock. So the

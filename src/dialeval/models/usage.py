@@ -170,7 +170,6 @@ class CallMeter:
     rate_limited: int = 0  # those of them that were 429/529
     last_limited: bool = False  # the latest refusal was a 429/529
     server_model: str | None = None
-    start_up: float = 0.0  # seconds the answer waited for this process (the SDK still importing): not the model's
 
     def fill(self, entry: CallRecord) -> None:
         """Copy what was seen onto the call's ledger entry (a cache hit or dry run sent nothing)."""
@@ -181,7 +180,7 @@ class CallMeter:
         unretried = entry.status == "error" and self.refused > 0
         entry.retries = max(0, self.refused - unretried)
         entry.rate_limited = max(0, self.rate_limited - (unretried and self.last_limited))
-        entry.latency_s = round(time.perf_counter() - self.started - self.start_up, 3)
+        entry.latency_s = round(time.perf_counter() - self.started, 3)
         entry.server_model = self.server_model
 
 
@@ -204,14 +203,6 @@ def count_response(status: int) -> None:
         meter.refused += 1
         meter.last_limited = status in (429, 529)
         meter.rate_limited += meter.last_limited
-
-
-def note_start_up(seconds: float) -> None:
-    """An answer in hand waited ``seconds`` for the SDK's import (the head start): left out
-    of the call's latency, which without a head start never held the import either."""
-    meter = current_meter.get()
-    if meter is not None:
-        meter.start_up += seconds
 
 
 def note_server_model(message: Any) -> None:

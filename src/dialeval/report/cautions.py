@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from dialeval.benchmarks import Benchmark
-from dialeval.models.spec import ModelSpec, SpecError
+from dialeval.spec import ModelSpec, SpecError
 
 UNUSABLE_WARN_SHARE = 0.10
 FEW_UNITS = 10

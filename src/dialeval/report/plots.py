@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import textwrap
 from collections import defaultdict
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -74,29 +73,12 @@ def draw(figures: list[Figure], run_dir: Path) -> dict[str, str]:
 
 
 def _title(ax: Any, title: str) -> None:
-    """The title above the axes, pinned to their top edge when nothing can rise above it.
-
-    Why: that edge is where matplotlib's automatic placement puts a title unless tick
-    labels sit on top or the y axis shows an offset (``1e6``); placing it automatically
-    measures the y axis again at every layout and draw, an eighth of a figure's time."""
-    pinned = {"y": 1.0} if _nothing_above(ax) else {}
-    ax.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize=10, **pinned)
-
-
-def _nothing_above(ax: Any) -> bool:
-    """No x tick labels or x label on top, and no offset text on the y axis (its formatter
-    asked about the ticks it will label, as drawing asks it)."""
-    if ax.xaxis.get_ticks_position() in ("top", "unknown") or ax.xaxis.get_label_position() == "top":
-        return False
-    formatter = ax.yaxis.get_major_formatter()
-    formatter.set_locs(ax.yaxis.get_majorticklocs())
-    return not formatter.get_offset()
+    ax.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize=10)
 
 
 def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tuple[Any, Any]:
     """A figure and its axes from matplotlib's object API on an Agg canvas: no pyplot state,
-    so nothing to close and nothing shared between threads; laying it out (:func:`fit_margins`)
-    and saving it use the canvas's one renderer, which keeps the text it measured between the two."""
+    so nothing to close and nothing shared between threads."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
 
@@ -106,44 +88,8 @@ def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tupl
 
 
 def fit_margins(fig: Any) -> None:
-    """Margins that fit the labels (``tight_layout``), computed once.
-
-    Why: ``Figure.tight_layout`` leaves a placeholder layout engine on the figure, and
-    ``savefig`` lays out any figure with an engine again (a whole draw without pixels)
-    before drawing it: a fifth of a small figure's time, for the same margins and the
-    same bytes. A figure without an engine gets the tight layout alone; one that has an
-    engine (from the user's matplotlibrc) keeps matplotlib's own sequence."""
-    from matplotlib.layout_engine import TightLayoutEngine
-
-    if fig.get_layout_engine() is None:
-        with _measured_once(fig.axes):
-            TightLayoutEngine().execute(fig)
-    else:
-        fig.tight_layout()
-
-
-@contextmanager
-def _measured_once(axes: list[Any]) -> Iterator[None]:
-    """Each Axes measures its labels once while the layout runs.
-
-    Why: matplotlib's tight layout measures every Axes in two passes with nothing moved in
-    between (the second pass only narrows the target rectangle), so the second measurement
-    repeats the first: a quarter of a small figure's time. Same margins, same bytes."""
-    for ax in axes:
-        measured: dict[Any, Any] = {}
-
-        def once(*args: Any, _measure: Any = ax.get_tightbbox, _seen: dict[Any, Any] = measured, **kwargs: Any) -> Any:
-            key = (args, tuple(sorted(kwargs.items())))
-            if key not in _seen:
-                _seen[key] = _measure(*args, **kwargs)
-            return _seen[key]
-
-        ax.get_tightbbox = once
-    try:
-        yield
-    finally:
-        for ax in axes:
-            del ax.get_tightbbox  # the instance's stand-in: the class's method again
+    """Margins that fit the labels: matplotlib's ``tight_layout``."""
+    fig.tight_layout()
 
 
 def _integer_scale(scale: Scale | None, values: list[float]) -> list[float] | None:

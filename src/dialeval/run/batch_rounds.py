@@ -29,10 +29,10 @@ from dialeval.run.batch_state import Answer, BatchState, Chunk, read_rounds
 
 if TYPE_CHECKING:
     from dialeval.models.batch.providers import BatchProvider
-    from dialeval.models.client import Generation, ModelClient
+    from dialeval.models.client import ModelClient
+    from dialeval.models.generation import Generation
 
-IDLE_TURNS = 3  # event-loop turns with nothing else runnable before a round is flushed
-MAX_TURNS = 10_000  # ... or this many turns, on an event loop that does not show its ready queue
+MAX_TURNS = 10_000  # event-loop turns every other task gets before a round is flushed
 NO_WAIT_EXIT = 75  # EX_TEMPFAIL: batches are submitted, come back later
 
 _item: contextvars.ContextVar[str | None] = contextvars.ContextVar("dialeval_batch_item", default=None)
@@ -166,14 +166,11 @@ class BatchRounds:
 
     async def _let_others_run(self) -> None:
         """Let every runnable task run first: an item whose one branch waits here may have
-        another branch (a parallel graph node, a gathered call) still on its way to a call."""
-        ready = getattr(asyncio.get_running_loop(), "_ready", None)  # CPython's queue of runnable callbacks
-        idle = 0
-        for _ in range(MAX_TURNS if ready is None else MAX_TURNS * 10):
+        another branch (a parallel graph node, a gathered call) still on its way to a call.
+        asyncio shows no public sign of an idle loop, so this gives it ``MAX_TURNS`` turns
+        (a tenth of a second; a round then waits minutes for its batch)."""
+        for _ in range(MAX_TURNS):
             await asyncio.sleep(0)
-            idle = idle + 1 if ready is not None and not ready else 0
-            if idle >= IDLE_TURNS:
-                return
 
     async def _drive(self) -> None:
         while True:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
 from pydantic import BaseModel
 
 from dialeval.config import RunConfig
-from dialeval.errors import RunError
+from dialeval.errors import ConfigError, RunError
 from dialeval.models.endpoint import redacted
 
 # fields that change how a run executes, not what it measures
@@ -195,3 +196,26 @@ def check_same_setup(run_dir: Path, before: dict[str, Any], now: dict[str, Any])
             f"run {run_dir.name} exists with a different configuration or data: {what_changed(before, now)} ({run_dir / 'config.json'}); "
             "use another --run-id so results of two setups never mix, or --fresh to start over"
         )
+
+
+def prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> None:
+    """Write ``config.json``; an existing folder must hold the same setup (``fresh``
+    starts over, keeping the old results aside)."""
+    from dialeval.run.folder import CONFIG, set_aside_earlier_results
+    from dialeval.secrets import scrub
+
+    resolved = json.loads(scrub(json.dumps(resolved)))  # a key pasted into a URL or an option is never written
+    config_path = run_dir / CONFIG
+    if fresh:
+        set_aside_earlier_results(run_dir, time.strftime("%Y%m%d-%H%M%S"))
+    elif config_path.exists():
+        try:
+            before = json.loads(config_path.read_text(encoding="utf-8"))
+            if not isinstance(before, dict):
+                raise ValueError("not a JSON object")
+        except (ValueError, UnicodeDecodeError) as err:
+            raise ConfigError(
+                f"{config_path}: not a readable run config ({err}); use --fresh to start this run over"
+            ) from None
+        check_same_setup(run_dir, before, resolved)
+    config_path.write_text(json.dumps(resolved, indent=2))

@@ -1,9 +1,7 @@
 """The per-item loop of a run: items through the graph, bounded, stopped by the breaker.
 
-One process runs it over all items (:mod:`dialeval.run.runner`); with ``--workers N``
-each worker process runs it over the items the parent hands it
-(:mod:`dialeval.run.workers`). Either way a finished item's row goes to ``on_row`` at
-once, so it reaches ``results.jsonl`` before the next one finishes.
+A finished item's row goes to ``on_row`` at once, so it reaches ``results.jsonl``
+before the next one finishes.
 """
 
 from __future__ import annotations
@@ -11,11 +9,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import re
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AsyncContextManager, Awaitable, Callable
 
 from dialeval.benchmarks import Benchmark
+from dialeval.config import RunConfig
+from dialeval.errors import ConfigError, DataError
 from dialeval.models.breaker import CircuitBreaker
 from dialeval.models.usage import CallRecord
 
@@ -46,7 +48,7 @@ class TrippingBreaker(CircuitBreaker):
             self._on_trip()
 
     def open_from(self, message: str) -> bool:
-        """Open because another worker's breaker did; ``False`` when already open."""
+        """Open from outside (a ``--no-wait`` batch run stops); ``False`` when already open."""
         with self._lock:
             if self.message is not None:
                 return False
@@ -56,7 +58,7 @@ class TrippingBreaker(CircuitBreaker):
 
 @dataclass
 class ItemJob:
-    """What evaluating one item needs, the same in every process of a run."""
+    """What evaluating one item needs."""
 
     bench: Benchmark
     graph: Any
@@ -110,7 +112,7 @@ class Turnstile:
 
 class ItemRunner:
     """Runs items as they are added, at most ``concurrency`` at once, until closed and
-    drained or stopped. A stop (the breaker opened, here or in another worker) cancels
+    drained or stopped. A stop (the breaker opened, or ``halt``) cancels
     every item that saw no failed call; those are left for the next run.
 
     Each finished task is noticed by a callback (constant work per item), not by
@@ -132,7 +134,7 @@ class ItemRunner:
         self._starting = Turnstile()
         self._wake = asyncio.Event()
         loop = asyncio.get_running_loop()
-        self._on_trip = on_trip  # told this process's breaker opened (a worker tells its parent)
+        self._on_trip = on_trip  # told the breaker opened
         self.breaker = TrippingBreaker(job.max_consecutive_errors, lambda: loop.call_soon_threadsafe(self._tripped))
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self._pending: set[asyncio.Task[None]] = set()
@@ -160,7 +162,7 @@ class ItemRunner:
             self._on_trip(self.breaker.message)
 
     def halt(self, message: str) -> None:
-        """Stop as this process's own breaker would (another worker's breaker opened)."""
+        """Stop as the run's own breaker would (``message`` says why)."""
         if self.breaker.open_from(message):
             self._wake.set()
 
@@ -211,3 +213,38 @@ class ItemRunner:
             await asyncio.gather(*self._pending, return_exceptions=True)
             request_slots.reset(self._tokens[0])
             current_breaker.reset(self._tokens[1])
+
+
+def load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:
+    """Every item of the data (``limit`` is applied by the caller: it never changes the run id)."""
+    try:
+        items = bench.load(Path(data), config.options)
+    except UnicodeDecodeError as err:
+        raise DataError(data, f"not UTF-8 text (byte offset {err.start}: {err.reason})") from None
+    except ConfigError as err:  # a mistyped option names the config file it sits in
+        if config.source != "config" and str(err).startswith(f"{bench.name} option "):
+            raise ConfigError(f"{config.source}: {err}") from None
+        raise
+    if not items:
+        raise DataError(data, "holds no items to evaluate")
+    ids = [item.id for item in items]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"{data}: item ids are not unique")
+    return list(items)
+
+
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Sort key that orders digit runs by value (``d2`` before ``d10``)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def limit_items(bench: Benchmark, items: list[Any], limit: int | None) -> list[Any]:
+    """The items of the first ``limit`` sample keys in natural sort order, in file order.
+
+    Why: the same ``--limit`` must judge the same items in every data file of a benchmark
+    (two systems' VDAct files order the same dialogues differently), so runs compare."""
+    if not limit:
+        return items
+    key: Callable[[Any], str] = bench.sample_key or (lambda item: str(item.id))
+    kept = set(sorted({key(item) for item in items}, key=natural_key)[:limit])
+    return [item for item in items if key(item) in kept]

@@ -121,7 +121,7 @@ def used_models(bench: Benchmark, context: Any) -> dict[str, Any]:
     return fields
 
 
-def start_preflight(bench: Benchmark, context: Any) -> list[tuple[str, Future[None]]]:
+def start_preflight(models: dict[str, Any]) -> list[tuple[str, Future[None]]]:
     """Start the cheap check of every configured model this benchmark will use, each in
     a daemon thread: the round trips overlap loading the data and building the graph,
     and a check nobody waits for (a config mistake found meanwhile) never holds the
@@ -130,7 +130,7 @@ def start_preflight(bench: Benchmark, context: Any) -> list[tuple[str, Future[No
 
     seen: set[str] = set()
     checks: list[tuple[str, Future[None]]] = []
-    for name, settings in used_models(bench, context).items():
+    for name, settings in models.items():
         client = get_client(settings)
         key = _preflight_key(client)
         if key in seen or time.monotonic() - _preflight_passed.get(key, -PREFLIGHT_TTL) < PREFLIGHT_TTL:
@@ -152,13 +152,13 @@ def start_preflight(bench: Benchmark, context: Any) -> list[tuple[str, Future[No
     return checks
 
 
-def check_requirements(bench: Benchmark, context: Any, config: RunConfig) -> None:
+def check_requirements(models: dict[str, Any], config: RunConfig) -> None:
     """Keys and URLs every used API model needs, without a round trip: checked even with
     ``--no-preflight``, so a missing key stops the run before its folder is made."""
     from dialeval.models.client import PreflightError, get_client
 
     failed = []
-    for name, settings in used_models(bench, context).items():
+    for name, settings in models.items():
         client = get_client(settings)
         if client.injected:  # a chat model object given in code needs no key of ours
             continue
@@ -183,18 +183,17 @@ async def await_preflight(checks: list[tuple[str, Future[None]]], config: RunCon
         raise ConfigError("; ".join(f"{config.source}: field '{name}': {err}" for name, err in failed))
 
 
-def warm_clients(bench: Benchmark, context: Any, head_start: bool = False) -> None:
+def warm_clients(models: dict[str, Any]) -> None:
     """Build the API models' chat clients (the first one imports the SDK) during set-up,
     while preflight checks are in flight, rather than inside the first item. A failure
-    is left to the items, which record it as they always do. ``head_start`` (a run in one
-    process): a backend may instead send the first requests while its SDK imports."""
+    is left to the items, which record it as they always do."""
     from dialeval.models.client import API_BACKENDS, get_client
 
-    for settings in used_models(bench, context).values():
+    for settings in models.values():
         client = get_client(settings)
         if client.backend in API_BACKENDS:
             try:
-                client.impl.warm(client, head_start)
+                client.impl.warm(client)
             except Exception:
                 pass
 

@@ -1,8 +1,4 @@
-"""What a run keeps as its items finish: the results file, the rows, the live totals, the bar.
-
-Only the run's own process records rows, whether the items ran in it or in worker
-processes (:mod:`dialeval.run.workers`), so ``results.jsonl`` has a single writer.
-"""
+"""What a run keeps as its items finish: the results file, the rows, the live totals, the bar."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from dialeval.models.backends.base import Backend
 from dialeval.models.backends.dry_run import DryRunBackend
 from dialeval.models.backends.local import LocalBackend, SmolLM2Backend
 from dialeval.models.backends.openai import OpenAIBackend, OpenAICompatibleBackend
-from dialeval.models.spec import ModelSpec, SpecError
+from dialeval.spec import ModelSpec, SpecError
 
 if TYPE_CHECKING:
     from dialeval.config import ModelSettings

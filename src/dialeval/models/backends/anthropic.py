@@ -1,20 +1,17 @@
 """The Anthropic API through ``ChatAnthropic``; structured output is one forced tool call.
 
-``ChatAnthropic`` keeps its async SDK client in a private cached property and shares its
-HTTP pool process-wide; this backend gives each model a client of its own (with the
-adaptive limit's hooks) when those private names are still there, and otherwise leaves
-the model's own client in place.
+``ChatAnthropic`` takes no HTTP client of ours (no public parameter), so the adaptive
+limit hears of a 429 or 529 only when the SDK's own retries gave up (the error the call
+raises), not of each refused attempt as with OpenAI.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
 import os
 from typing import TYPE_CHECKING, Any
 
 from dialeval.models.backends.base import RATE_LIMIT, ApiBackend
-from dialeval.models.backends.http import PreflightError, async_http, check_models_route
+from dialeval.models.backends.http import PreflightError, check_models_route
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.endpoint import redacted, split_base_url
 from dialeval.models.prompt_cache import with_cache_breakpoints
@@ -24,26 +21,8 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from pydantic import BaseModel
 
-    from dialeval.config import ModelSettings
 
-log = logging.getLogger(__name__)
 API_VERSION = "2023-06-01"
-
-
-def own_async_client(model: Any, limit: AdaptiveLimit | None, settings: ModelSettings) -> bool:
-    """Give ``model`` an async SDK client with a pool of its own; False (and the model's
-    own client kept) when ``ChatAnthropic`` no longer has the private names used here:
-    ``_client_params`` (the SDK client's arguments) and the cached property ``_async_client``."""
-    import anthropic
-
-    cached = getattr(type(model), "_async_client", None)
-    params = getattr(model, "_client_params", None)
-    if not isinstance(cached, functools.cached_property) or not isinstance(params, dict):
-        log.warning("langchain-anthropic changed its client attributes: the model keeps its shared HTTP pool")
-        return False
-    # a cached property reads the instance's __dict__ first: this client is the one used from now on
-    model.__dict__["_async_client"] = anthropic.AsyncClient(**params, http_client=async_http(settings, limit, sdk="anthropic"))
-    return True
 
 
 class AnthropicBackend(ApiBackend):
@@ -64,9 +43,7 @@ class AnthropicBackend(ApiBackend):
         kwargs.update(self.sdk_url_args())  # issue 33: the URL without extras (requirements() refuses them)
         if s.api_key_env and os.environ.get(s.api_key_env):
             kwargs["api_key"] = os.environ[s.api_key_env]
-        model = ChatAnthropic(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
-        own_async_client(model, limit, s)
-        return model
+        return ChatAnthropic(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
 
     def requirements(self) -> None:
         """A key."""
@@ -91,18 +68,17 @@ class AnthropicBackend(ApiBackend):
         headers = {"x-api-key": key, "anthropic-version": API_VERSION}
         check_models_route(parts.with_path("/v1/models"), headers, where, self.settings.timeout)
 
-    async def close(self, model: Any | None) -> None:
-        """Close the SDK client :func:`own_async_client` gave the model (its HTTP pool with it)."""
-        client = model.__dict__.get("_async_client") if model is not None and hasattr(model, "__dict__") else None
-        if client is not None:
-            await client.close()
-
     def outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         """Claude caches a prompt prefix only where the request marks it."""
         return with_cache_breakpoints(messages)
 
     def structured(self, model: Any, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> Any:
         return model.bind_tools([schema], tool_choice=schema.__name__)
+
+    def refused(self, limit: AdaptiveLimit, err: BaseException) -> None:
+        """A 429 or 529 the SDK's retries did not get past halves the limit."""
+        if self.classify(err) == RATE_LIMIT:
+            limit.throttled(reason=f"HTTP {getattr(err, 'status_code', 429)}")
 
     def classify(self, err: BaseException) -> str | None:
         """529 ``overloaded`` is Anthropic's way of asking to slow down."""

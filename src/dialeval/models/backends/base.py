@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.endpoint import Endpoint, split_base_url
-from dialeval.models.spec import ModelSpec
+from dialeval.spec import ModelSpec
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -149,25 +149,19 @@ class Backend:
         return model
 
     async def send(
-        self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None,
-        json_schema: dict[str, Any] | None, injected: bool,
+        self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None
     ) -> Any:
-        """One request; ``injected`` is true when the chat model was given from outside (tests, custom models)."""
+        """One request: the chat model's ``ainvoke`` (bound to ``schema`` where structured output is on)."""
         bound = model if schema is None or not self.settings.structured_output else self.structured(model, schema, json_schema)
         return await bound.ainvoke(messages)
 
-    async def call(
-        self, client: Any, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None
-    ) -> Any:
-        """One request for ``client`` (the :class:`~dialeval.models.client.ModelClient` of this
-        backend): :meth:`send` to its chat model. A backend may answer without building that
-        model (``OpenAIBackend``: the request needs no LangChain chat model)."""
-        return await self.send(client.model, messages, schema, json_schema, client.injected)
-
-    def warm(self, client: Any, head_start: bool = False) -> None:
-        """Build what ``client``'s first request will need (the SDK import), during set-up;
-        ``head_start``: the run may send its first requests before that (one process, unwatched)."""
+    def warm(self, client: Any) -> None:
+        """Build what ``client``'s first request will need (the SDK import), during set-up."""
         client.model  # noqa: B018  (built and kept for this event loop)
+
+    def refused(self, limit: AdaptiveLimit, err: BaseException) -> None:
+        """A failed call's word to the request limit, for backends whose HTTP responses it
+        does not hear (:func:`dialeval.models.backends.http.limit_hooks`)."""
 
     def truncated(self, err: Exception) -> Any | None:
         """The message of an answer cut off by the token limit that the SDK raised as an error, else ``None``."""
@@ -203,12 +197,10 @@ class ApiBackend(Backend):
         return AdaptiveLimit(most, minimum=s.min_concurrency, maximum=most, adaptive=s.adaptive_concurrency)
 
     def requirements(self) -> None:
-        """A known HTTP transport (``$DIALEVAL_HTTP_TRANSPORT``) and a URL that can be sent
-        as given; subclasses add key and URL."""
-        from dialeval.models.backends.http import PreflightError, transport_name
+        """A URL that can be sent as given; subclasses add key and URL."""
+        from dialeval.models.backends.http import PreflightError
         from dialeval.models.endpoint import EndpointError
 
-        transport_name()
         try:  # issue 33: a '#fragment' is refused before the first call
             self.endpoint_parts  # noqa: B018
         except EndpointError as err:

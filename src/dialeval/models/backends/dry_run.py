@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from dialeval.config import ModelSettings
     from dialeval.models.dry_run import DryRunChatModel
     from dialeval.models.pricing import Price
-    from dialeval.models.spec import ModelSpec
+    from dialeval.spec import ModelSpec
 
 
 class DryRunBackend(Backend):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dialeval.benchmarks import Benchmark, OneNode, register_benchmark
+from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.answers.common import ROLES
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
 from dialeval.protocols.answers.aggregation import aggregate, item_scores, score_dimensions
@@ -14,23 +14,6 @@ def _graph():
     from dialeval.protocols.answers.graph import build_graph
 
     return build_graph()
-
-
-def _one_node() -> OneNode:
-    """The graph's only node and schemas, as :func:`dialeval.protocols.answers.graph.build_graph` wires them."""
-    from dialeval.agents.base import agent_node
-    from dialeval.config import EvalContext
-    from dialeval.protocols.answers.state import AnswerInput, AnswerOutput, AnswerState
-
-    role = "judge"
-    return OneNode(
-        name=ROLES.node(role),
-        node=lambda: agent_node(role, ROLES.benchmark_fields()["roles"][role]),
-        input_schema=AnswerInput,
-        state_schema=AnswerState,
-        output_schema=AnswerOutput,
-        context_schema=EvalContext,
-    )
 
 
 register_benchmark(
@@ -49,6 +32,5 @@ register_benchmark(
         item_scores=item_scores,
         describe=describe,
         calls_per_item=lambda item, options: 1,  # one judge call per answer (retries are part of it)
-        one_node=_one_node,
     )
 )

@@ -1,7 +1,7 @@
 """The typed model spec: ``backend:model`` parsed once, then asked instead of re-split.
 
-It imports nothing from dialeval, so the config can validate specs without pulling in
-the model layer.
+It sits below the config (which validates specs with it) and the model layer (which
+builds backends from it), and imports nothing from dialeval.
 """
 
 from __future__ import annotations

@@ -1,0 +1,134 @@
+"""A whole run as the CLI and the Python API start it: prepare, evaluate, report.
+
+:mod:`dialeval.run.runner` evaluates the items and :mod:`dialeval.report.writer` writes the
+report; this module, above both, joins them, so ``run/`` never imports ``report/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from dialeval.config import RunConfig
+from dialeval.run.folder import failure_summary
+from dialeval.run.runner import RunOutcome, execute, prepare_run
+
+
+@dataclass(repr=False)
+class RunResult:
+    """Where a run lives, what it measured, and what it could not measure.
+
+    ``metrics`` come from the finished items only; ``failed`` items (an agent call
+    ended ``error``) are left out of them and retried by the next run, and
+    ``not_evaluated`` items were never started because the run was stopped.
+    """
+
+    run_dir: Path
+    metrics: dict[str, Any]
+    records: list[dict[str, Any]]
+    failed: int = 0
+    not_evaluated: int = 0
+    stopped: str | None = None
+    summary: str = ""
+    evaluated_now: int = 0  # items sent to the graph by this call (0: a finished run re-run)
+
+    @property
+    def report_path(self) -> Path:
+        return self.run_dir / "report.md"
+
+    @property
+    def complete(self) -> bool:
+        """Every item was measured: no failed item, none left out."""
+        return self.failed == 0 and self.not_evaluated == 0
+
+    @property
+    def system_failures(self) -> str | None:
+        """Set when most outputs of the system under test were cut off or unreadable."""
+        return ((self.metrics.get("run") or {}).get("system_outputs") or {}).get("warning")
+
+    def __repr__(self) -> str:
+        """One line: where, how many items and how they ended (never the records: they can be megabytes)."""
+        state = "complete" if self.complete else f"failed={self.failed} not_evaluated={self.not_evaluated}"
+        return f"RunResult(run_dir={str(self.run_dir)!r}, items={len(self.records) + self.failed}, {state})"
+
+    def to_pandas(self) -> Any:
+        """One row per scored unit and dimension, read back from the run folder
+        (:meth:`dialeval.report.results.RunData.to_pandas`)."""
+        from dialeval.report.results import read_run
+
+        return read_run(self.run_dir).to_pandas()
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; the message is the one line that says how to resume it."""
+
+
+def _report(outcome: RunOutcome) -> dict[str, Any]:
+    """The report of what the items gave (``metrics.json``, ``usage.json``, ``report.md``): the metrics."""
+    from dialeval.report.writer import finish_run
+
+    prep = outcome.prep
+    return finish_run(prep.run_dir, prep.bench, outcome.rows, prep.resolved, expected=len(prep.items), stopped=outcome.stopped,
+                      decision=outcome.decision)
+
+
+async def run_async(
+    benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
+    on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
+    callbacks: list[Any] | None = None,
+) -> RunResult:
+    """Evaluate ``data`` with ``benchmark`` as configured; resume if the run exists.
+
+    Nothing is written before the setup is known to work (config, data, run folder
+    paths, stores, models). ``on_interrupt`` receives the line saying how to resume
+    when the run is cancelled (Ctrl-C). Models with ``batch: true`` go through batch
+    rounds (:mod:`dialeval.run.batch_rounds`), polled every ``batch_poll`` seconds;
+    ``wait=False`` raises :class:`BatchesPending` instead of waiting for a batch.
+    ``callbacks`` (LangChain callback handlers) see every item's graph run and every model
+    call in it, as tracers configured in the environment do."""
+    prep = prepare_run(benchmark, data, config)
+    outcome, metrics = await execute(prep, _report, progress=progress, on_interrupt=on_interrupt, wait=wait,
+                                     batch_poll=batch_poll, callbacks=callbacks)
+    rows, expected = outcome.rows, len(prep.items)
+    not_evaluated = expected - len(rows)
+    summary = failure_summary(rows, expected)
+    if outcome.stopped and not_evaluated:
+        summary = f"run stopped, {not_evaluated} of {expected} items not evaluated: {outcome.stopped}" + (
+            f"; {summary}" if summary else ""
+        )
+    return RunResult(
+        run_dir=prep.run_dir,
+        metrics=metrics,
+        records=[r["result"] for r in rows if r["status"] == "ok"],
+        failed=sum(1 for r in rows if r["status"] != "ok"),
+        not_evaluated=not_evaluated,
+        stopped=outcome.stopped if not_evaluated else None,
+        summary=summary,
+        evaluated_now=outcome.evaluated_now,
+    )
+
+
+def run(
+    benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
+    on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
+    callbacks: list[Any] | None = None,
+) -> RunResult:
+    """Synchronous wrapper of :func:`run_async`; Ctrl-C raises :class:`RunInterrupted`,
+    whose message says how to resume (``on_interrupt`` gets it first, as soon as the
+    run is cancelled)."""
+    notes: list[str] = []
+
+    def interrupted(line: str) -> None:
+        notes.append(line)
+        if on_interrupt is not None:
+            on_interrupt(line)
+
+    try:
+        return asyncio.run(run_async(benchmark, data, config, progress=progress, on_interrupt=interrupted, wait=wait,
+                                     batch_poll=batch_poll, callbacks=callbacks))
+    except KeyboardInterrupt:
+        if notes:
+            raise RunInterrupted(notes[-1]) from None
+        raise
