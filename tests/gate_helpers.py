@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, last_user_text
 
 GRADE = re.compile(r"grade (\d)")

@@ -13,7 +13,7 @@ from dialeval.models.backends.http import PreflightError
 from dialeval.models.client import ModelClient
 from dialeval.models.endpoint import EndpointError, redacted, split_base_url
 from dialeval.report.viewer import write_site
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.helpers import keys_only
 

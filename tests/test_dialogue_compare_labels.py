@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dialeval.cli import main
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import write_jsonl
 from tests.helpers import http_config

@@ -14,7 +14,7 @@ from dialeval.data.images import ImageRef, image_tokens, source_label
 from dialeval.data.io import DataError
 from dialeval.protocols.dialogue.context import prompt_tokens
 from dialeval.protocols.dialogue.data import load_conversations
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import scripted_reviewer, write_jsonl
 from tests.helpers import http_config

@@ -9,7 +9,7 @@ import pytest
 
 from dialeval.errors import ConfigError
 from dialeval.protocols.dialogue.loading import load
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import write_jsonl
 from tests.helpers import http_config

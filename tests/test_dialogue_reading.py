@@ -8,7 +8,7 @@ import pytest
 
 from dialeval.cli import main
 from dialeval.report.results import read_run
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.dialogue_helpers import write_jsonl
 from tests.helpers import http_config

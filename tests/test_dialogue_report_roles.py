@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import fake_embed
 from tests.helpers import http_config

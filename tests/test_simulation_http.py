@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dialeval.benchmarks import get_benchmark
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.bot_server import BotStub
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import fake_embed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.test_offline_examples import slow_on_smollm2
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "simulation_demo.yaml"

@@ -20,7 +20,7 @@ from dialeval.protocols.simulation.bots import CallableBot, EndpointBot, GraphBo
 from dialeval.protocols.simulation.rules import stop_reason
 from dialeval.protocols.simulation.scenario import load_scenarios
 from dialeval.protocols.simulation.transcript import dialogue_record, dialogue_turns
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import fake_embed
 from tests.helpers import http_config

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dialeval.config import ConfigError, RunConfig
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.scripted import prompt_text
 from tests.helpers import scripted
 

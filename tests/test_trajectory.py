@@ -13,7 +13,7 @@ from dialeval.errors import ConfigError
 from dialeval.metrics.trajectory import Call, Rule, match
 from dialeval.protocols.dialogue.rubric import parse_rubric
 from dialeval.report.viewer import write_site
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import fake_embed
 from tests.helpers import http_config

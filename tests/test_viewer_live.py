@@ -15,7 +15,7 @@ import pytest
 import dialeval.report.viewer.site as site
 from dialeval.config import RunConfig
 from dialeval.report.viewer import write_site
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from tests.helpers import scripted
 from tests.viewer_helpers import serving
 

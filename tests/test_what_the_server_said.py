@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.run.runner import run
+from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, Refusal
 from tests.helpers import http_config, keys_only
 

@@ -213,7 +213,8 @@ def page_keys(run: RunData) -> list[str]:
     head = json.dumps([VERSION, run.path.name, run.benchmark, data_version, run.config.get("options")], default=str)
     total = len(run.items)
     return [
-        hashlib.sha256(f"{head}|{number}|{number == total}|{item.model_dump_json()}".encode("utf-8", "surrogatepass")).hexdigest()
+        # json.dumps escapes a lone surrogate a judge wrote (pydantic's own JSON refuses it)
+        hashlib.sha256(f"{head}|{number}|{number == total}|{json.dumps(item.model_dump(mode='json'), default=str)}".encode()).hexdigest()
         for number, item in enumerate(run.items, start=1)
     ]
 
