@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Callable, NoReturn
@@ -276,12 +277,29 @@ def main(argv: list[str] | None = None) -> int:
     """The command line; with no ``argv`` (the ``dialeval`` program itself) the process
     ends right after, so the collector's last sweep over every library object, about a
     second of exit time, is skipped (:func:`gc.freeze`); files and exit hooks still close."""
+    if argv is None:
+        _plain_warnings()
     code = _main(argv)
     if argv is None:
         import gc
 
         gc.freeze()
     return code
+
+
+def _plain_warnings() -> None:
+    """dialeval's own warnings (a skipped label, a system field) as one line each on stderr,
+    not in Python's ``file:line: Category: message`` form; other libraries' stay as they are."""
+    import warnings
+
+    default = warnings.formatwarning
+
+    def one_line(message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None) -> str:
+        if category.__module__.startswith("dialeval") or f"{os.sep}dialeval{os.sep}" in filename:
+            return f"dialeval: warning: {message}\n"
+        return default(message, category, filename, lineno, line)
+
+    warnings.formatwarning = one_line
 
 
 def _main(argv: list[str] | None) -> int:

@@ -62,7 +62,9 @@ def langsmith_feedback(records: list[dict[str, Any]], run_name: str) -> tuple[li
         run_id = uuid.UUID(target)
         feedback = FeedbackCreate(
             id=uuid.uuid5(NAMESPACE, f"{run_name}/{run_id}/{row['criterion']}"),
-            run_id=run_id, trace_id=None, key=row["criterion"], score=float(row["score"]),
+            # a label verdict goes as its word alone: its rank (yes=2, no=1) would be averaged as a number there
+            run_id=run_id, trace_id=None, key=row["criterion"],
+            score=None if isinstance(row["verdict"], str) else float(row["score"]),
             value=row["verdict"] if isinstance(row["verdict"], str) else None, comment=row["rationale"],
             feedback_source=FeedbackSourceBase(type="api", metadata={"dialeval_run": run_name, "conversation": row["conversation"], "turn": row["turn"]}),
         )
