@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from dialeval.benchmarks import get_benchmark
+from dialeval.cli import main
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.errors import ConfigError, DataError
 from dialeval.metrics.passk import pass_at_k, pass_hat_k, suite_pass_k
@@ -86,6 +87,28 @@ def test_the_bot_option_names_its_kind_by_its_keys():
         get_benchmark("simulation").load(Path("unused.yaml"), {})
 
 
+@pytest.mark.parametrize("bot, reason", [
+    ("no_such_module:reply", "No module named 'no_such_module'"),
+    ("tests.simulation_helpers:no_such_function", "has no attribute 'no_such_function'"),
+    ("tests.simulation_helpers:REFUND", "is not callable"),
+    ("missing/langgraph.json:support", "has no graph 'support'"),
+    ("{tmp}/broken.py:reply", "ZeroDivisionError"),  # a module that raises while it is imported
+    ({"model": "my-bot", "base_url": "http://127.0.0.1:9/v1", "temprature": 0}, "temprature"),
+])
+def test_a_bot_that_cannot_be_set_up_stops_the_run_before_any_call(tmp_path, capsys, bot, reason):
+    (tmp_path / "broken.py").write_text("1 / 0\n", encoding="utf-8")
+    bot = bot.replace("{tmp}", str(tmp_path)) if isinstance(bot, str) else bot
+    with OpenAIStub(respond=models) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url}, options={"bot": bot})
+        with pytest.raises(ConfigError, match="option 'bot'") as raised:
+            run("simulation", str(suite(tmp_path)), config, progress=False)
+        assert server.completions == []  # a configuration mistake, not the bot's failure in a conversation
+    assert reason in str(raised.value)
+    code = main(["run", "simulation", "--data", str(suite(tmp_path)), "--model", "dry-run", "--option", f"bot={json.dumps(bot)}",
+                 "--output-dir", str(tmp_path / "runs"), "--no-progress"])
+    assert code == 2 and "option 'bot'" in capsys.readouterr().err and not (tmp_path / "runs").exists()
+
+
 def test_http_bodies_and_replies():
     messages = [{"role": "user", "content": "hello there"}]
     body = fill({"input": "$text", "history": "$messages", "meta": {"sid": "$session_id"}}, messages, "s1")
@@ -123,7 +146,7 @@ def test_pass_hat_k_and_pass_at_k_match_counting_every_draw():
 
 def test_a_dry_run_prices_the_suite_without_calling_the_bot(tmp_path):
     config = RunConfig(model=ModelSettings(spec="dry-run:gpt-4o-mini"), output_dir=str(tmp_path / "runs"),
-                       cache_path=str(tmp_path / "cache.sqlite"), options={"bot": "no_such_module:reply", "k": 2})
+                       cache_path=str(tmp_path / "cache.sqlite"), options={"bot": "tests.simulation_helpers:reply", "k": 2})
     result = run("simulation", str(suite(tmp_path)), config, progress=False)
     assert result.failed == 0 and len(result.records) == 2
     assert {r["stop_reason"] for r in result.records} == {"max_turns"} and all(r["user_turns"] == 4 for r in result.records)
@@ -171,9 +194,9 @@ def test_the_user_shows_a_picture_and_the_viewer_flags_the_audit(tmp_path, monke
 def test_the_dialogue_judges_own_checks_run_at_load(tmp_path):
     bad_scale = {**REFUND, "success": {"criteria": [{"name": "ok", "description": "d", "scale": [5, 1]}]}}
     with pytest.raises(DataError, match=r"record 1 \(id='refund'\).*low to high"):
-        get_benchmark("simulation").load(suite(tmp_path, bad_scale), {"bot": "m:f"})
+        get_benchmark("simulation").load(suite(tmp_path, bad_scale), {"bot": "tests.simulation_helpers:reply"})
     with pytest.raises(DataError, match="contxt"):
-        get_benchmark("simulation").load(suite(tmp_path), {"bot": "m:f", "judging": {"contxt": "notes"}})
+        get_benchmark("simulation").load(suite(tmp_path), {"bot": "tests.simulation_helpers:reply", "judging": {"contxt": "notes"}})
 
 
 def test_a_bot_that_does_not_answer_in_time_fails_its_conversation(tmp_path, monkeypatch):

@@ -312,6 +312,25 @@ def adapter(spec: BotSpec) -> Adapter:
     return reply
 
 
+_RESOLVED: dict[str, Adapter] = {}
+
+
+def resolve(value: Any) -> Adapter:
+    """The ``bot`` option's adapter, built once per spec. Called while the options are
+    checked, before any model call, so a bot that cannot be imported, found or built
+    stops the run as a :class:`ConfigError` naming ``bot``, never as the bot's failure."""
+    spec = parse_bot(value)
+    key = type(spec).__name__ + spec.model_dump_json()
+    if key not in _RESOLVED:
+        try:
+            _RESOLVED[key] = adapter(spec)
+        except ConfigError:
+            raise
+        except Exception as err:  # raised while importing or building the bot: its set-up, not a reply
+            raise ConfigError(f"simulation option 'bot': cannot set up {describe(spec)}: {type(err).__name__}: {err}") from None
+    return _RESOLVED[key]
+
+
 def describe(spec: BotSpec) -> str:
     """One line naming the bot (for the report), never a key."""
     if isinstance(spec, EndpointBot):

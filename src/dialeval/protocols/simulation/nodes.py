@@ -169,18 +169,6 @@ def auditor():
     return node
 
 
-_ADAPTERS: dict[str, bots.Adapter] = {}
-
-
-def bot_of(options: SimulationOptions) -> bots.Adapter:
-    """The bot's adapter, built once per bot spec (importing a callable or graph once)."""
-    spec = bots.parse_bot(options.bot)
-    key = spec.model_dump_json() + type(spec).__name__
-    if key not in _ADAPTERS:
-        _ADAPTERS[key] = bots.adapter(spec)
-    return _ADAPTERS[key]
-
-
 def bot_skips(state: State) -> bool:
     """No bot turn after a simulated turn that ends the conversation (stop, unreadable, flagged)."""
     last = state.get("turns", [])[-1]
@@ -199,7 +187,7 @@ async def bot_node(state: State, runtime: Any) -> dict[str, Any]:
         return {"turns": [{"number": number, "role": "assistant", "messages": [{"role": "assistant", "content": DRY_RUN_REPLY}]}]}
     started = time.perf_counter()
     try:
-        reply = await bot_of(SimulationOptions.of(context))(bot_messages(turns), f"sim-{item_id(state)}")
+        reply = await bots.resolve(SimulationOptions.of(context).bot)(bot_messages(turns), f"sim-{item_id(state)}")
     except asyncio.TimeoutError:
         failure = "time-out: no reply within the bot's timeout"
     except Exception as err:  # the bot's own failure, whatever it raised

@@ -13,6 +13,7 @@ from dialeval.errors import ConfigError
 from dialeval.protocols.simulation import metrics as sim_metrics
 from dialeval.protocols.simulation.bots import describe as describe_bot
 from dialeval.protocols.simulation.bots import parse_bot
+from dialeval.protocols.simulation.bots import resolve as resolve_bot
 from dialeval.protocols.simulation.common import SimulationOptions
 from dialeval.protocols.simulation.judging import check_judging
 from dialeval.protocols.simulation.scenario import Scenario, load_scenarios
@@ -32,12 +33,12 @@ class Trial(BaseModel):
 
 
 def options_of(options: dict[str, Any]) -> SimulationOptions:
-    """The options with the bot checked (before any call)."""
+    """The options with the bot checked and set up (imported, its graph built) before any call."""
     parsed = parse_options(SimulationOptions, options, "simulation")
     if parsed.bot is None:
         raise ConfigError("simulation needs the bot under test: --option bot='\"mybot:reply\"' or "
                           "--option bot='{\"model\": \"my-bot\", \"base_url\": \"http://127.0.0.1:8000/v1\"}' (docs/simulation.md)")
-    parse_bot(parsed.bot)
+    resolve_bot(parsed.bot)
     return parsed
 
 
