@@ -17,6 +17,7 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.errors import ConfigError, DataError
 from dialeval.metrics.passk import pass_at_k, pass_hat_k, suite_pass_k
 from dialeval.protocols.dialogue.data import Conversation
+from dialeval.report.cautions import judge_warnings
 from dialeval.protocols.simulation.bots import CallableBot, EndpointBot, GraphBot, HttpBot, dig, fill, parse_bot, reply_messages
 from dialeval.protocols.simulation.rules import stop_reason
 from dialeval.protocols.simulation.scenario import load_scenarios
@@ -154,6 +155,16 @@ def test_a_dry_run_prices_the_suite_without_calling_the_bot(tmp_path):
     assert usage["total"]["requests"] == 0 and usage["total"]["cost_usd"] > 0  # priced, nothing sent
     per_agent = {name: row["calls"] for name, row in usage["per_agent"].items()}
     assert per_agent == {"simulation.user_simulator": 8, "simulation.auditor": 8, "dialogue.conversation_judge.refund_given": 2}
+    report = (result.run_dir / "report.md").read_text(encoding="utf-8")  # the role table shows the judge calls made
+    assert "| conversation_judge | `dialogue.conversation_judge` | `dry-run:gpt-4o-mini` |" in report
+
+
+def test_unreadable_simulated_turns_are_worded_for_a_simulator_not_a_judge():
+    usage = {"calls": 10, "unparsed": 3, "truncated": 0, "models": ["smollm2"]}
+    simulator, judge = judge_warnings({"simulation.user_simulator": usage, "dialogue.conversation_judge.ok": usage}, set())
+    assert simulator.startswith("simulator simulation.user_simulator (smollm2): 3 of 10 turns")
+    assert "simulator failures" in simulator and "judge" not in simulator
+    assert judge.startswith("judge dialogue.conversation_judge.ok (smollm2): 3 of 10 answers") and "its scores rest on the rest" in judge
 
 
 def test_the_user_shows_a_picture_and_the_viewer_flags_the_audit(tmp_path, monkeypatch):

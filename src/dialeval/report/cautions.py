@@ -41,13 +41,24 @@ def judge_warnings(per_agent: dict[str, dict[str, Any]], system_agents: set[str]
             continue
         bad = a.get("unparsed", 0) + a.get("truncated", 0)
         share = bad / a["calls"]
-        if share >= UNUSABLE_WARN_SHARE:
+        if share >= UNUSABLE_WARN_SHARE and is_simulator(agent):
+            out.append(
+                f"simulator {agent} ({', '.join(a.get('models', []))}): {bad} of {a['calls']} turns ({share:.0%}) could not be "
+                f"read ({a.get('unparsed', 0)} unparsed, {a.get('truncated', 0)} cut off); the conversations they ended count "
+                f"as simulator failures, apart from the system's (warning at {UNUSABLE_WARN_SHARE:.0%})"
+            )
+        elif share >= UNUSABLE_WARN_SHARE:
             out.append(
                 f"judge {agent} ({', '.join(a.get('models', []))}): {bad} of {a['calls']} answers ({share:.0%}) could not be "
                 f"read ({a.get('unparsed', 0)} unparsed, {a.get('truncated', 0)} cut off); its scores rest on the rest "
                 f"(warning at {UNUSABLE_WARN_SHARE:.0%})"
             )
     return out
+
+
+def is_simulator(agent: str) -> bool:
+    """``simulation.user_simulator``: an agent that plays a user, not a judge (its unreadable turns spoil conversations, not scores)."""
+    return any(part.endswith("simulator") for part in agent.split("."))
 
 
 def retries_text(totals: dict[str, Any]) -> str | None:

@@ -21,7 +21,7 @@ from dialeval.protocols.simulation.transcript import dialogue_record
 from dialeval.config import parse_options
 
 DIALOGUE_FILE = "conversations.jsonl"
-JUDGE_ROLES = ("judge", "notetaker")  # the dialogue roles a simulated conversation calls (no documents, no versus)
+JUDGE_ROLES = ("judge", "notetaker", "conversation_judge")  # the dialogue roles a simulated conversation calls (no documents, no versus)
 
 
 class Trial(BaseModel):
