@@ -57,8 +57,9 @@ def test_bad_candidates_and_probes_are_named(files, capsys, tmp_path):
     assert "at least one --judge" in capsys.readouterr().err
 
 
-def test_the_python_api_prices_a_card_without_calling(files):
+def test_the_python_api_prices_a_card_without_calling(files, monkeypatch):
     tmp_path, chats = files
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the keys are checked, never used, by a dry run
     labels = write_jsonl(tmp_path / "labels.jsonl", [
         {"id": f"c{i}", "turn": 2, "criterion": "helpfulness", "score": [i + 1, i + 2]} for i in range(4)
     ])
@@ -108,3 +109,19 @@ def test_a_card_priced_over_the_budget_stops_before_any_call(files, capsys):
     assert code == 2 and sent == 0
     assert "over the budget of $0.01" in capsys.readouterr().err
 
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_every_candidates_key_is_checked_before_the_first_call(files, capsys, monkeypatch, dry_run):
+    """The second candidate's missing key stops the card before the first candidate's runs
+    (and its dry run says so too), naming the candidate."""
+    tmp_path, chats = files
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": f"c{i}", "turn": 2, "criterion": "helpfulness", "score": 3} for i in range(4)])
+    with OpenAIStub() as server:
+        code = trust(tmp_path, chats, labels, "--judge", "openai-compatible:x", "--judge", "openai:gpt-4o-mini",
+                     "--base-url", server.base_url, "--probes", "verbosity", *dry_run)
+        sent = len(server.requests)
+    err = capsys.readouterr().err
+    assert code == 2 and sent == 0
+    assert "candidate 'openai:gpt-4o-mini'" in err and "OPENAI_API_KEY" in err
