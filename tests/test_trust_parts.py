@@ -166,3 +166,12 @@ def test_a_criterion_name_used_at_two_levels_maps_back_to_the_rubric():
     rubric = SimpleNamespace(criteria=[SimpleNamespace(name="overall", level="conversation"), SimpleNamespace(name="overall", level="turn")])
     known = _dimensions(rubric)
     assert (known["overall"].level, known["overall (conversation)"].level) == ("turn", "conversation")
+
+
+def test_the_card_lists_the_skipped_labels_and_counts_the_rest():
+    card = fixed_card() | {"label_warnings": [f"labels.jsonl, record {i}: no assistant turn 'c0/1' in the data file; label skipped"
+                                              for i in range(1, 13)], "label_warning_count": 12}
+    lines = render(card).splitlines()
+    assert any("The labels file gave 12 warnings: those labels were skipped" in line for line in lines)
+    assert [line for line in lines if line.startswith("- labels.jsonl, record ")][-1].startswith("- labels.jsonl, record 10:")
+    assert "- ... and 2 more" in lines

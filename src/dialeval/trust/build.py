@@ -240,6 +240,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
                   "labels": sum(len(s) for s in inputs.labels.by_unit.values()),
                   "annotators": len({a for s in inputs.labels.by_unit.values() for a in s})},
         "label_warnings": inputs.labels.warnings[:20],
+        "label_warning_count": len(inputs.labels.warnings),
         "tolerance": settings.tolerance,
         "probes_run": list(settings.probes),
         "limits": {name: probes.LIMITS[name] for name in settings.probes},
