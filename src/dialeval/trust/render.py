@@ -9,6 +9,7 @@ from typing import Any
 from dialeval.figures import Bars, Figure
 from dialeval.report.tables import cell, markdown_table, num
 from dialeval.trust.probes import DESCRIPTIONS
+from dialeval.trust.recommend import fixed
 
 NAMES = {"spearman": "Spearman", "kendall_tau_b": "Kendall tau-b", "krippendorff_alpha": "alpha",
          "exact_agreement": "exact", "adjacent_agreement": "adjacent"}
@@ -67,7 +68,7 @@ def render(card: dict[str, Any]) -> str:
         "## Candidates",
         "",
     ]
-    rows = [[cell(c["label"]), num(c["alpha"], 3), cell(", ".join(c["failed_probes"]) or "none"), _money(c["cost_per_1000_units"]),
+    rows = [[cell(c["label"]), fixed(c["alpha"]) if c["alpha"] is not None else num(None), cell(", ".join(c["failed_probes"]) or "none"), _money(c["cost_per_1000_units"]),
              _seconds(c["seconds_per_1000_units"]), c["unreadable"], c["failed_items"]] for c in card["candidates"]]
     lines += markdown_table(["candidate", "mean alpha", "failed probes", "cost / 1,000 units", "model time / 1,000 units",
                              "unreadable", "failed items"], rows, "lrlrrrr")
