@@ -198,3 +198,25 @@ def test_the_done_when_file_five_annotators_zero_based_na_and_floats(tmp_path):
 def test_json_true_and_false_are_yes_and_no(tmp_path):
     path = write_jsonl(tmp_path / "h.jsonl", [{"id": "c0", "turn": 2, "criterion": "sensible", "score": [True, False, True]}])
     assert load_labels(path, RUBRIC, rule="majority").consensus() == {("c0/2", "sensible"): 2.0}  # yes
+
+
+def test_a_label_naming_a_user_turn_is_left_out_of_every_figure_and_counted(tmp_path):
+    """The run's records say which turns are the assistant's: a label of user turn 1 is a
+    counted warning in the report, not a label, a unit or a score of the ceiling."""
+    from dialeval.benchmarks import get_benchmark
+    from dialeval.protocols.dialogue.human import agreement_table
+
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text("criteria:\n  - name: engaging\n    description: keeps the talk going\n    scale: [0, 4]\n")
+    rows = five_annotator_rows() + [{"id": "c0", "turn": 1, "criterion": "engaging", "annotator": "a1", "score": 0}]
+    path = write_jsonl(tmp_path / "labels.jsonl", rows)
+    records = [{"id": f"c{i}", "turns": [{"turn": 1, "role": "user", "text": "hi"}, {"turn": 2, "role": "assistant", "text": "yo"}],
+                "turn_units": [{"criterion": "engaging", "turn": 2, "status": "ok", "verdict": s, "score": float(s)}],
+                "conversation_units": []} for i, s in enumerate(JUDGE)]
+    options = {"rubric": str(rubric), "human_scores": str(path)}
+    metrics = get_benchmark("dialogue").aggregate(records, options)
+    clean = get_benchmark("dialogue").aggregate(records, options | {"human_scores": str(write_jsonl(tmp_path / "c.jsonl", rows[:-1]))})
+    summary = metrics["human_labels"]
+    assert (summary["labels"], summary["units"], summary["unknown"]) == (40, 8, 1)
+    assert metrics["human_agreement"]["engaging"]["human"] == clean["human_agreement"]["engaging"]["human"]
+    assert "1 labels for a criterion or unit that is not there skipped" in agreement_table(metrics["human_agreement"], summary)

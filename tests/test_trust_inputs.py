@@ -9,6 +9,7 @@ import pytest
 import dialeval
 from dialeval.cli import main
 from dialeval.testing.openai_server import OpenAIStub
+from dialeval.trust.dialogue import LabelWarning
 from tests.dialogue_helpers import write_jsonl
 
 RUBRIC = "criteria:\n  - name: helpfulness\n    description: Does the reply help?\n    scale: [1, 5]\n"
@@ -57,8 +58,9 @@ def test_bad_candidates_and_probes_are_named(files, capsys, tmp_path):
     assert "at least one --judge" in capsys.readouterr().err
 
 
-def test_the_python_api_prices_a_card_without_calling(files):
+def test_the_python_api_prices_a_card_without_calling(files, monkeypatch):
     tmp_path, chats = files
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the keys are checked, never used, by a dry run
     labels = write_jsonl(tmp_path / "labels.jsonl", [
         {"id": f"c{i}", "turn": 2, "criterion": "helpfulness", "score": [i + 1, i + 2]} for i in range(4)
     ])
@@ -108,3 +110,32 @@ def test_a_card_priced_over_the_budget_stops_before_any_call(files, capsys):
     assert code == 2 and sent == 0
     assert "over the budget of $0.01" in capsys.readouterr().err
 
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_every_candidates_key_is_checked_before_the_first_call(files, capsys, monkeypatch, dry_run):
+    """The second candidate's missing key stops the card before the first candidate's runs
+    (and its dry run says so too), naming the candidate."""
+    tmp_path, chats = files
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": f"c{i}", "turn": 2, "criterion": "helpfulness", "score": 3} for i in range(4)])
+    with OpenAIStub() as server:
+        code = trust(tmp_path, chats, labels, "--judge", "openai-compatible:x", "--judge", "openai:gpt-4o-mini",
+                     "--base-url", server.base_url, "--probes", "verbosity", *dry_run)
+        sent = len(server.requests)
+    err = capsys.readouterr().err
+    assert code == 2 and sent == 0
+    assert "candidate 'openai:gpt-4o-mini'" in err and "OPENAI_API_KEY" in err
+
+
+def test_skipped_labels_are_warned_on_stderr_each_with_its_record(files, capsys, monkeypatch):
+    tmp_path, chats = files
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": "c0", "turn": 2, "criterion": "helpfulness", "score": 3},
+                                                     {"id": "c1", "turn": 1, "criterion": "helpfulness", "score": 3},
+                                                     {"id": "c2", "turn": 2, "criterion": "tone", "score": 3}])
+    with pytest.warns(LabelWarning) as caught:  # the command line prints each as `dialeval: warning: ...`
+        assert trust(tmp_path, chats, labels, "--judge", "openai:gpt-4o-mini", "--probes", "verbosity", "--dry-run") == 0
+    warned = [str(w.message) for w in caught if w.category is LabelWarning]
+    assert len(warned) == 2
+    assert "record 2" in warned[0] and "'c1/1'" in warned[0] and "record 3" in warned[1] and "'tone'" in warned[1]

@@ -166,3 +166,33 @@ def test_a_criterion_name_used_at_two_levels_maps_back_to_the_rubric():
     rubric = SimpleNamespace(criteria=[SimpleNamespace(name="overall", level="conversation"), SimpleNamespace(name="overall", level="turn")])
     known = _dimensions(rubric)
     assert (known["overall"].level, known["overall (conversation)"].level) == ("turn", "conversation")
+
+
+def test_the_card_lists_the_skipped_labels_and_counts_the_rest():
+    card = fixed_card() | {"label_warnings": [f"labels.jsonl, record {i}: no assistant turn 'c0/1' in the data file; label skipped"
+                                              for i in range(1, 13)], "label_warning_count": 12}
+    lines = render(card).splitlines()
+    assert any("The labels file gave 12 warnings: those labels were skipped" in line for line in lines)
+    assert [line for line in lines if line.startswith("- labels.jsonl, record ")][-1].startswith("- labels.jsonl, record 10:")
+    assert "- ... and 2 more" in lines
+
+
+def test_a_pick_at_chance_level_is_not_recommended():
+    card = fixed_card()
+    for row, alpha in zip(card["candidates"], (-0.0003, -0.02)):
+        row["alpha"], row["cost_per_1000_units"] = alpha, None
+        row["agreement"]["turn/helpfulness"]["krippendorff_alpha"] = _figure(alpha)
+    card["recommended"] = recommend(card["candidates"], 0.05)
+    text = render(json.loads(json.dumps(card)))
+    first = text.splitlines()[2]
+    assert card["recommended"]["label"] is None and card["recommended"]["closest"] == "openai:gpt-4o"
+    assert first.startswith("No candidate is shown to agree with the humans") and "Use **" not in first
+    assert "-0.000" not in text and "0.000" in first
+
+
+def test_without_prices_the_pick_is_not_called_the_cheapest():
+    rows = fixed_card()["candidates"]
+    for row in rows:
+        row["cost_per_1000_units"] = None
+    sentence = recommend(rows, 0.05)["sentence"]
+    assert sentence.startswith("Use **") and "cheapest" not in sentence

@@ -19,7 +19,7 @@ from dialeval.trust import PROBES, dialogue, perturb, probes, recommend
 from dialeval.trust.agreement import agreement, headline
 from dialeval.trust.candidates import Candidate, family_of
 from dialeval.trust.corpus import corpus_estimates, corpus_run
-from dialeval.trust.runs import PlannedRun, RunOutcome, execute, per_thousand, unreadable
+from dialeval.trust.runs import PlannedRun, RunOutcome, check_candidates, execute, per_thousand, unreadable
 from dialeval.trust.stats import RESAMPLES
 
 SCHEMA = "dialeval.trust/1"
@@ -211,6 +211,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     """Build (or resume) the card; returns card.json's content, with ``folder`` set."""
     from dialeval.trust.render import write_card
 
+    check_candidates(settings.candidates)
     inputs = read_inputs(settings)
     folder = Path(settings.output_dir) / (settings.card_id or card_id(settings))
     runs, needles = plan(settings, inputs, folder)
@@ -239,6 +240,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
                   "labels": sum(len(s) for s in inputs.labels.by_unit.values()),
                   "annotators": len({a for s in inputs.labels.by_unit.values() for a in s})},
         "label_warnings": inputs.labels.warnings[:20],
+        "label_warning_count": len(inputs.labels.warnings),
         "tolerance": settings.tolerance,
         "probes_run": list(settings.probes),
         "limits": {name: probes.LIMITS[name] for name in settings.probes},

@@ -8,6 +8,8 @@ change here.
 
 from __future__ import annotations
 
+import warnings as _warnings
+
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +59,10 @@ def load_conversations(path: str | Path) -> list[Any]:
     return load_dataset("dialogue", path)
 
 
+class LabelWarning(UserWarning):
+    """A label the card leaves out (an unknown criterion, a turn that is not an assistant's): counted and listed."""
+
+
 def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> HumanLabels:
     """The labels file, one or several annotators per unit (``annotator`` or a list of
     ``score``s), checked against the rubric and the data."""
@@ -70,6 +76,8 @@ def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> Huma
         by_unit, warnings = labels.by_unit(), list(labels.warnings)
     if not by_unit:
         raise DataError(path, "no labels for the data's conversations")
+    for warning in warnings:
+        _warnings.warn(warning, LabelWarning, stacklevel=2)
     known = _dimensions(rubric)
     levels = {d: c.level for d, c in known.items()}
     scales = {d: _bounds(c.scale) for d, c in known.items()}

@@ -12,6 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 TOLERANCE = 0.05
+ALPHA_FLOOR = 0.2  # a mean alpha below this is not "agreeing with the humans", whatever its CI
+
+
+def fixed(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` decimals, never ``-0.000``."""
+    return f"{round(value, digits) + 0.0:.{digits}f}"
+
+
+def above_chance(row: dict[str, Any]) -> bool:
+    """The candidate's agreement is clearly above chance: mean alpha at least
+    :data:`ALPHA_FLOOR` and no criterion's alpha CI reaching down to 0."""
+    lows = [(a.get("krippendorff_alpha") or {}).get("ci_low") for a in (row.get("agreement") or {}).values()]
+    return row["alpha"] >= ALPHA_FLOOR and all(low is None or low > 0 for low in lows)
 
 
 def _cost_key(row: dict[str, Any]) -> tuple[bool, float]:
@@ -31,12 +44,20 @@ def recommend(rows: list[dict[str, Any]], tolerance: float = TOLERANCE) -> dict[
     close = sorted((r for r in measured if r["alpha"] >= best - tolerance), key=_cost_key)
     clean = [r for r in close if not r["failed_probes"]]
     pick = (clean or close)[0]
+    if not above_chance(pick):
+        return {"label": None, "closest": pick["label"], "tolerance": tolerance, "best_alpha": best,
+                "close": [r["label"] for r in close],
+                "sentence": f"No candidate is shown to agree with the humans: the closest, {pick['label']}, has a mean alpha "
+                            f"of {fixed(pick['alpha'])}, below {ALPHA_FLOOR:g} or with a 95% CI that reaches 0 (chance). "
+                            "The card supports no recommendation; more labelled units or other judges may."}
     cost = pick.get("cost_per_1000_units")
     price = f"${cost:.4g} per 1,000 units" if cost is not None else "an unknown cost (no price)"
     standing = ("the best of the candidates" if pick["alpha"] == best else
-                f"within {tolerance:g} of the best candidate's ({best:.3f})")
-    sentence = (f"Use **{pick['label']}**: its agreement with the humans (mean alpha {pick['alpha']:.3f}) is {standing}, "
-                f"and it is the cheapest candidate within {tolerance:g} of the best"
+                f"within {tolerance:g} of the best candidate's ({fixed(best)})")
+    priced = any(r.get("cost_per_1000_units") is not None for r in close)
+    which = "the cheapest candidate" if priced else "(no candidate has a price) the first candidate"
+    sentence = (f"Use **{pick['label']}**: its agreement with the humans (mean alpha {fixed(pick['alpha'])}) is {standing}, "
+                f"and it is {which} within {tolerance:g} of the best"
                 + (" that fails no probe" if clean and len(clean) < len(close) else "") + f", at {price}.")
     if pick["failed_probes"]:
         sentence += f" It fails these probes: {', '.join(pick['failed_probes'])}; read its scores with that in mind."

@@ -9,6 +9,7 @@ from typing import Any
 from dialeval.figures import Bars, Figure
 from dialeval.report.tables import cell, markdown_table, num
 from dialeval.trust.probes import DESCRIPTIONS
+from dialeval.trust.recommend import fixed
 
 NAMES = {"spearman": "Spearman", "kendall_tau_b": "Kendall tau-b", "krippendorff_alpha": "alpha",
          "exact_agreement": "exact", "adjacent_agreement": "adjacent"}
@@ -37,6 +38,19 @@ def _verdict(probe: dict[str, Any]) -> str:
     return f"{_ci(probe)} {mark}" if probe["value"] is not None else mark
 
 
+def _warning_count(card: dict[str, Any]) -> int:
+    return int(card.get("label_warning_count") or len(card["label_warnings"]))
+
+
+def _label_warnings(card: dict[str, Any], shown: int = 10) -> list[str]:
+    """The skipped labels, each with its file and record: the first ``shown``, then how many more."""
+    warnings = card.get("label_warnings") or []
+    if not warnings:
+        return []
+    more = _warning_count(card) - shown
+    return [*(f"- {cell(w)}" for w in warnings[:shown]), *([f"- ... and {more} more"] if more > 0 else []), ""]
+
+
 def render(card: dict[str, Any]) -> str:
     """The card as Markdown (its layout is kept by a golden file)."""
     rec = card["recommended"]
@@ -47,12 +61,14 @@ def render(card: dict[str, Any]) -> str:
         f"from {units['annotators']} annotators; rubric {cell(card['rubric'])}; tolerance {card['tolerance']:g} in mean "
         f"Krippendorff's alpha. Dry-run estimate of the card: {_money(card['estimate']['cost_usd'])}."
         + ("" if card["complete"] else " **Incomplete: some items failed; run the same command again to retry them.**")
-        + (f" The labels file gave {len(card['label_warnings'])} warnings (skipped labels; see card.json)." if card.get("label_warnings") else ""),
+        + (f" The labels file gave {_warning_count(card)} warnings: those labels were skipped and left out of "
+           "every figure." if card.get("label_warnings") else ""),
         "",
+        *_label_warnings(card),
         "## Candidates",
         "",
     ]
-    rows = [[cell(c["label"]), num(c["alpha"], 3), cell(", ".join(c["failed_probes"]) or "none"), _money(c["cost_per_1000_units"]),
+    rows = [[cell(c["label"]), fixed(c["alpha"]) if c["alpha"] is not None else num(None), cell(", ".join(c["failed_probes"]) or "none"), _money(c["cost_per_1000_units"]),
              _seconds(c["seconds_per_1000_units"]), c["unreadable"], c["failed_items"]] for c in card["candidates"]]
     lines += markdown_table(["candidate", "mean alpha", "failed probes", "cost / 1,000 units", "model time / 1,000 units",
                              "unreadable", "failed items"], rows, "lrlrrrr")

@@ -56,6 +56,26 @@ class RunOutcome:
     failed: int = 0
 
 
+def check_candidates(candidates: list[Candidate]) -> None:
+    """Every candidate's key and URL, as ``dialeval run`` checks them before its first call
+    (no round trip), all at once: a missing key stops the card, its dry run too, before
+    any candidate's first request, naming every candidate that lacks something."""
+    from dialeval.errors import ConfigError
+    from dialeval.models.client import PreflightError, get_client
+
+    failed = []
+    for candidate in candidates:
+        client = get_client(candidate.model)
+        if client.injected:
+            continue
+        try:
+            client.impl.requirements()
+        except PreflightError as err:
+            failed.append(f"candidate {candidate.label!r}: {err}")
+    if failed:
+        raise ConfigError("dialeval trust: " + "; ".join(failed) + "; nothing was sent")
+
+
 def execute(plan: list[PlannedRun], root: Path, cache_path: str | None, *, dry_run: bool = False,
             on_run: Any = None) -> list[RunOutcome]:
     """Run (or, ``dry_run``, price) every planned run in order; a run with failed items is

@@ -124,14 +124,19 @@ def is_no_label(value: Any) -> bool:
 
 
 def load_labels(
-    path: str | Path, rubric: Rubric, conversations: list[Conversation] | None = None, rule: Rule = "mean"
+    path: str | Path, rubric: Rubric, conversations: list[Conversation] | None = None, rule: Rule = "mean",
+    run_records: list[dict[str, Any]] | None = None,
 ) -> Labels:
-    """The labels of ``path`` checked against ``rubric`` (and ``conversations``, when
-    given). Off-scale scores and level mistakes stop with file, record and field named."""
+    """The labels of ``path`` checked against ``rubric`` (and ``conversations``, or a run's
+    ``run_records``, when given: a label naming a user turn is skipped and counted there
+    too). Off-scale scores and level mistakes stop with file, record and field named."""
     records = read_records(path)
     lines = getattr(records, "lines", None)
     labels = Labels(source=str(path), rule=rule)
     units = _units(conversations) if conversations is not None else None
+    scope = None  # the conversations whose units are known (None: all of them)
+    if conversations is None and run_records is not None:
+        units, scope = record_units(run_records)
     positions: Counter[Key] = Counter()  # anonymous annotators are numbered per unit: #1, #2...
     seen: set[tuple[str, str, str]] = set()
     shared = {c.name for c in rubric.at("turn")} & {c.name for c in rubric.criteria if c.level != "turn"}
@@ -143,7 +148,7 @@ def load_labels(
         if criterion is None:
             continue
         unit = str(label.id) if label.turn is None else f"{label.id}/{label.turn}"
-        if units is not None and unit not in units:
+        if units is not None and unit not in units and (scope is None or str(label.id) in scope):
             labels.unknown += 1
             kind = "assistant turn" if label.turn else "conversation"
             labels.warnings.append(f"{place}: no {kind} {unit!r} in the data file; label skipped")
@@ -202,6 +207,15 @@ def _units(conversations: list[Conversation]) -> set[str]:
     out = {c.id for c in conversations}
     out.update(f"{c.id}/{t.number}" for c in conversations for t in c.assistant_turns())
     return out
+
+
+def record_units(records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """The units a label may name in a run's records (conversations and their assistant
+    turns) and the conversations they cover: those whose record keeps its turns."""
+    kept = [r for r in records if isinstance(r.get("turns"), list)]
+    units = {str(r["id"]) for r in kept}
+    units.update(f"{r['id']}/{t['turn']}" for r in kept for t in r["turns"] if t.get("role") == "assistant")
+    return units, {str(r["id"]) for r in kept}
 
 
 def _criterion(rubric: Rubric, label: LabelRecord, path: str | Path, where: str | int, labels: Labels, place: str) -> Criterion | None:
