@@ -55,3 +55,10 @@ def test_a_dry_run_loads_no_heavy_library_not_even_for_figures(tmp_path):
     result = run_in_own_process(argv, tmp_path)
     assert result["code"] == 0
     assert sorted(set(result["loaded"]) & set(HEAVY)) == []
+
+
+def test_dialeval_list_loads_no_heavy_library(tmp_path):
+    """`dialeval list` imports every benchmark: their statistics must not pull scipy in at import."""
+    result = run_in_own_process(["list"], tmp_path)
+    assert result["code"] == 0
+    assert sorted(set(result["loaded"]) & set(HEAVY)) == []

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy import sparse
 
 Level = Literal["nominal", "ordinal", "interval"]
 BATCH_CELLS = 2_000_000  # resample x unit x coder cells held at once (float64)
@@ -39,6 +38,8 @@ class Reliability:
         cols = self.index[present]
         # unit x value counts of pairable units only (a lone value pairs with nothing)
         keep = self.pairable[rows]
+        from scipy import sparse  # lazy: scipy takes half a second to import (dialeval list, --help)
+
         self.counts = sparse.csr_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(len(data), max(len(self.domain), 1)))
 
     @property

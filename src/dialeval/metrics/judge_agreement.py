@@ -18,7 +18,10 @@ import warnings
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from scipy import sparse, stats
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 from dialeval.metrics.alpha import Level, Reliability
 
@@ -43,6 +46,8 @@ def _draws(n: int, seed: int) -> Iterator[np.ndarray]:
 
 
 def _one_hot(values: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
+    from scipy import sparse  # lazy: scipy takes half a second to import (dialeval list, --help)
+
     """units x distinct values (1 where the unit has the value), and each unit's value index."""
     domain, index = np.unique(values, return_inverse=True)
     return sparse.csr_matrix((np.ones(len(values)), (np.arange(len(values)), index)), shape=(len(values), len(domain))), index
@@ -92,6 +97,8 @@ def paired_agreement(a: Sequence[float], b: Sequence[float], *, level: Level = "
     empty: Interval = {"value": None, "ci_low": None, "ci_high": None}
     if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
         return {name: dict(empty) for name in STATISTICS}
+    from scipy import sparse, stats
+
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = len(x)
     hot = (_one_hot(x), _one_hot(y))

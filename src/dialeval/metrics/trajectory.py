@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 Mode = Literal["strict", "unordered", "subset", "superset"]
 ArgumentsRule = Literal["exact", "ignore"]
@@ -101,6 +100,8 @@ def match(made: Sequence[Call], expected: Sequence[Call], mode: Mode, rule: Rule
     pairs = []
     if made and expected:
         equal = np.array([[calls_equal(m, e, rule) for e in expected] for m in made], dtype=float)
+        from scipy.optimize import linear_sum_assignment  # lazy: scipy takes half a second to import
+
         rows, cols = linear_sum_assignment(equal, maximize=True)
         pairs = sorted((int(r), int(c)) for r, c in zip(rows, cols) if equal[r, c])
     missing = sorted(set(range(len(expected))) - {c for _, c in pairs})
