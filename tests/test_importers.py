@@ -97,6 +97,13 @@ def test_parquet_needs_pyarrow_or_reads(tmp_path):
         return
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "d.parquet")
     assert [r["id"] for r in import_records("hf", tmp_path / "d.parquet", {"columns": HF_COLUMNS})] == ["trip", "refund"]
+    import pyarrow.ipc as ipc  # an .arrow stream, as Dataset.save_to_disk writes its shards
+
+    table = pa.Table.from_pylist(rows)
+    with ipc.new_stream(str(tmp_path / "d.arrow"), table.schema) as writer:
+        writer.write_table(table)
+    from_arrow = import_records("hf", tmp_path / "d.arrow", {"columns": HF_COLUMNS})
+    assert from_arrow == import_records("hf", tmp_path / "d.parquet", {"columns": HF_COLUMNS})
 
 
 def test_import_command_writes_dialogue_data(tmp_path, capsys):
