@@ -91,6 +91,16 @@ def test_an_unknown_figure_is_bad_input_with_a_suggestion(runs, capsys):
     assert "has no figure 'score.maen' (did you mean 'score.mean'" in capsys.readouterr().err
 
 
+def test_every_bad_rule_is_named_at_once(runs, capsys):
+    text = 'rules:\n  - "score.maen >= 3"\n  - "failures.shar <= 0.1"\n  - "score.mean >= 3"\n  - "cost >>= 1"\n'
+    assert main(["gate", str(runs["noise"]), "--rules", str(_rules(runs["tmp"], text))]) == 2
+    assert "rule 4" in capsys.readouterr().err  # a rule that does not parse: named with its place in the file
+    text = 'rules:\n  - "score.maen >= 3"\n  - "failures.shar <= 0.1"\n  - "score.mean >= 3"\n'
+    assert main(["gate", str(runs["noise"]), "--rules", str(_rules(runs["tmp"], text))]) == 2
+    err = capsys.readouterr().err
+    assert "'score.maen' (did you mean 'score.mean'" in err and "'failures.shar' (did you mean 'failures.share'" in err
+
+
 def test_a_regression_rule_needs_a_baseline(runs, capsys):
     assert main(["gate", str(runs["noise"]), "--rules", str(_rules(runs["tmp"], RULES))]) == 2
     assert "needs a baseline run (--baseline RUN)" in capsys.readouterr().err

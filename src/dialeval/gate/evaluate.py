@@ -57,28 +57,40 @@ def is_dry_run(run: RunData) -> bool:
 
 def check_rules(rules: list[Rule], run: RunData, baseline: RunData | None) -> None:
     """Stop with :class:`GateError` (exit 2) before evaluating when a rule names a figure or
-    criterion the run lacks, or a regression rule has no baseline."""
+    criterion the run lacks, or a regression rule has no baseline; every such rule is named
+    at once (a CI job should not need one run per typo)."""
     figures = run_figures(run)
     scored = {f for f in figures if f.rpartition(".")[0] in dimension_names(run.scores())}
+    problems = []
     for rule in rules:
+        try:
+            _check_rule(rule, run, baseline, figures, scored)
+        except GateError as err:
+            problems.append(str(err))
+    if problems:
+        raise GateError("\n".join(problems) if len(problems) > 1 else problems[0])
+
+
+def _check_rule(rule: Rule, run: RunData, baseline: RunData | None, figures: dict[str, float], scored: set[str]) -> None:
+    """:class:`GateError` when ``rule`` cannot be gated on ``run`` (and ``baseline``)."""
+    for which in (run, baseline):
+        if which is not None and is_dry_run(which) and (isinstance(rule, Regression) or getattr(rule, "figure", "") in scored):
+            raise GateError(f"rule {rule.name!r}: {which.path} is a dry run, whose scores are placeholders; "
+                            "gate its cost and calls only (cost.usd, calls)")
+    if isinstance(rule, Threshold) and rule.figure == "cost.usd" and rule.figure not in figures:
+        unpriced = ", ".join((run.usage.get("total") or {}).get("unpriced_models") or []) or "a model"
+        raise GateError(f"rule {rule.name!r}: the cost of {run.path} is unknown: no price is known for {unpriced} "
+                        "(set `price` or `price_as` for it)")
+    if isinstance(rule, Threshold) and rule.figure not in figures:
+        raise GateError(f"rule {rule.name!r}: {run.path} has no figure {rule.figure!r}{did_you_mean(rule.figure, list(figures))}")
+    if isinstance(rule, Regression):
+        if baseline is None:
+            raise GateError(f"rule {rule.name!r}: a regression rule needs a baseline run (--baseline RUN)")
         for which in (run, baseline):
-            if which is not None and is_dry_run(which) and (isinstance(rule, Regression) or getattr(rule, "figure", "") in scored):
-                raise GateError(f"rule {rule.name!r}: {which.path} is a dry run, whose scores are placeholders; "
-                                "gate its cost and calls only (cost.usd, calls)")
-        if isinstance(rule, Threshold) and rule.figure == "cost.usd" and rule.figure not in figures:
-            unpriced = ", ".join((run.usage.get("total") or {}).get("unpriced_models") or []) or "a model"
-            raise GateError(f"rule {rule.name!r}: the cost of {run.path} is unknown: no price is known for {unpriced} "
-                            "(set `price` or `price_as` for it)")
-        if isinstance(rule, Threshold) and rule.figure not in figures:
-            raise GateError(f"rule {rule.name!r}: {run.path} has no figure {rule.figure!r}{did_you_mean(rule.figure, list(figures))}")
-        if isinstance(rule, Regression):
-            if baseline is None:
-                raise GateError(f"rule {rule.name!r}: a regression rule needs a baseline run (--baseline RUN)")
-            for which in (run, baseline):
-                scores = which.scores()
-                if resolve_dimension(scores, rule.dimension) is None:
-                    raise GateError(f"rule {rule.name!r}: {which.path} scored no criterion {rule.dimension!r}"
-                                    f"{did_you_mean(rule.dimension, dimension_names(scores))}")
+            scores = which.scores()
+            if resolve_dimension(scores, rule.dimension) is None:
+                raise GateError(f"rule {rule.name!r}: {which.path} scored no criterion {rule.dimension!r}"
+                                f"{did_you_mean(rule.dimension, dimension_names(scores))}")
 
 
 def threshold_outcome(rule: Threshold, figures: dict[str, float]) -> Outcome:

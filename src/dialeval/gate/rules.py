@@ -101,4 +101,12 @@ def load_rules(path: str | Path) -> list[Rule]:
     rules = data.get("rules") if isinstance(data, dict) else None
     if not isinstance(rules, list) or not rules:
         raise GateError(f"{path}: expected a non-empty 'rules:' list")
-    return [rule_from(entry, f"{path}, rule {i}") for i, entry in enumerate(rules, 1)]
+    parsed, problems = [], []
+    for i, entry in enumerate(rules, 1):  # every bad rule named at once
+        try:
+            parsed.append(rule_from(entry, f"{path}, rule {i}"))
+        except GateError as err:
+            problems.append(str(err))
+    if problems:
+        raise GateError("\n".join(problems))
+    return parsed
