@@ -11,7 +11,7 @@ from PIL import Image
 from dialeval.benchmarks import get_benchmark
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.figures import Bars, Histogram, Scatter, scale_of
-from dialeval.report.compare import _plots
+from dialeval.report.compare_plots import agreement_plots
 from dialeval.report.plots import DPI, HEIGHT_IN, WIDTH_IN, draw, score_histograms
 from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
@@ -127,7 +127,7 @@ def _dark_pixels(path: Path) -> int:
 def test_compare_draws_one_repeated_value_as_a_dark_cell_on_the_whole_scale(tmp_path):
     one_value = {"dimension": "pointwise balance", "a": "run-a", "b": "run-b", "n": 4, "scale": "integer",
                  "pairs": [[f"u{i}", 3, 3] for i in range(4)]}
-    written = _plots(tmp_path, [one_value], get_benchmark("mdseval").scales)
+    written = agreement_plots(tmp_path, [one_value], get_benchmark("mdseval").scales)
     assert written == {"pointwise balance: run-a vs run-b": "agreement-pointwise-balance.png"}
     assert _dark_pixels(tmp_path / "agreement-pointwise-balance.png") > 500  # the cell holding all four units
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dialeval.data.io import DataError, read_records
+from dialeval.data.io import DataError
 
 Key = tuple[str, str]  # (unit, criterion): unit is ``<id>/<turn>`` or ``<id>``
 
@@ -66,14 +66,10 @@ class LabelWarning(UserWarning):
 def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> HumanLabels:
     """The labels file, one or several annotators per unit (``annotator`` or a list of
     ``score``s), checked against the rubric and the data."""
-    try:  # the several-annotators reader of the dialogue benchmark, where present
-        from dialeval.protocols.dialogue.labels import load_labels  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        by_unit = _read_labels(Path(path), rubric, conversations)
-        warnings: list[str] = []
-    else:
-        labels = load_labels(path, rubric, conversations)
-        by_unit, warnings = labels.by_unit(), list(labels.warnings)
+    from dialeval.protocols.dialogue.labels import load_labels
+
+    labels = load_labels(path, rubric, conversations)
+    by_unit, warnings = labels.by_unit(), list(labels.warnings)
     if not by_unit:
         raise DataError(path, "no labels for the data's conversations")
     for warning in warnings:
@@ -95,34 +91,6 @@ def _dimensions(rubric: Any) -> dict[str, Any]:
 
 def _bounds(scale: Any) -> tuple[float, float]:
     return (float(scale.low), float(scale.high)) if scale.numeric else (1.0, float(len(scale.labels)))
-
-
-def _read_labels(path: Path, rubric: Any, conversations: list[Any]) -> dict[Key, dict[str, float]]:
-    """The labels of ``path`` (stand-in until the dialogue benchmark reads several annotators)."""
-    names = {c.name: c for c in rubric.criteria}
-    units = {c.id for c in conversations} | {f"{c.id}/{t.number}" for c in conversations for t in c.assistant_turns()}
-    out: dict[Key, dict[str, float]] = {}
-    for index, raw in enumerate(read_records(path)):
-        if not isinstance(raw, dict) or not {"id", "criterion", "score"} <= set(raw):
-            raise DataError(path, "a label needs id, criterion and score", record=index)
-        criterion = names.get(str(raw["criterion"]))
-        if criterion is None:
-            raise DataError(path, f"{raw['criterion']!r} is not a criterion of {rubric.source}", record=index, field="criterion")
-        if (criterion.level == "turn") != (raw.get("turn") is not None):
-            raise DataError(path, f"criterion {criterion.name!r} is {criterion.level}-level: "
-                            + ("give the turn" if criterion.level == "turn" else "leave the turn out"), record=index, field="turn")
-        unit = str(raw["id"]) if raw.get("turn") is None else f"{raw['id']}/{raw['turn']}"
-        if unit not in units:
-            raise DataError(path, f"no unit {unit!r} in the data file", record=index, field="id")
-        scores = raw["score"] if isinstance(raw["score"], list) else [raw["score"]]
-        for position, value in enumerate(scores):
-            read = criterion.scale.read(value)
-            if read is None:
-                raise DataError(path, f"{value!r} is not {criterion.scale.describe()}", record=index, field="score")
-            given = out.setdefault((unit, criterion.name), {})
-            who = str(raw["annotator"]) if raw.get("annotator") is not None and len(scores) == 1 else f"#{len(given) + 1}"
-            given[who] = criterion.scale.score(read)
-    return out
 
 
 def scores_by_unit(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
