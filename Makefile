@@ -42,14 +42,16 @@ demo: setup
 	  --option predictions='"src/dialeval/fixtures/kgds_demo_predictions.jsonl"'
 
 # the type checker first (settings in pyproject's [tool.mypy]), then every test, each
-# under pytest-timeout's limit; --durations shows where the time went
+# under pytest-timeout's limit, in JOBS processes (pytest-xdist; worksteal: the few long
+# SmolLM2 tests do not end up queued behind each other); --durations shows where the time went
+JOBS ?= 2
 test: setup
 	$(BIN)/mypy
-	HF_HUB_OFFLINE=1 $(BIN)/pytest -q --durations=10
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -n $(JOBS) --dist worksteal --durations=10
 
 test-fast: setup
 	$(BIN)/mypy
-	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -n $(JOBS) --dist worksteal -m "not slow"
 
 bench: setup
 	$(BIN)/python benchmarks/runner_overhead.py

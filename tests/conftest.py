@@ -40,7 +40,10 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(scope="module")
 def browser():
-    """A headless browser for the viewer tests: Debian's chromium through playwright, or a skip."""
+    """A headless browser for the viewer tests: Debian's chromium through playwright, or a skip.
+
+    Name it after the fixtures that run evaluations (``def test_x(site, browser)``): its sync
+    API keeps an event loop running, and ``dialeval.run`` cannot start one inside it."""
     if CHROMIUM is None:
         pytest.skip("no chromium on this machine (make setup installs it as root through apt)")
     sync_api = pytest.importorskip("playwright.sync_api")

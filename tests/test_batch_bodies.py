@@ -54,7 +54,10 @@ CONVERSATION = [
 async def _live(client: ModelClient, messages: list, schema: Any) -> Any:
     """The live path's own request: the ``Generation`` it gives."""
     sent = sent_messages(client, messages, schema)
-    message = await client.impl.send(client.model, sent, schema, None)
+    try:
+        message = await client.impl.send(client.model, sent, schema, None)
+    finally:
+        await client.close_loop()  # this event loop's HTTP pool
     return client.answer_of(message, sent, None, None)
 
 

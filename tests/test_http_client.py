@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.models.backends.http import PreflightError, async_http
+from dialeval.models.backends.http import PreflightError
 from dialeval.run.folder import read_results
 from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
@@ -51,25 +51,34 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_refused_connection_is_a_connection_error_not_a_timeout():
-    """So the run's message says the server could not be reached."""
+def test_a_refused_connection_is_a_connection_error_that_names_the_refusal():
+    """So the run's message says the server could not be reached, never that it was slow:
+    the aiohttp transport names a refused connection "Request timed out."; the backend says
+    what the SDK says of it over httpx, and the recorded text carries the cause."""
     import openai
+    from langchain_core.messages import HumanMessage
+
+    from dialeval.models.backends import backend_for
+    from dialeval.models.backends.base import CONNECTION, classify_error, error_text
 
     settings = ModelSettings(spec="openai-compatible:judge", base_url=f"http://127.0.0.1:{_closed_port()}/v1", max_retries=0)
+    backend = backend_for(settings.parsed, settings)
 
     async def ask() -> BaseException:
-        client = openai.AsyncOpenAI(base_url=settings.base_url, api_key="none", http_client=async_http(), max_retries=0)
+        model = backend.build()
         try:
-            await client.chat.completions.create(model="judge", messages=[{"role": "user", "content": "hi"}])
+            await backend.send(model, [HumanMessage("hi")], None, None)
         except Exception as err:  # noqa: BLE001  (the error is what this test looks at)
             return err
         finally:
-            await client.close()
+            await backend.close(model)
         raise AssertionError("a closed port answered")
 
     err = asyncio.run(ask())
     assert type(err) is openai.APIConnectionError  # not APITimeoutError
-    assert isinstance(err.__cause__, httpx2.ConnectError)
+    assert classify_error(err) == CONNECTION
+    said = error_text(err)
+    assert said.startswith("APIConnectionError: Connection error. (caused by ConnectionRefusedError: ")
 
 
 class _ForwardProxy:

@@ -115,7 +115,9 @@ def test_mdseval_offline_demo_fills_its_tables(tmp_path):
     result = run_demo("mdseval", tmp_path)
     metrics = filled(result.run_dir)
     for aspect in ("coherence", "balance"):
-        assert metrics["scores"]["pointwise"][aspect]["scores"] > 0
+        table = metrics["scores"]["pointwise"][aspect]
+        assert table["scores"] > 0
+        assert table["scores"] + table["unreadable"] == 3  # each of the three summaries: a score or counted unreadable
     assert "smoke test, not a measurement" in result.report_path.read_text()
 
 

@@ -132,7 +132,7 @@ def server(site):
         yield base
 
 
-def test_the_index_lists_the_runs(browser, server, tmp_path):
+def test_the_index_lists_the_runs(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1200, "height": 700})
     page.goto(f"{server}/index.html")
     names = page.locator("#runs td:first-child a").all_inner_texts()
@@ -141,7 +141,7 @@ def test_the_index_lists_the_runs(browser, server, tmp_path):
     page.screenshot(path=str(tmp_path / "index.png"))
 
 
-def test_an_item_page_shows_a_calls_raw_answer_and_a_filter_hides_ok_calls(browser, server):
+def test_an_item_page_shows_a_calls_raw_answer_and_a_filter_hides_ok_calls(server, browser):
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(f"{server}/strict-judge/view/index.html")
     page.get_by_role("link", name="vague-2").click()
@@ -156,7 +156,7 @@ def test_an_item_page_shows_a_calls_raw_answer_and_a_filter_hides_ok_calls(brows
     assert not page.locator("section.call.ok").first.is_visible()
 
 
-def test_the_run_page_filters_items_with_problems(browser, server):
+def test_the_run_page_filters_items_with_problems(server, browser):
     page = browser.new_page()
     page.goto(f"{server}/strict-judge/view/index.html")
     page.locator("#only-problems").check()
@@ -207,7 +207,7 @@ def test_inline_image_bytes_are_left_out_of_stored_prompts(tmp_path):
     assert stored["content"][1]["image_url"]["url"] == f"data:image/png;base64,<{len(url)} characters left out>"
 
 
-def test_each_disagreement_links_to_both_runs_side_by_side(browser, server, tmp_path):
+def test_each_disagreement_links_to_both_runs_side_by_side(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{server}/compare-judges/view/index.html")
     row = page.locator("table.disagreements tr", has_text="good-4")

@@ -92,7 +92,7 @@ def _rows(page) -> list[str]:
     return page.locator("#item-rows tr td:nth-child(2) a").all_inner_texts()
 
 
-def test_the_item_table_pages_sorts_and_filters(browser, server, tmp_path):
+def test_the_item_table_pages_sorts_and_filters(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{server}/big-run/view/index.html")
     assert page.locator("#shown").inner_text() == "450 of 450 items"

@@ -79,7 +79,7 @@ def test_mdseval_shows_the_dialogue_with_its_image_and_each_summary_with_its_sco
     assert "faithfulness (summary)" in summaries
 
 
-def test_the_mmdu_dialogue_reads_in_a_browser(browser, site, tmp_path):
+def test_the_mmdu_dialogue_reads_in_a_browser(site, browser, tmp_path):
     with serving(site) as base:
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.goto(f"{base}/mmdu/view/items/00001.html")

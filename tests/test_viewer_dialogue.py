@@ -141,7 +141,7 @@ def test_other_benchmarks_keep_their_item_pages(site):
     assert get_benchmark("answers").conversation_view is None
 
 
-def test_the_conversation_reads_turn_by_turn_in_a_browser(browser, site, tmp_path):
+def test_the_conversation_reads_turn_by_turn_in_a_browser(site, browser, tmp_path):
     with serving(site) as base:
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.goto(f"{base}/trains/view/items/00001.html")

@@ -74,6 +74,13 @@ def _report(outcome: RunOutcome) -> dict[str, Any]:
                       decision=outcome.decision)
 
 
+def _import_report() -> None:
+    """The report's heavy imports (matplotlib), made while the items run (``execute``'s ``meanwhile``)."""
+    from dialeval.report.plots import import_matplotlib
+
+    import_matplotlib()
+
+
 async def run_async(
     benchmark: str, data: str | Path, config: RunConfig | None = None, *, progress: bool = True,
     on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
@@ -89,8 +96,9 @@ async def run_async(
     ``callbacks`` (LangChain callback handlers) see every item's graph run and every model
     call in it, as tracers configured in the environment do."""
     prep = prepare_run(benchmark, data, config)
+    drawn = not all(m.parsed.is_dry_run for m in prep.models.values())  # a dry run draws no figure
     outcome, metrics = await execute(prep, _report, progress=progress, on_interrupt=on_interrupt, wait=wait,
-                                     batch_poll=batch_poll, callbacks=callbacks)
+                                     batch_poll=batch_poll, callbacks=callbacks, meanwhile=_import_report if drawn else None)
     rows, expected = outcome.rows, len(prep.items)
     not_evaluated = expected - len(rows)
     summary = failure_summary(rows, expected)

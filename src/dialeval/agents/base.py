@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
 from dialeval.config import EvalContext, ModelSettings
+from dialeval.models.backends.base import error_text
 from dialeval.models.client import ModelClient, get_client
 from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer, schema_hint
 from dialeval.secrets import scrub
@@ -111,7 +112,7 @@ def _error_record(ctx: AgentContext, agent: str, err: BaseException, **totals: A
     """The reason (keys scrubbed) and ledger entry of a call the backend could not answer."""
     status = getattr(err, "status_code", None)
     kind = type(err).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
-    reason = scrub(f"{kind}: {err}")
+    reason = scrub(error_text(err, kind))
     if isinstance(status, int):  # issue 33: the server answered it (a 401 too): it went out, it counts as sent
         totals = {**totals, "requests": int(totals.get("requests", 0)) + 1}
     entry = CallRecord(

@@ -6,7 +6,7 @@ import contextvars
 import threading
 from typing import TYPE_CHECKING
 
-from dialeval.models.backends.base import STOPPING_KINDS
+from dialeval.models.backends.base import STOPPING_KINDS, error_text
 
 if TYPE_CHECKING:
     from dialeval.models.client import ModelClient
@@ -50,7 +50,7 @@ class CircuitBreaker:
 
                 self.message = scrub(
                     f"stopped after {self.streak} consecutive {kind} errors: {client.where()}; "
-                    f"last error {type(err).__name__}: {err}"
+                    f"last error {error_text(err)}"
                 )
 
 

@@ -76,6 +76,16 @@ def _title(ax: Any, title: str) -> None:
     ax.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize=10)
 
 
+def import_matplotlib() -> None:
+    """Import what :func:`new_figure` needs; a run calls it in a thread while its items are
+    in flight. A failed import is left for :func:`new_figure` to raise where it is reported."""
+    try:
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        return
+
+
 def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tuple[Any, Any]:
     """A figure and its axes from matplotlib's object API on an Agg canvas: no pyplot state,
     so nothing to close and nothing shared between threads."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import Any, Callable
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.config import EvalContext, RunConfig
+from dialeval.models.backends.base import error_text
 from dialeval.models.client import close_clients
 from dialeval.models.progress import call_bar, known_total
 from dialeval.models.usage import CallRecord, Ledger, current_ledger
@@ -96,11 +98,12 @@ def prepare_run(benchmark: str, data: str | Path, config: RunConfig | None = Non
 async def execute(
     prep: PreparedRun, finish: Callable[[RunOutcome], dict[str, Any]], *, progress: bool = True,
     on_interrupt: Callable[[str], None] | None = None, wait: bool = True, batch_poll: float = 30.0,
-    callbacks: list[Any] | None = None,
+    callbacks: list[Any] | None = None, meanwhile: Callable[[], None] | None = None,
 ) -> tuple[RunOutcome, dict[str, Any]]:
     """Evaluate the items not finished yet, then ``finish(outcome)`` (the report: it returns
     the metrics) while the run folder is still held. Nothing is written before the models
-    passed their checks (a run that never starts leaves no folder behind)."""
+    passed their checks (a run that never starts leaves no folder behind). ``meanwhile``
+    runs in a thread of its own once the first item has finished (``finish``'s imports)."""
     from dialeval.models.prompt_store import closing as prompts_closing
     from dialeval.run.batch_rounds import BatchesPending
 
@@ -134,7 +137,7 @@ async def execute(
             graph = graph.with_config(callbacks=callbacks) if callbacks else graph
         elif reread:
             resolved["provenance"] = before
-        stopped, batched = await _run_items(prep, graph, todo, done, progress, on_interrupt, wait, batch_poll)
+        stopped, batched = await _run_items(prep, graph, todo, done, progress, on_interrupt, wait, batch_poll, meanwhile)
         with prompts_closing(run_dir):  # this process's prompts go into the run's store while the report is written
             if batched is not None and batched.pending_message:
                 raise BatchesPending(batched.pending_message)
@@ -153,9 +156,24 @@ async def execute(
             return outcome, finish(outcome)
 
 
+def _starting(meanwhile: Callable[[], None], record: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    """``record``, starting ``meanwhile`` in a daemon thread at the first finished item: by then
+    the first requests are out, and the thread works while the event loop waits for answers
+    (the report's ~0.6 s of imports no longer follow the last answer; docs/performance.md)."""
+    started: list[threading.Thread] = []
+
+    def first(row: dict[str, Any]) -> None:
+        if not started:
+            started.append(threading.Thread(target=meanwhile, name="dialeval-meanwhile", daemon=True))
+            started[0].start()
+        record(row)
+
+    return first
+
+
 async def _run_items(
     prep: PreparedRun, graph: Any, todo: list[Any], done: dict[str, dict[str, Any]], progress: bool,
-    on_interrupt: Callable[[str], None] | None, wait: bool, batch_poll: float,
+    on_interrupt: Callable[[str], None] | None, wait: bool, batch_poll: float, meanwhile: Callable[[], None] | None,
 ) -> tuple[str | None, Any]:
     """``todo`` through the graph, each finished row into ``done`` and ``results.jsonl``:
     why the run stopped early (or ``None``) and its batch rounds (``None`` without batches)."""
@@ -188,7 +206,8 @@ async def _run_items(
         calls = known_total(bench.calls_per_item(item, config.options) for item in todo) if bench.calls_per_item else None
         with call_bar(enabled=bar is not None, total=calls):  # moves per model call: a turn, a question
             watch = prep.watch
-            on_row = watch.recorder(tally.record, lambda line: [stop(line) for stop in halt]) if watch else tally.record
+            record = _starting(meanwhile, tally.record) if meanwhile is not None else tally.record
+            on_row = watch.recorder(record, lambda line: [stop(line) for stop in halt]) if watch else record
             runner = ItemRunner(job, on_row, tally.call_ended)
             halt.append(runner.halt)
             for item in todo:
@@ -266,9 +285,9 @@ async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, 
         row = {
             "id": item.id,
             "status": "failed",
-            "error": scrub(f"{type(err).__name__}: {err}"),
+            "error": scrub(error_text(err)),
             "causes": causes or [{"error": type(err).__name__, "endpoint": None, "model": None, "agent": None,
-                                  "message": scrub(f"{type(err).__name__}: {err}")}],
+                                  "message": scrub(error_text(err))}],
             "traceback": scrub(traceback.format_exc(limit=6)),
         }
     finally:

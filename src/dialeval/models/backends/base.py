@@ -47,6 +47,21 @@ def classify_error(err: BaseException) -> str | None:
     return None
 
 
+def error_text(err: BaseException, kind: str | None = None) -> str:
+    """``Type: message`` of a failed call, with the first error that caused it when that says
+    more: the SDKs name a refused connection "Request timed out." or "Connection error."
+    and keep the reason (host, port, refused) on ``__cause__``. ``kind`` replaces the type's name."""
+    text = f"{kind or type(err).__name__}: {err}"
+    root, seen = err, {id(err)}
+    while root.__cause__ is not None and id(root.__cause__) not in seen:
+        root = root.__cause__
+        seen.add(id(root))
+    said = str(root).strip()
+    if root is not err and said and said not in text:
+        text += f" (caused by {type(root).__name__}: {said})"
+    return text
+
+
 def error_kind(err: BaseException) -> str | None:
     """``connection`` or ``authentication`` for errors that no retry will cure soon."""
     kind = classify_error(err)

@@ -34,6 +34,18 @@ def response_format(schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+def _never_connected(err: BaseException) -> bool:
+    """Whether aiohttp's "cannot connect" (refused, no such host) is among ``err``'s causes."""
+    import aiohttp
+
+    cause = err.__cause__
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientConnectorError):
+            return True
+        cause = cause.__cause__
+    return False
+
+
 class OpenAIBackend(ApiBackend):
     """``openai:<model>``: key from ``$OPENAI_API_KEY``, URL from the SDK's variables or its default."""
 
@@ -100,10 +112,17 @@ class OpenAIBackend(ApiBackend):
         self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None
     ) -> Any:
         """One request; a structured answer the content filter stopped is an error, as the SDK's ``parse`` makes it."""
-        message = await super().send(model, messages, schema, json_schema)
-        if schema is not None and self.settings.structured_output and finish_reason(message) == "content_filter":
-            import openai
+        import openai
 
+        try:
+            message = await super().send(model, messages, schema, json_schema)
+        except openai.APITimeoutError as err:
+            if not _never_connected(err):
+                raise
+            # the aiohttp transport names a refused connection a time-out: say what the SDK
+            # says of it over httpx, so a server that is down never reads as a slow one
+            raise openai.APIConnectionError(request=err.request) from err
+        if schema is not None and self.settings.structured_output and finish_reason(message) == "content_filter":
             raise openai.ContentFilterFinishReasonError()
         return message
 
