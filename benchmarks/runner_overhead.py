@@ -11,7 +11,8 @@ The load average is printed with each figure: on a shared machine read it first.
 1. wide: 1,000 items, a 1 s model, 64 in flight (floor: 1,000 / 64 x 1 s = 15.6 s)
 2. real: 500 items, a 2 s model (a real provider's latency), 64 in flight
 3. cpu: marginal CPU per request against an instant model, 64 in flight: the CPU of a
-   1,000-item run minus a 200-item run's, over 800
+   2,000-item run minus a 200-item run's, over 1,800 (start-up and report cancel out; a
+   process's start-up varies by half a second here, so the difference is taken over many)
 4. startup: `dialeval --help` and `dialeval list`
 
 Usage: python benchmarks/runner_overhead.py [--before SRC] [--rounds 2] [--only wide,real,cpu,startup]
@@ -23,6 +24,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -108,6 +110,7 @@ def write_items(folder: Path, n: int) -> Path:
 def cli(src: str, args: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of ``python -m dialeval <args>`` with ``src`` first on the path."""
     env = {**os.environ, "PYTHONPATH": src, "HF_HUB_OFFLINE": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached as an installed package has it, for both checkouts
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "dialeval", *args], check=True, capture_output=True, env=env)
@@ -157,13 +160,18 @@ def main() -> None:
                 if "cpu" in only:
                     with StubProcess(latency=0.0) as stub:
                         _, small = answers_run(src, tmp, stub, 200, f"cpu200-{who}-{n}")
-                        _, large = answers_run(src, tmp, stub, 1000, f"cpu1000-{who}-{n}")
-                    note("cpu", who, f"{(large - small) / 800 * 1000:.2f} ms per request")
+                        _, large = answers_run(src, tmp, stub, 2000, f"cpu2000-{who}-{n}")
+                    note("cpu", who, f"{(large - small) / 1800 * 1000:.2f} ms per request")
                 if "startup" in only:
                     for command in (["--help"], ["list"]):
                         wall, _ = cli(src, command)
                         note("startup", who, f"dialeval {command[0]}: {wall:.2f} s")
     print(json.dumps(results, indent=1))
+    for figure, by_who in results.items():  # medians: this machine's figures vary from run to run
+        for who, values in by_who.items():
+            numbers = [float(str(v).split()[0]) for v in values if str(v)[0].isdigit()]
+            if numbers:
+                print(f"median {figure:6} {who:6} {statistics.median(numbers):.2f} (of {len(numbers)})")
 
 
 if __name__ == "__main__":
