@@ -163,10 +163,10 @@ def _starting(meanwhile: Callable[[], None], record: Callable[[dict[str, Any]], 
     started: list[threading.Thread] = []
 
     def first(row: dict[str, Any]) -> None:
+        record(row)
         if not started:
             started.append(threading.Thread(target=meanwhile, name="dialeval-meanwhile", daemon=True))
             started[0].start()
-        record(row)
 
     return first
 
