@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -46,9 +45,9 @@ def _draws(n: int, seed: int) -> Iterator[np.ndarray]:
 
 
 def _one_hot(values: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """units x distinct values (1 where the unit has the value), and each unit's value index."""
     from scipy import sparse  # lazy: scipy takes half a second to import (dialeval list, --help)
 
-    """units x distinct values (1 where the unit has the value), and each unit's value index."""
     domain, index = np.unique(values, return_inverse=True)
     return sparse.csr_matrix((np.ones(len(values)), (np.arange(len(values)), index)), shape=(len(values), len(domain))), index
 

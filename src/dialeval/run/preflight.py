@@ -18,7 +18,7 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from dialeval.benchmarks import Benchmark
 from dialeval.config import RunConfig, did_you_mean
@@ -152,22 +152,29 @@ def start_preflight(models: dict[str, Any]) -> list[tuple[str, Future[None]]]:
     return checks
 
 
-def check_requirements(models: dict[str, Any], config: RunConfig) -> None:
-    """Keys and URLs every used API model needs, without a round trip: checked even with
-    ``--no-preflight``, so a missing key stops the run before its folder is made."""
+def missing_requirements(models: Iterable[tuple[str, Any]]) -> list[tuple[str, Exception]]:
+    """``(name, PreflightError)`` of each named model whose key or URL is missing, without a
+    round trip; a chat model object given in code needs no key of ours and is skipped."""
     from dialeval.models.client import PreflightError, get_client
 
-    failed = []
-    for name, settings in models.items():
+    failed: list[tuple[str, Exception]] = []
+    for name, settings in models:
         client = get_client(settings)
-        if client.injected:  # a chat model object given in code needs no key of ours
+        if client.injected:
             continue
         try:
             client.impl.requirements()
         except PreflightError as err:
-            failed.append(f"{config.source}: field '{name}': {err}")
+            failed.append((name, err))
+    return failed
+
+
+def check_requirements(models: dict[str, Any], config: RunConfig) -> None:
+    """Keys and URLs every used API model needs, without a round trip: checked even with
+    ``--no-preflight``, so a missing key stops the run before its folder is made."""
+    failed = missing_requirements(models.items())
     if failed:
-        raise ConfigError("; ".join(failed))
+        raise ConfigError("; ".join(f"{config.source}: field '{name}': {err}" for name, err in failed))
 
 
 async def await_preflight(checks: list[tuple[str, Future[None]]], config: RunConfig) -> None:

@@ -61,19 +61,12 @@ def check_candidates(candidates: list[Candidate]) -> None:
     (no round trip), all at once: a missing key stops the card, its dry run too, before
     any candidate's first request, naming every candidate that lacks something."""
     from dialeval.errors import ConfigError
-    from dialeval.models.client import PreflightError, get_client
+    from dialeval.run.preflight import missing_requirements
 
-    failed = []
-    for candidate in candidates:
-        client = get_client(candidate.model)
-        if client.injected:
-            continue
-        try:
-            client.impl.requirements()
-        except PreflightError as err:
-            failed.append(f"candidate {candidate.label!r}: {err}")
+    failed = missing_requirements((c.label, c.model) for c in candidates)
     if failed:
-        raise ConfigError("dialeval trust: " + "; ".join(failed) + "; nothing was sent")
+        raise ConfigError("dialeval trust: " + "; ".join(f"candidate {label!r}: {err}" for label, err in failed)
+                          + "; nothing was sent")
 
 
 def execute(plan: list[PlannedRun], root: Path, cache_path: str | None, *, dry_run: bool = False,
