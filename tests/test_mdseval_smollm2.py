@@ -2,8 +2,9 @@
 
 Short on purpose: one bundled dialogue with two of its one-sentence summaries, one aspect
 and rationales bounded to 80 characters, so every judge (pointwise, pairwise in both
-orders, summary- and sentence-level faithfulness) answers in one batch of eight. The documented offline example (configs/mdseval-offline.yaml, 25 calls) is
-run and checked by ``make examples`` (benchmarks/offline_examples.py), which CI runs.
+orders, summary- and sentence-level faithfulness) answers in one batch of eight. The
+documented offline example (configs/mdseval-offline.yaml, 25 calls) is run and checked by
+``make examples`` (benchmarks/offline_examples.py), which CI runs.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def test_each_judge_scores_or_counts_each_summary_unreadable(tmp_path):
 
     assert result.metrics["run"]["failed"] == 0
     usage = json.loads((result.run_dir / "usage.json").read_text())["per_agent"]
-    calls = {agent: usage[agent]["calls"] for agent in usage}
+    calls = {agent: counts["calls"] for agent, counts in usage.items()}
     # both orders of the one pair; each summary whole and each of its one sentence
     assert calls == {"mdseval.pointwise": 2, "mdseval.pairwise": 2, "mdseval.faithfulness": 4}
     table = result.metrics["scores"]["pointwise"]["balance"]
