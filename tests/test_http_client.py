@@ -154,3 +154,27 @@ def test_a_server_out_of_reach_through_a_proxy_names_the_proxy(monkeypatch):
     with pytest.raises(PreflightError) as refused:
         check_models_route("http://127.0.0.1:9/v1/models", {}, "judge", 5.0)
     assert "proxy" not in str(refused.value)  # not used for this host
+
+
+def test_every_chat_model_shares_one_verifying_tls_context_and_one_sync_client():
+    """Reading the certificate store costs 20-35 ms of CPU; each chat model built two, and
+    each preflight GET one. They share the process's one, which still verifies."""
+    import ssl
+
+    from dialeval.models.backends.http import sync_http, tls_context
+    from dialeval.models.client import build_chat_model
+
+    first = build_chat_model(ModelSettings(spec="openai-compatible:a", base_url="http://127.0.0.1:9/v1"))
+    second = build_chat_model(ModelSettings(spec="openai-compatible:b", base_url="http://127.0.0.1:8/v1"))
+    assert first.http_client is second.http_client is sync_http()
+    assert first.http_async_client is not second.http_async_client  # a pool per model, as before
+    context = tls_context()
+    assert isinstance(context, ssl.SSLContext) and context is tls_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats() == httpx2.create_ssl_context().cert_store_stats()  # the library's default
+
+    async def close() -> None:
+        for model in (first, second):
+            await model.http_async_client.aclose()
+
+    asyncio.run(close())

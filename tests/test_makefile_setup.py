@@ -22,3 +22,16 @@ def test_every_install_that_pip_would_check_comes_before_the_no_deps_ones():
     assert "--no-deps" in installs[xgrammar]
     assert all("--no-deps" in line for line in installs[xgrammar:])
     assert any('-e ".[' in line for line in installs[:xgrammar])
+
+
+def test_the_warm_start_imports_every_dialeval_module_but_main_and_only_installed_libraries():
+    """`make setup` writes bytecode by importing these; a name that is not installed would
+    only print "not installed", so a renamed library would silently lose its bytecode."""
+    import importlib.util
+    import runpy
+
+    script = runpy.run_path(str(MAKEFILE.parent / "scripts" / "warm_start.py"))
+    modules = script["dialeval_modules"]()
+    assert "dialeval.cli" in modules and "dialeval.report.plots" in modules
+    assert not any(name.endswith("__main__") for name in modules)  # importing it would run the CLI
+    assert [name for name in script["LAZY"] if importlib.util.find_spec(name.split(".")[0]) is None] == []

@@ -103,8 +103,8 @@ def _load(source: str) -> LocalEngine:
             if loaded is not None:
                 tokenizer, model = loaded
             else:
-                tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
-                with _cached_gguf_name_maps():
+                with _gguf_read_once():
+                    tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
                     model = AutoModelForCausalLM.from_pretrained(
                         where,
                         dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
@@ -217,24 +217,28 @@ def _is_vision(where: str, kwargs: dict[str, Any]) -> bool:
     return is_vision_config(AutoConfig.from_pretrained(where, **kwargs))
 
 
-def _cached_gguf_name_maps() -> Any:
-    """Memoize ``gguf.get_tensor_name_map`` while loading.
+def _gguf_read_once() -> Any:
+    """Memoize gguf's ``get_tensor_name_map`` and ``GGUFReader`` while a GGUF model loads.
 
-    transformers rebuilds the same name map once per module (about 400 times, 9 of
-    the 25 seconds SmolLM2 takes to load); the map depends only on its arguments.
+    transformers rebuilds the same name map once per module (about 400 times, 9 of the 25
+    seconds SmolLM2 took to load) and parses the whole file three times, for the config,
+    the tokenizer and the weights (about 5 s each for SmolLM2's vocabulary). Both depend
+    only on their arguments, and a reader only reads.
     """
     import contextlib
 
+    stack = contextlib.ExitStack()
     try:
         import gguf
     except ImportError:
-        return contextlib.nullcontext()
-    original = getattr(gguf, "get_tensor_name_map", None)
-    if original is None:
-        return contextlib.nullcontext()
+        return stack
     from unittest import mock
 
-    return mock.patch.object(gguf, "get_tensor_name_map", functools.lru_cache(maxsize=None)(original))
+    for name in ("get_tensor_name_map", "GGUFReader"):
+        original = getattr(gguf, name, None)
+        if original is not None:
+            stack.enter_context(mock.patch.object(gguf, name, functools.lru_cache(maxsize=None)(original)))
+    return stack
 
 
 _ENGINES: dict[str, LocalEngine] = {}

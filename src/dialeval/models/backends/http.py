@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from dialeval.models.concurrency import AdaptiveLimit, retry_after_seconds
@@ -32,11 +35,37 @@ def async_http(limit: AdaptiveLimit | None = None) -> Any:
     The OpenAI SDK's documented ``DefaultAioHttpClient`` (its ``aiohttp`` extra): the SDK's
     own defaults (time-outs, limits, redirects, proxies from the environment) over aiohttp,
     which costs about 2 ms less CPU per request than httpx's own transport
-    (``docs/performance.md``). It names a refused connection a time-out; the recorded error
-    carries the cause (:func:`dialeval.models.backends.base.error_text`)."""
+    (``docs/performance.md``), with the process's one :func:`tls_context`. It names a refused
+    connection a time-out; the recorded error carries the cause
+    (:func:`dialeval.models.backends.base.error_text`)."""
     import openai
 
-    return openai.DefaultAioHttpClient(event_hooks=limit_hooks(limit))
+    return openai.DefaultAioHttpClient(event_hooks=limit_hooks(limit), verify=tls_context())
+
+
+@functools.cache
+def sync_http() -> Any:
+    """One ``ChatOpenAI(http_client=...)`` for the process: runs call models asynchronously,
+    but each chat model also builds a synchronous client, and by default a new one (with
+    its own :func:`tls_context`) per URL. The SDK's ``DefaultHttpxClient``, its defaults."""
+    import openai
+
+    return openai.DefaultHttpxClient(verify=tls_context())
+
+
+@functools.cache
+def tls_context() -> Any:
+    """The TLS settings the SDKs' clients build by default (the system's certificate
+    authorities, or ``$SSL_CERT_FILE`` / ``$SSL_CERT_DIR``), built once per process and
+    shared: reading the certificate store costs 20-35 ms of CPU, and every chat model
+    and every preflight GET built its own (21 s of the test suite's CPU)."""
+    return _http_library().create_ssl_context()
+
+
+def _http_library() -> Any:
+    """``httpx2`` where installed (the SDKs' own library, a fifth of ``httpx``'s import
+    time), else ``httpx``."""
+    return importlib.import_module("httpx2" if importlib.util.find_spec("httpx2") is not None else "httpx")
 
 
 def limit_hooks(limit: AdaptiveLimit | None) -> dict[str, list[Any]]:
@@ -58,16 +87,13 @@ def limit_hooks(limit: AdaptiveLimit | None) -> dict[str, list[Any]]:
 
 def check_models_route(url: str, headers: dict[str, str], where: str, timeout: float) -> None:
     """One ``GET .../models`` (free of tokens): it must connect and must not refuse the key;
-    a server without the route passes. Sent with ``httpx2`` where installed (the SDKs'
-    library, a fifth of ``httpx``'s import time: this GET is on the way to the first request)."""
-    import importlib.util
-
+    a server without the route passes. Sent with :func:`_http_library` (this GET is on the
+    way to the first request)."""
     from dialeval.secrets import scrub
 
-    name = "httpx2" if importlib.util.find_spec("httpx2") is not None else "httpx"
-    http = importlib.import_module(name)
+    http = _http_library()
     try:
-        response = http.get(url, headers=headers, timeout=min(CONNECT_TIMEOUT, timeout))
+        response = http.get(url, headers=headers, timeout=min(CONNECT_TIMEOUT, timeout), verify=tls_context())
     except http.HTTPError as err:
         raise PreflightError(scrub(f"cannot reach {where}{proxy_note(url)}: {type(err).__name__}: {err}")) from None
     if response.status_code in (401, 403):

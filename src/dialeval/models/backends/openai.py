@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dialeval.models.backends.base import ApiBackend
-from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout
+from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sync_http
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.endpoint import redacted, split_base_url
 from dialeval.models.generation import finish_reason
@@ -71,6 +71,7 @@ class OpenAIBackend(ApiBackend):
         # our own pool: langchain-openai shares one process-wide async pool, which breaks
         # as soon as a second event loop (a second evaluate() call) uses it
         kwargs["http_async_client"] = async_http(limit)
+        kwargs["http_client"] = sync_http()
         return ChatOpenAI(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
 
     def requirements(self) -> None:

@@ -8,6 +8,7 @@ Problems are reported with the rubric file, the criterion and the field.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -220,9 +221,10 @@ def _check_names(criteria: list[Criterion], source: str) -> None:
 
 
 def load_rubric(ref: str) -> Rubric:
-    """A built-in rubric by name (``dialogue``) or a YAML file by path."""
-    import yaml
+    """A built-in rubric by name (``dialogue``) or a YAML file by path.
 
+    Every item's nodes call it; the file is read each time, but the same text is parsed
+    once (YAML and validation were 2-4 ms per call). Nobody changes a rubric once read."""
     if ref in BUILT_IN:
         text = resources.files("dialeval.protocols.dialogue").joinpath("prompts", "rubrics", f"{ref}.json").read_text(encoding="utf-8")
         source = f"built-in rubric {ref!r}"
@@ -231,6 +233,13 @@ def load_rubric(ref: str) -> Rubric:
         if not path.is_file():
             raise ConfigError(f"rubric {ref!r} is neither a built-in rubric ({', '.join(BUILT_IN)}) nor a file")
         text, source = path.read_text(encoding="utf-8"), str(path)
+    return _parsed(text, source)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str, source: str) -> Rubric:
+    import yaml
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:

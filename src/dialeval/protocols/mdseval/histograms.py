@@ -43,6 +43,7 @@ def plot_histograms(path: Path, records: list[dict[str, Any]]) -> Path | None:
         axes[0][0].set_ylabel("share of scores")
         axes[0][-1].legend(fontsize=7)
         fig.tight_layout()
+        fig.set_layout_engine(None)  # savefig then draws it once, not twice (see report.plots.fit_margins)
         fig.savefig(path, dpi=100)
     finally:
         plt.close(fig)
