@@ -22,14 +22,15 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	# install after this one would print "ERROR: ... xgrammar requires triton" (harmless but alarming);
 	# a --no-deps install is not checked.
 	$(BIN)/python -m pip install --quiet --no-compile --no-deps -c constraints.txt "xgrammar>=0.2.8" "apache-tvm-ffi>=0.1"
-	# Side by side, one core each: (1) the bytecode of every module dialeval's runs and tests
-	# import, written by importing them once (compiling all 25,000 installed files took 57 s,
-	# three quarters of them never imported; where PYTHONDONTWRITEBYTECODE is set, each process
-	# would compile them again), then SmolLM2 dequantized once (later runs read its weights from
-	# ~/.cache/dialeval/weights); (2) WordNet for METEOR, from Debian's packages (optional: without
-	# it METEOR is reported unavailable); apt's package lists are refreshed (as root, about 30 s)
-	# only when a download fails without it.
-	-HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python scripts/warm_start.py 2>/dev/null & \
+	# Side by side: (1) and (2) the bytecode of every module dialeval's runs and tests import,
+	# written by importing them once, in two halves (compiling all 25,000 installed files took
+	# 57 s, three quarters of them never imported; where PYTHONDONTWRITEBYTECODE is set, each
+	# process would compile them again), the "model" half then dequantizing SmolLM2 once (later
+	# runs read its weights from ~/.cache/dialeval/weights); (3) WordNet for METEOR, from
+	# Debian's packages (optional: without it METEOR is reported unavailable); apt's package
+	# lists are refreshed (as root, about 30 s) only when a download fails without it.
+	-HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python scripts/warm_start.py model 2>/dev/null & \
+	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python scripts/warm_start.py libraries 2>/dev/null & \
 	{ $(BIN)/python scripts/install_wordnet.py 2>/dev/null \
 	  || { [ "$$(id -u)" = 0 ] && apt-get update -qq && $(BIN)/python scripts/install_wordnet.py; } \
 	  || echo "WordNet not installed: METEOR will be reported as unavailable"; }; \

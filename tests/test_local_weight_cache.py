@@ -54,12 +54,27 @@ def test_a_changed_gguf_file_is_dequantized_again(tmp_path, weight_cache):
     gguf = build_gguf_lm(tmp_path / "tiny.gguf", seed=0)
     local_loading._load(str(gguf))
     old = gguf_cache_folder(gguf)
-    build_gguf_lm(gguf, seed=1)  # new weights in the same file
-    os.utime(gguf, ns=(gguf.stat().st_atime_ns, gguf.stat().st_mtime_ns + 1_000_000))
+    stat = gguf.stat()
+    build_gguf_lm(gguf, seed=1)  # new weights in the same file, even with its old size and time
+    os.utime(gguf, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     new = gguf_cache_folder(gguf)
     assert new != old
     local_loading._load(str(gguf))
     assert sorted(p.name for p in weight_cache.iterdir()) == sorted([old.name, new.name])
+
+
+def test_copies_of_one_gguf_file_share_one_cache_folder(tmp_path, weight_cache):
+    """Each virtualenv or clone installs SmolLM2's file again; its weights are kept once."""
+    import shutil
+
+    gguf = build_gguf_lm(tmp_path / "a" / "tiny.gguf")
+    copy = tmp_path / "b" / "tiny.gguf"
+    copy.parent.mkdir()
+    shutil.copyfile(gguf, copy)
+    local_loading._load(str(gguf))
+    assert gguf_cache_folder(copy) == gguf_cache_folder(gguf)
+    local_loading._load(str(copy))
+    assert len(list(weight_cache.iterdir())) == 1
 
 
 def test_a_damaged_cache_is_replaced_from_the_gguf_file(tmp_path, weight_cache):

@@ -34,4 +34,6 @@ def test_the_warm_start_imports_every_dialeval_module_but_main_and_only_installe
     modules = script["dialeval_modules"]()
     assert "dialeval.cli" in modules and "dialeval.report.plots" in modules
     assert not any(name.endswith("__main__") for name in modules)  # importing it would run the CLI
-    assert [name for name in script["LAZY"] if importlib.util.find_spec(name.split(".")[0]) is None] == []
+    libraries = [*script["MODEL_STACK"], *script["LAZY"]]
+    assert [name for name in libraries if importlib.util.find_spec(name.split(".")[0]) is None] == []
+    assert script["main"](["modles"]) == 2  # a misspelt part imports nothing and says so

@@ -102,7 +102,8 @@ def fit_margins(fig: Any) -> None:
 
     ``tight_layout`` leaves a placeholder layout engine behind, and ``savefig`` draws a
     figure that has any engine twice (once without rendering, for the engine). Without one
-    it draws once: the same bytes, 40% less time per figure.
+    it draws once: the same bytes, about a quarter less CPU per figure (199 -> 148 ms,
+    medians of five alternated runs of 20 figures).
     """
     fig.tight_layout()
     fig.set_layout_engine(None)
