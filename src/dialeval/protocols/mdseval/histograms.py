@@ -21,6 +21,8 @@ def plot_histograms(path: Path, records: list[dict[str, Any]]) -> Path | None:
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from dialeval.report.plots import fit_margins
+
     fig, axes = plt.subplots(1, len(judged), figsize=(3.2 * len(judged), 3), squeeze=False)
     try:
         for ax, aspect in zip(axes[0], judged):
@@ -42,8 +44,7 @@ def plot_histograms(path: Path, records: list[dict[str, Any]]) -> Path | None:
             ax.set_ylim(0, 1)
         axes[0][0].set_ylabel("share of scores")
         axes[0][-1].legend(fontsize=7)
-        fig.tight_layout()
-        fig.set_layout_engine(None)  # savefig then draws it once, not twice (see report.plots.fit_margins)
+        fit_margins(fig)
         fig.savefig(path, dpi=100)
     finally:
         plt.close(fig)
