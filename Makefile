@@ -29,6 +29,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	# runs read its weights from ~/.cache/dialeval/weights); (3) WordNet for METEOR, from
 	# Debian's packages (optional: without it METEOR is reported unavailable); apt's package
 	# lists are refreshed (as root, about 30 s) only when a download fails without it.
+	# The libraries' warnings on stderr are dropped; what failed is said on stdout.
 	-HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python scripts/warm_start.py model 2>/dev/null & \
 	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python scripts/warm_start.py libraries 2>/dev/null & \
 	{ $(BIN)/python scripts/install_wordnet.py 2>/dev/null \

@@ -51,8 +51,23 @@ def import_all(names: list[str]) -> None:
             importlib.import_module(name)
         except ImportError as err:  # an optional library not installed: nothing to compile
             missing.append(f"{name} ({err})")
+        except Exception as err:  # noqa: BLE001  (said on stdout: make setup hides the libraries' warnings on stderr)
+            missing.append(f"{name} (failed: {type(err).__name__}: {err})")
     print(f"warm_start: {len(names)} modules imported in {time.perf_counter() - started:.1f} s"
-          + (f"; not installed: {', '.join(missing)}" if missing else ""))
+          + (f"; not imported: {', '.join(missing)}" if missing else ""))
+
+
+def load_smollm2() -> None:
+    """Load SmolLM2 once (dequantizing it into the weight cache); a failure is said on stdout
+    and does not stop the setup: the first run that needs the model says it again."""
+    from dialeval.models.local_models import load_engine
+
+    try:
+        engine = load_engine("smollm2")
+    except Exception as err:  # noqa: BLE001
+        print(f"warm_start: SmolLM2 did not load ({type(err).__name__}: {err}); runs on it will fail the same way")
+        return
+    print(f"warm_start: SmolLM2 loaded in {engine.load_seconds:.1f} s")
 
 
 def main(parts: list[str]) -> int:
@@ -66,10 +81,7 @@ def main(parts: list[str]) -> int:
         import_all([*dialeval_modules(), *LAZY])
     if not parts or "model" in parts:
         import_all(MODEL_STACK)
-        from dialeval.models.local_models import load_engine
-
-        engine = load_engine("smollm2")
-        print(f"warm_start: SmolLM2 loaded in {engine.load_seconds:.1f} s")
+        load_smollm2()
     return 0
 
 

@@ -178,3 +178,28 @@ def test_every_chat_model_shares_one_verifying_tls_context_and_one_sync_client()
             await model.http_async_client.aclose()
 
     asyncio.run(close())
+
+
+def test_certificates_named_after_the_first_model_get_a_context_of_their_own(tmp_path, monkeypatch):
+    """A notebook that sets ``$SSL_CERT_FILE`` after its first run: the next chat model
+    verifies with that file, not with the store the process read first."""
+    import certifi
+
+    from dialeval.models.backends.http import sync_http, tls_context
+    from dialeval.models.client import build_chat_model
+
+    before = tls_context()
+    bundle = Path(certifi.where()).read_text()
+    one_authority = tmp_path / "one-ca.pem"
+    one_authority.write_text(bundle[: bundle.index("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----")] + "\n")
+    monkeypatch.setenv("SSL_CERT_FILE", str(one_authority))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+
+    context = tls_context()
+    assert context is not before and context is tls_context()
+    assert context.cert_store_stats()["x509_ca"] == 1  # the file named, and nothing else
+    model = build_chat_model(ModelSettings(spec="openai-compatible:a", base_url="http://127.0.0.1:9/v1"))
+    assert model.http_client is sync_http()
+    asyncio.run(model.http_async_client.aclose())
+    monkeypatch.undo()
+    assert tls_context() is before  # the first settings are still served by their context

@@ -37,3 +37,27 @@ def test_the_warm_start_imports_every_dialeval_module_but_main_and_only_installe
     libraries = [*script["MODEL_STACK"], *script["LAZY"]]
     assert [name for name in libraries if importlib.util.find_spec(name.split(".")[0]) is None] == []
     assert script["main"](["modles"]) == 2  # a misspelt part imports nothing and says so
+
+
+def test_the_warm_start_says_on_stdout_what_failed_and_goes_on(tmp_path, monkeypatch, capsys):
+    """`make setup` drops the libraries' warnings on stderr; a module that breaks on import or
+    a SmolLM2 that cannot load must still be said, where the setup's log shows it."""
+    import runpy
+
+    from dialeval.models import local_models
+
+    script = runpy.run_path(str(MAKEFILE.parent / "scripts" / "warm_start.py"))
+    (tmp_path / "breaks_on_import.py").write_text("raise RuntimeError('no GPU driver')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    script["import_all"](["json", "breaks_on_import", "not_a_library_anywhere"])
+
+    def no_model(source: str) -> None:
+        raise local_models.LocalModelError(f"{source}: the GGUF file is missing")
+
+    monkeypatch.setattr(local_models, "load_engine", no_model)
+    script["load_smollm2"]()
+
+    said = capsys.readouterr().out
+    assert "3 modules imported" in said and "breaks_on_import (failed: RuntimeError: no GPU driver)" in said
+    assert "not_a_library_anywhere (No module named" in said
+    assert "SmolLM2 did not load (LocalModelError: smollm2: the GGUF file is missing)" in said

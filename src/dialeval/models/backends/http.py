@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
@@ -43,23 +44,37 @@ def async_http(limit: AdaptiveLimit | None = None) -> Any:
     return openai.DefaultAioHttpClient(event_hooks=limit_hooks(limit), verify=tls_context())
 
 
-@functools.cache
 def sync_http() -> Any:
-    """One ``ChatOpenAI(http_client=...)`` for the process: runs call models asynchronously,
-    but each chat model also builds a synchronous client, and by default a new one (with
-    its own :func:`tls_context`) per URL. The SDK's ``DefaultHttpxClient``, its defaults."""
-    import openai
-
-    return openai.DefaultHttpxClient(verify=tls_context())
+    """One ``ChatOpenAI(http_client=...)`` per :func:`tls_context`: runs call models
+    asynchronously, but each chat model also builds a synchronous client, and by default a
+    new one (with its own TLS context) per URL. The SDK's ``DefaultHttpxClient``, its defaults."""
+    return _sync_http_for(_certificate_settings())
 
 
-@functools.cache
 def tls_context() -> Any:
     """The TLS settings the SDKs' clients build by default (the system's certificate
-    authorities, or ``$SSL_CERT_FILE`` / ``$SSL_CERT_DIR``), built once per process and
-    shared: reading the certificate store costs 20-35 ms of CPU, and every chat model
-    and every preflight GET built its own (21 s of the test suite's CPU)."""
+    authorities, or ``$SSL_CERT_FILE`` / ``$SSL_CERT_DIR``), built once per value of those
+    variables and shared: reading the certificate store costs 20-35 ms of CPU, and every
+    chat model and every preflight GET built its own (21 s of the test suite's CPU)."""
+    return _tls_context_for(_certificate_settings())
+
+
+def _certificate_settings() -> tuple[str | None, str | None]:
+    """What the default TLS context reads from the environment: a change made after the
+    first chat model (a notebook setting ``SSL_CERT_FILE``) gets a context of its own."""
+    return os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+
+
+@functools.cache
+def _tls_context_for(settings: tuple[str | None, str | None]) -> Any:
     return _http_library().create_ssl_context()
+
+
+@functools.cache
+def _sync_http_for(settings: tuple[str | None, str | None]) -> Any:
+    import openai
+
+    return openai.DefaultHttpxClient(verify=_tls_context_for(settings))
 
 
 def _http_library() -> Any:
@@ -104,7 +119,6 @@ def proxy_note(url: str) -> str:
     """`` through the proxy $HTTPS_PROXY (http://...)`` when a proxy variable of the
     environment applies to ``url`` (the HTTP library then connects to the proxy, and a
     proxy that is down looks like a server that is down), else ``""``."""
-    import os
     import urllib.request
     from urllib.parse import urlsplit
 
