@@ -93,6 +93,9 @@ def test_a_misspelt_evaluate_keyword_is_named_with_its_fix_before_anything_runs(
     assert str(raised.value).startswith("evaluate() arguments: field 'concurency': unknown key; valid: ")
     assert str(raised.value).endswith("(did you mean 'concurrency'?)")
     assert not any(tmp_path.iterdir())
+    with pytest.raises(dialeval.config.ConfigError) as raised:  # base_url= is a keyword too, not a RunConfig field
+        dialeval.evaluate("answers", DATA, model="openai-compatible:x", baseurl="http://127.0.0.1:9/v1")
+    assert ", plugins, base_url (did you mean 'base_url'?)" in str(raised.value)
 
 
 def test_list_lines_up_its_agent_columns(capsys):
@@ -100,6 +103,16 @@ def test_list_lines_up_its_agent_columns(capsys):
     agents = capsys.readouterr().out.split("Agents (role -> name):\n")[1].split("\n\n")[0].splitlines()
     starts = {line.index(" " + line.split()[2] + " ") for line in agents}  # where each line's agent name begins
     assert len(agents) > 10 and len(starts) == 1
+
+
+def test_list_names_every_model_role_a_config_may_set(capsys):
+    """Roles called inside another agent's node (the dialogue judge's note-taker) take a model
+    of their own too; `list` names them beside the agents."""
+    assert main(["list"]) == 0
+    roles = capsys.readouterr().out.split("Model roles (the keys of `models:` in a config; docs/models.md):\n")[1]
+    by_benchmark = dict(line.split(maxsplit=1) for line in roles.split("\n\n")[0].splitlines())
+    assert by_benchmark["[dialogue]"] == "judge, notetaker, fact_checker, pairwise_judge"
+    assert by_benchmark["[mmrc]"].startswith("responder, notetaker, judge")
 
 
 def test_load_dataset_and_list_benchmarks():

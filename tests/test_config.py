@@ -58,7 +58,11 @@ def test_invalid_configs_name_file_and_field(tmp_path, text, field):
 def test_unknown_backend_is_a_config_error(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("model: gpt4:turbo\n")
-    with pytest.raises(ConfigError, match="unknown model spec"):
+    with pytest.raises(ConfigError, match="unknown model spec") as err:
+        load_config(path)
+    assert "did you mean" not in str(err.value)  # nothing close to gpt4
+    path.write_text("model: opneai:gpt-4o-mini\n")
+    with pytest.raises(ConfigError, match=r"unknown model spec .* \(did you mean 'openai:gpt-4o-mini'\?\)"):
         load_config(path)
 
 

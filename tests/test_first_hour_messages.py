@@ -44,7 +44,7 @@ def test_records_and_jsonl_lines_both_count_from_1(tmp_path):
 
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": \n')
-    with pytest.raises(DataError, match=r"broken\.jsonl, record 2 \(line 3\): not valid JSON \("):
+    with pytest.raises(DataError, match=r"broken\.jsonl, record 2 \(line 3\): not valid JSON \(Expecting value at column 25\)"):
         load_answers(broken)
     missing = tmp_path / "missing.jsonl"
     missing.write_text('{"id": "a", "question": "q", "answer": "x", "reference": "y"}\n\n{"id": "b", "question": "q", "reference": "y"}\n')

@@ -46,7 +46,14 @@ def test_openai_compatible_backend_without_structured_output(tmp_path):
         result = _run(tmp_path, settings)
     assert len(server.completions) == 3 and "response_format" not in server.completions[0]
     assert result.metrics["systems"]["demo-bot"]["mean_score"] == 3.0
-    assert result.metrics["run"]["usage"]["cost_usd"] == 0  # a self-hosted model has no price
+    usage = result.metrics["run"]["usage"]
+    # a self-hosted model has no price: its cost is unknown, never a 0.0 that reads as free
+    assert usage["cost_usd"] is None and usage["cost_without_prompt_cache_usd"] is None
+    assert usage["unpriced_calls"] == 3 and usage["unpriced_models"] == ["openai-compatible:llama3"]
+    assert usage["priced_cost_usd"] == 0.0  # what the priced calls cost: there were none
+    written = json.loads((result.run_dir / "usage.json").read_text())
+    assert written["total"]["cost_usd"] is None
+    assert [a["cost_usd"] for a in written["per_agent"].values()] == [None]
 
 
 def test_anthropic_backend_over_http(tmp_path):

@@ -155,6 +155,14 @@ def test_the_unreadable_judge_banner_starts_at_the_threshold_and_not_below():
     assert judge_warnings({"responder": _agent(10, 9)}, {"responder"}) == []  # the system under test is reported apart
 
 
+def test_a_judge_that_gave_no_readable_answer_is_not_said_to_rest_on_the_rest():
+    [some] = judge_warnings({"judge": _agent(5, 2, truncated=1)}, set())
+    assert "3 of 5 answers (60%)" in some and "its scores rest on the rest" in some
+    [none] = judge_warnings({"judge": _agent(5, 4, truncated=1)}, set())
+    assert "5 of 5 answers (100%) could not be read (4 unparsed, 1 cut off); it gave no score;" in none
+    assert "results.jsonl" in none and "rest on the rest" not in none
+
+
 def test_a_run_whose_judge_mostly_fails_to_answer_readably_says_so_first(tmp_path):
     replies = iter(["no idea", "no idea", GRADE])
     with OpenAIStub(respond=lambda body: next(replies)) as server:

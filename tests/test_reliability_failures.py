@@ -122,6 +122,19 @@ def test_preflight_stops_a_server_that_never_answers(tmp_path):
         assert server.requests == []
 
 
+def test_an_unreachable_server_without_a_key_says_the_variable_is_unset(tmp_path, monkeypatch):
+    """The message names where the URL and the key came from; a variable that is not set is
+    not named as the key's source (a reader would look for a wrong key there)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    url = closed_port_url()
+    config = http_config(tmp_path, {"spec": "openai-compatible:x", "base_url": url})
+    with pytest.raises(dialeval.config.ConfigError) as failure:
+        run("answers", DATA, config, progress=False)
+    message = str(failure.value)
+    assert f"cannot reach openai-compatible:x at {url} (URL from base_url (the config or --base-url); " in message
+    assert "no key: $OPENAI_API_KEY is not set)" in message and "key from" not in message
+
+
 def test_preflight_reports_a_refused_key_by_its_variable(tmp_path, monkeypatch):
     with OpenAIStub(api_key="the-right-key", echo_auth=True) as server:
         config = http_config(tmp_path, {"spec": "openai:gpt-4o-mini", "base_url": server.base_url})

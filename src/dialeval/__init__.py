@@ -36,8 +36,12 @@ def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: d
     ``base_url=`` goes with ``model=``, as ``--base-url`` with ``--model``."""
     from pydantic import ValidationError
 
-    from dialeval.config import ConfigError, RunConfig, describe_error, load_config
+    from dialeval.config import ConfigError, RunConfig, describe_error, load_config, unknown_key
 
+    keywords = [*RunConfig.model_fields, "base_url"]  # base_url= goes into model=
+    for key in overrides:
+        if key not in keywords:
+            raise ConfigError(f"evaluate() arguments: field '{key}': {unknown_key(key, keywords)}")
     if isinstance(config, RunConfig):
         base = config.model_dump(exclude_unset=True)
     elif isinstance(config, (str, Path)):

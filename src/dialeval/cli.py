@@ -238,6 +238,10 @@ def _cmd_list() -> int:
     named = max((len(e.name) for e in entries), default=0)
     for entry in entries:
         print(f"  {f'[{entry.benchmark}] {entry.role}':<{where}} {entry.name:<{named}} {entry.summary}")
+    print("\nModel roles (the keys of `models:` in a config; docs/models.md):")
+    for name in names:
+        bench = get_benchmark(name)
+        print(f"  {f'[{name}]':<14} {', '.join(bench.model_roles or tuple(bench.roles))}")
     print("\nModel backends:")
     for backend, text in BACKENDS.items():
         print(f"  {backend:<18} {text}")

@@ -75,9 +75,13 @@ def _parse(text: str) -> ModelSpec:
         return ModelSpec(text, "")
     backend, sep, name = text.partition(":")
     if not sep or backend not in BACKENDS:
+        import difflib
+
+        close = difflib.get_close_matches(backend, list(BACKENDS), n=1, cutoff=0.6) if sep else []
         raise SpecError(
             f"unknown model spec {text!r}: use one of "
             + ", ".join(f"{b}:<model>" if b not in _BARE else b for b in BACKENDS)
+            + (f" (did you mean '{close[0]}:{name}'?)" if close else "")
         )
     if not name and backend != "dry-run":
         raise SpecError(f"model spec {text!r} names no model after '{backend}:'")

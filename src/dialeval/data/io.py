@@ -47,7 +47,7 @@ def read_records(path: str | Path) -> list[Any]:
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as err:
-                raise DataError(path, f"not valid JSON ({err.msg})", record=len(records), line=number) from None
+                raise DataError(path, f"not valid JSON ({err.msg} at column {err.colno})", record=len(records), line=number) from None
             except RecursionError:
                 raise DataError(path, _too_deep(), record=len(records), line=number) from None
             _check_depth(path, records[-1], len(records) - 1, number)

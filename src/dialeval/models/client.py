@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import os
 import threading
 import time
 import weakref
@@ -117,10 +118,12 @@ class ModelClient:
         return self.impl.key_env
 
     def where(self) -> str:
-        """``spec at URL (URL from ..., key from $VAR)``: what a failure message names."""
+        """``spec at URL (URL from ..., key from $VAR)``: what a failure message names; a
+        variable that is not set is said to be unset, not named as the key's source."""
         if self.endpoint is None:
             return self.label
-        return f"{self.label} at {redacted(self.endpoint)} (URL from {self.endpoint_source}; key from ${self.key_env})"
+        key = f"key from ${self.key_env}" if os.environ.get(self.key_env or "") else f"no key: ${self.key_env} is not set"
+        return f"{self.label} at {redacted(self.endpoint)} (URL from {self.endpoint_source}; {key})"
 
     @property
     def model(self) -> BaseChatModel:

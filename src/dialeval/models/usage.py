@@ -120,6 +120,23 @@ def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
     return out
 
 
+def as_written(totals: dict[str, Any]) -> dict[str, Any]:
+    """Totals as a run's files give them (``metrics.json``, ``usage.json``): where a call had
+    no known price, ``cost_usd`` and ``cost_without_prompt_cache_usd`` are ``null`` (a sum
+    that leaves calls out reads as their price, and 0.0 as free); the priced calls' sum is
+    ``priced_cost_usd``."""
+    if not totals.get("unpriced_calls"):
+        return totals
+    return {**totals, "cost_usd": None, "cost_without_prompt_cache_usd": None, "priced_cost_usd": totals["cost_usd"]}
+
+
+def priced_cost(totals: dict[str, Any]) -> float:
+    """What the priced calls of ``totals`` cost, from :func:`as_written`'s form or the
+    one run folders were written in before it (``cost_usd`` then summed priced calls only)."""
+    value = totals.get("priced_cost_usd", totals.get("cost_usd"))
+    return float(value or 0.0)
+
+
 def cost_text(totals: dict[str, Any]) -> str:
     """The cost as a reader should see it: ``unknown`` when any call had no price."""
     if totals.get("unpriced_calls"):

@@ -48,9 +48,11 @@ def judge_warnings(per_agent: dict[str, dict[str, Any]], system_agents: set[str]
                 f"as simulator failures, apart from the system's (warning at {UNUSABLE_WARN_SHARE:.0%})"
             )
         elif share >= UNUSABLE_WARN_SHARE:
+            rest = ("it gave no score; each raw answer and why it could not be read are in results.jsonl "
+                    "(`dialeval view`)" if bad == a["calls"] else "its scores rest on the rest")
             out.append(
                 f"judge {agent} ({', '.join(a.get('models', []))}): {bad} of {a['calls']} answers ({share:.0%}) could not be "
-                f"read ({a.get('unparsed', 0)} unparsed, {a.get('truncated', 0)} cut off); its scores rest on the rest "
+                f"read ({a.get('unparsed', 0)} unparsed, {a.get('truncated', 0)} cut off); {rest} "
                 f"(warning at {UNUSABLE_WARN_SHARE:.0%})"
             )
     return out

@@ -17,7 +17,7 @@ from dialeval.metrics.scores import concentration, histogram
 from dialeval.report.cautions import FEW_UNITS, few_units, judge_warnings, notices, retries_text
 from dialeval.report.header import batch_line, citation, header, provenance_lines, system_outputs
 from dialeval.report.tables import cell, code, markdown_table, pct
-from dialeval.models.usage import cost_text, summarize_calls
+from dialeval.models.usage import as_written, cost_text, priced_cost, summarize_calls
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
 MAX_FEW = 8  # statistics on too few units named in the report (all are in metrics.json)
@@ -36,7 +36,7 @@ def agent_reliability(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         for c in calls:
             statuses[c["status"]] += 1
         out[agent] = {
-            **summarize_calls(calls),
+            **as_written(summarize_calls(calls)),
             "unparsed": statuses["unparsed"],
             "truncated": statuses["truncated"],
             "error": statuses["error"],
@@ -88,7 +88,7 @@ def finish_run(
     metrics = bench.aggregate(records, options) if records else {}
     calls = [c for r in rows for c in r.get("usage", [])]
     dry_run = any(c.get("estimated") for c in calls)
-    usage = {"total": summarize_calls(calls), "per_agent": agent_reliability(rows)}
+    usage = {"total": as_written(summarize_calls(calls)), "per_agent": agent_reliability(rows)}
     run_info = {
         "benchmark": bench.name,
         "items": len(rows),
@@ -226,7 +226,7 @@ def render_report(
             "",
             f"Cost unknown: no price is known for {', '.join(f'`{m}`' for m in t['unpriced_models'])} "
             f"({t['unpriced_calls']} calls); set `price` or `price_as` for that model. "
-            f"Priced calls alone cost {t['cost_usd']:.4f} USD.",
+            f"Priced calls alone cost {priced_cost(t):.4f} USD.",
         ]
     retried = retries_text(t)
     if retried:
@@ -244,7 +244,9 @@ def render_report(
         "llrrrr",
     )
     scores = run["scores"]
-    if scores:
+    if scores and run.get("dry_run"):
+        lines += ["", "A dry run's scores are placeholders: their histograms say nothing of a judge."]
+    elif scores:
         lines += [""] + markdown_table(
             ["dimension", "n", "histogram", "most common", "flag"],
             [

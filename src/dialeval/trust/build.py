@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dialeval.config import DEFAULT_CACHE
+from dialeval.models.usage import priced_cost
 from dialeval.trust import PROBES, dialogue, perturb, probes, recommend
 from dialeval.trust.agreement import agreement, headline
 from dialeval.trust.candidates import Candidate, family_of
@@ -183,7 +184,7 @@ def estimate(outcomes: list[RunOutcome]) -> dict[str, Any]:
     unpriced: set[str] = set()
     for o in outcomes:
         into = corpus if o.planned.probe == "corpus" else per
-        into[o.planned.candidate.label] = into.get(o.planned.candidate.label, 0.0) + float(o.usage.get("cost_usd") or 0.0)
+        into[o.planned.candidate.label] = into.get(o.planned.candidate.label, 0.0) + priced_cost(o.usage)
         unpriced.update(o.usage.get("unpriced_models") or [])
     out = {"cost_usd": round(sum(per.values()), 6), "per_candidate": {k: round(v, 6) for k, v in per.items()},
            "unpriced_models": sorted(unpriced), "runs": len(outcomes) - len(corpus)}
