@@ -7,7 +7,10 @@ the request bodies the stub saw (a multiset: dialogues run concurrently), the ro
 ``results.jsonl`` without their timings and ports, and ``metrics.json`` without its
 provenance (dates, commit, endpoints). The digests were taken on the code before the
 CPU-per-call work of issue 24; a change that alters a prompt, a record or a score changes
-one of them, and then says which.
+one of them, and then says which. The metrics digests were taken again once, when an
+unknown cost became ``null`` in ``metrics.json`` (the stub is unpriced): that diff was
+``cost_usd`` and ``cost_without_prompt_cache_usd`` 0.0 -> null and ``priced_cost_usd``
+added, nothing else.
 """
 
 from __future__ import annotations
@@ -30,18 +33,18 @@ DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "
 PINNED: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
     "session judge, refined summaries": (
         {"judge": "session", "summary": "refined", "kg_dir": str(DEMO / "kg")},
-        {"bodies": "b09517708fbfe652", "results": "553ff41fcb49c736", "metrics": "485a24b5e77aa294"},
+        {"bodies": "b09517708fbfe652", "results": "553ff41fcb49c736", "metrics": "5617e3910f846ab3"},
     ),
     "session judge, no summary": (
         {"judge": "session", "summary": "none"},
-        {"bodies": "351bc230ce34cc97", "results": "85fa366bd695105d", "metrics": "abded7286607432c"},
+        {"bodies": "351bc230ce34cc97", "results": "85fa366bd695105d", "metrics": "2adb3e7b7dc2498a"},
     ),
     "turn judge, template summaries": (
         {"judge": "turn", "summary": "template", "kg_dir": str(DEMO / "kg")},
-        {"bodies": "86434be146cc0722", "results": "872721e230868c7a", "metrics": "7ffcd59aece0ebc4"},
+        {"bodies": "86434be146cc0722", "results": "872721e230868c7a", "metrics": "8eab02fbbc5728c4"},
     ),
 }
-SHARED_PINNED = {"bodies": "08df34b1ae1d1c07", "results": "f332e148822e8d54", "metrics": "6c1bcfdfb0ea5322"}  # its first 40 dialogues
+SHARED_PINNED = {"bodies": "08df34b1ae1d1c07", "results": "f332e148822e8d54", "metrics": "82846f913a5aad53"}  # its first 40 dialogues
 
 
 def varied_judge(body: dict[str, Any]) -> str:
