@@ -105,6 +105,17 @@ def test_list_lines_up_its_agent_columns(capsys):
     assert len(agents) > 10 and len(starts) == 1
 
 
+def test_a_misspelt_flag_gets_the_commands_usage_and_the_closest_flag(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "answers", "--data", str(DATA), "--concurency=3"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.startswith("usage: dialeval run ")
+    assert err.rstrip().endswith("dialeval run: error: unrecognized arguments: --concurency=3 (did you mean '--concurrency'?)")
+    with pytest.raises(SystemExit):
+        main(["list", "extra"])
+    assert capsys.readouterr().err.rstrip().endswith("dialeval list: error: unrecognized arguments: extra")
+
+
 def test_list_names_every_model_role_a_config_may_set(capsys):
     """Roles called inside another agent's node (the dialogue judge's note-taker) take a model
     of their own too; `list` names them beside the agents."""

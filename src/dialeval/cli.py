@@ -11,15 +11,36 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import Any, Callable, NoReturn
 
 from dialeval.version import __version__
+
+
+class CommandParser(argparse.ArgumentParser):
+    """A command's parser (``dialeval run``, ...): an argument it does not know is refused with
+    this command's usage line and the closest flag, not the top-level usage."""
+
+    flags: tuple[str, ...] = ()  # filled as arguments are added (argparse adds -h while it is built)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        self.flags = (*self.flags, *(a for a in args if isinstance(a, str) and a.startswith("-")))
+        return super().add_argument(*args, **kwargs)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:
+            from dialeval.config import did_you_mean
+
+            flag = extra[0].split("=", 1)[0]
+            self.error(f"unrecognized arguments: {' '.join(extra)}"
+                       + (did_you_mean(flag, self.flags) if flag.startswith("-") else ""))
+        return parsed, extra
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dialeval", description="Evaluate dialogue systems and summaries with LLM agents.")
     p.add_argument("--version", action="version", version=f"dialeval {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=CommandParser)
 
     r = sub.add_parser("run", help="evaluate a data file with a benchmark protocol")
     r.add_argument("benchmark", help="benchmark name (see `dialeval list`)")
