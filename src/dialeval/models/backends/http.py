@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import importlib.util
+import os
 from typing import TYPE_CHECKING, Any
 
 from dialeval.models.concurrency import AdaptiveLimit, retry_after_seconds
