@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
-from dialeval.config import EvalContext, ModelSettings
+from dialeval.config import EvalContext, ModelSettings, primary
+from dialeval.judge_spec import Composite
 from dialeval.models.backends.base import error_text
 from dialeval.models.client import ModelClient, get_client
 from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer, schema_hint
@@ -45,6 +46,15 @@ class AgentCall(BaseModel):
     output_tokens: int = 0
     cost: float = 0.0
     prompt_ref: str | None = None
+    # issue 49: an ensemble's or cascade's record (which stage decided, why, every vote); absent otherwise
+    judge: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _judge_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and self.judge is None:
+            data.pop("judge", None)
+        return data
 
 
 @dataclass
@@ -72,6 +82,7 @@ class AgentContext:
     options: dict[str, Any]
     run_dir: str | None = None  # where the prompts of the calls are stored
     read_cache: bool = True
+    judge: Composite | None = None  # issue 49: the role is an ensemble or a cascade (ask hands it to agents.ensemble)
 
     @classmethod
     def for_role(
@@ -88,9 +99,11 @@ class AgentContext:
         (default: the role; agents with several templates give each its own key).
         ``model``/``template`` override both, for turns that continue another agent's
         conversation."""
+        resolved = model or context.judge_for(role)  # issue 49: the one place a role becomes a model, ensemble or cascade
         return cls(
             role=role,
-            client=get_client(model or context.model_for(role)),
+            client=get_client(primary(resolved)),
+            judge=None if isinstance(resolved, ModelSettings) else resolved,
             template=template or load_template(context.templates.get(template_key or role, default_template)),
             parse_retries=context.parse_retries,
             cache_path=context.cache_path,
@@ -207,6 +220,7 @@ async def ask(
     retries: int | None = None,
     retry_truncated: bool = True,
     json_schema: dict[str, Any] | None = None,
+    score: Callable[[T], float | None] | None = None,
 ) -> Answer[T]:
     """Call the model and parse its answer into ``schema``, retrying with corrections.
 
@@ -218,7 +232,15 @@ async def ask(
     ``retries`` overrides the run's corrective retries and ``retry_truncated=False``
     keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
     system under test gets no second chance its paper did not give it.
+    ``score`` reads an answer as one number where the role is an ensemble or a cascade
+    (default: a numeric ``verdict``/``score``/``rating`` field): their verdicts are combined on it.
     """
+    if ctx.judge is not None:  # issue 49: each member's call comes back through here
+        from dialeval.agents.ensemble import ask_composite
+
+        options = dict(validate=validate, placeholder=placeholder, retries=retries, retry_truncated=retry_truncated,
+                       json_schema=json_schema)
+        return await ask_composite(ctx, agent, messages, schema, score, options)  # type: ignore[arg-type]
     start_meter(None if ctx.client.injected else ctx.client.endpoint)  # retries, 429s, the server's model name
     conversation = list(messages)
     totals: dict[str, Any] = {

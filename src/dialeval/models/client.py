@@ -187,7 +187,9 @@ class ModelClient:
         self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         s = self.settings
+        seed = {"seed": s.seed} if s.seed is not None else {}  # issue 49: a cascade's readings are distinct requests
         return {
+            **seed,
             "backend": self.backend,
             "model": self.name,
             # the server actually asked: two servers may serve different models by one name

@@ -21,7 +21,7 @@ from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_
 from dialeval.protocols.dialogue.rubric import Criterion, Rubric, dimension, load_rubric
 from dialeval.protocols.dialogue.toolcalls import ToolCall, reference_lines, tools_text
 from dialeval.protocols.dialogue.trajectory import turn_trajectory
-from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, scale_values, shown, unit
+from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, scorer, not_applicable, placeholder, scale_values, shown, unit
 
 JUDGE = Judge("dialogue.criterion_judge", "judge", "dialogue", "dialogue/judge", Verdict)
 
@@ -93,6 +93,7 @@ async def judge_turn(
     answer = await JUDGE.ask(
         ctx, messages, label=f"dialogue.judge.{criterion.name}",
         validate=checker(criterion), placeholder=placeholder(criterion), json_schema=json_schema(criterion),
+        score=scorer(criterion),
     )
     return unit(criterion, view, answer, turn=turn.number)
 

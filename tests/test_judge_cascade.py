@@ -1,0 +1,110 @@
+"""Ensembles and cascades as the judge of a dialogue run, over HTTP with scripted judges.
+
+The cheap judge is right and sure on easy units, wrong and unsure (its two readings
+differ) on hard ones; the strong judge is right everywhere. A cascade that escalates on
+disagreement asks the strong judge on the hard units only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+import dialeval
+from dialeval.agents.ensemble import agreement, combined
+from dialeval.config import load_config
+from dialeval.errors import ConfigError
+from dialeval.testing import cascade_judges as cj
+from dialeval.testing.openai_server import OpenAIStub
+from tests.dialogue_helpers import write_jsonl
+
+
+def model(server: OpenAIStub, name: str) -> dict:
+    return {"spec": f"openai-compatible:{name}", "base_url": server.base_url, "price": cj.PRICES[name], "max_retries": 0}
+
+
+def run(tmp_path, judge: dict, run_id: str, cache: str | None = None) -> tuple[list[dict], dict]:
+    data = write_jsonl(tmp_path / "chats.jsonl", cj.conversations(4))
+    (tmp_path / "rubric.yaml").write_text(cj.RUBRIC, encoding="utf-8")
+    result = dialeval.evaluate("dialogue", data, {
+        "models": {"judge": judge}, "model": judge.get("ensemble", judge.get("cascade", [None]))[0],
+        "options": {"rubric": str(tmp_path / "rubric.yaml"), "facts": "off"},
+        "output_dir": str(tmp_path / "runs"), "run_id": run_id, "cache_path": cache,
+    })
+    units = [u for r in result.records for u in r["turn_units"]]
+    return units, result.metrics
+
+
+def test_a_cascade_escalates_the_units_its_cheap_judge_is_unsure_of(tmp_path):
+    with OpenAIStub(respond=cj.respond) as server:
+        judge = {"cascade": [model(server, "cheap"), model(server, "strong")], "escalate": {"when": "disagree", "samples": 2}}
+        units, _ = run(tmp_path, judge, "cascade", str(tmp_path / "cache.sqlite"))
+        sent = Counter((b["model"], b.get("seed")) for b in server.requests)
+        units_again, _ = run(tmp_path, judge, "cascade-again", str(tmp_path / "cache.sqlite"))
+        sent_again = len(server.requests)
+    hard = [cj.hard(u, 4) for u in range(12)]
+    assert len(units) == 12
+    # every unit: two readings of the cheap judge (the second with seed 2); the hard ones also the strong judge
+    assert sent == {("cheap", None): 12, ("cheap", 2): 12, ("strong", None): sum(hard)}
+    for u, unit in enumerate(units):
+        record = unit["call"]["judge"]
+        assert record["kind"] == "cascade" and record["escalated"] == hard[u]
+        assert record["decided_by"] == (1 if hard[u] else 0)
+        assert record["why"].startswith("escalated: the first stage's verdicts disagree" if hard[u] else "kept by the first stage")
+        assert unit["score"] == cj.quality(u)  # the cheap judge is right where it is kept, the strong one elsewhere
+        assert [v["model"] for v in record["votes"]] == ["openai-compatible:cheap"] * 2 + ["openai-compatible:strong"] * hard[u]
+    # the same run again: distinct readings stayed distinct in the cache, nothing is sent twice
+    assert sent_again == sum(sent.values())
+    assert all(u["call"]["cached"] for u in units_again)
+
+
+def test_an_ensemble_takes_the_majority_with_ties_to_the_lower_verdict(tmp_path):
+    with OpenAIStub(respond=cj.respond) as server:
+        jury = {"ensemble": [model(server, "cheap"), model(server, "strong"), model(server, "lenient")], "combine": "majority"}
+        units, _ = run(tmp_path, jury, "jury")
+        pair = {"ensemble": [model(server, "strong"), model(server, "lenient")], "combine": "majority"}
+        tied, _ = run(tmp_path, pair, "pair")
+        mean = {"ensemble": [model(server, "strong"), model(server, "lenient")], "combine": "mean"}
+        means, _ = run(tmp_path, mean, "mean")
+    for u, unit in enumerate(units):
+        votes = [v["vote"] for v in unit["call"]["judge"]["votes"]]
+        assert len(votes) == 3 and unit["score"] == combined(votes, "majority")
+    for u, unit in enumerate(tied):  # strong says q, lenient q + 1: a tie wherever q < 5, and the lower one wins
+        assert unit["score"] == cj.quality(u)
+    for u, unit in enumerate(means):
+        assert unit["score"] == (cj.quality(u) + min(5, cj.quality(u) + 1)) / 2
+        assert unit["call"]["model"].startswith("ensemble(")
+
+
+def test_votes_combine_as_stated():
+    assert agreement([3.0, 4.0]) == (3.0, 0.5)  # a tie goes to the lower verdict
+    assert agreement([4.0, 4.0, None]) == (4.0, pytest.approx(2 / 3))  # an unreadable vote counts against
+    assert combined([1.0, 2.0, 5.0], "median") == 2.0 and combined([1.0, 2.0], "mean") == 1.5
+    assert combined([None, None], "majority") is None
+
+
+def test_a_composite_judge_is_checked_like_any_config():
+    with pytest.raises(ConfigError, match="models.judge.ensemble"):
+        load_config(None, models={"judge": {"ensemble": ["openai:gpt-4o-mini"]}})
+    with pytest.raises(ConfigError, match="needs a threshold"):
+        load_config(None, models={"judge": {"cascade": ["openai:a", "openai:b"], "escalate": {"when": "confidence"}}})
+    config = load_config(None, models={"judge": {"cascade": ["openai:gpt-4o-mini", {"ensemble": ["openai:a", "openai:b"]}]}})
+    assert [m.spec for m in config.models["judge"].models] == ["openai:gpt-4o-mini", "openai:a", "openai:b"]
+    assert config.context().model_for("judge").spec == "openai:gpt-4o-mini"  # roles that are not judges: the first member
+
+
+def test_the_report_shows_the_share_escalated_and_each_stage(tmp_path):
+    with OpenAIStub(respond=cj.respond) as server:
+        judge = {"cascade": [model(server, "cheap"), model(server, "strong")], "escalate": {"when": "disagree", "samples": 2}}
+        run(tmp_path, judge, "cascade")
+    folder = tmp_path / "runs" / "cascade"
+    usage = json.loads((folder / "usage.json").read_text())
+    (label, row), = usage["judges"].items()
+    assert label == "cascade(openai-compatible:cheap -> openai-compatible:strong)"
+    assert (row["units"], row["escalated"], row["escalated_share"]) == (12, 3, 0.25)
+    assert row["stages"]["0"]["calls"] == 24 and row["stages"]["1"]["calls"] == 3
+    assert row["stages"]["1"]["models"] == ["openai-compatible:strong"] and row["stages"]["1"]["cost_usd"] > 0
+    report = (folder / "report.md").read_text()
+    assert "## Ensembles and cascades" in report and "3 (25%)" in report
