@@ -335,7 +335,8 @@ def _untagged(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | 
     """``loc`` without the union tag pydantic puts after ``models.<role>`` (``model``,
     ``ensemble``, ``cascade``), and the class an ensemble's or cascade's tag names."""
     if len(loc) >= 3 and loc[0] == "models" and loc[2] in ("model", "ensemble", "cascade"):
-        return loc[:2] + loc[3:], {"ensemble": Ensemble, "cascade": Cascade}.get(str(loc[2]))
+        tagged: dict[str, type[BaseModel]] = {"ensemble": Ensemble, "cascade": Cascade}
+        return loc[:2] + loc[3:], tagged.get(str(loc[2]))
     return tuple(loc), None
 
 

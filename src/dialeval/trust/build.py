@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from dialeval.config import DEFAULT_CACHE
 from dialeval.models.usage import priced_cost
-from dialeval.trust import PROBES, dialogue, perturb, probes, recommend
+from dialeval.config import ModelSettings
+from dialeval.trust import PROBES, cascades, dialogue, perturb, probes, recommend
 from dialeval.trust.agreement import agreement, headline
 from dialeval.trust.candidates import Candidate, family_of
 from dialeval.trust.corpus import corpus_estimates, corpus_run
@@ -47,6 +48,7 @@ class TrustSettings:
     dry_run: bool = False  # price the card and stop
     corpus: bool = False  # judge the whole data file with the recommended candidate: prediction-powered means
     budget: float | None = None  # USD: stop before the first call when the dry run prices the card above it
+    cascades: bool = False  # issue 49: add cascades and a jury of the candidates, and calibrate the cascades
 
 
 @dataclass
@@ -89,7 +91,7 @@ def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[Pl
         runs.append(PlannedRun(candidate, "base", labelled, base))
         if "verbosity" in settings.probes:
             runs.append(PlannedRun(candidate, "padded", padded, base))
-        if "position" in settings.probes:
+        if "position" in settings.probes and isinstance(candidate.model, ModelSettings):  # a composite's pairwise judge is its first member
             runs.append(PlannedRun(candidate, "position", labelled, {**base, "versus": settings.options.get("versus") or str(padded)}))
         if "needle" in settings.probes and needles:
             rubric = data / "needle_rubric.yaml"
@@ -142,7 +144,9 @@ def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs
         consensus.setdefault(criterion, {})[unit] = value
     scales = inputs.labels.scales
     found: dict[str, dict[str, Any]] = {}
-    if "position" in settings.probes:
+    if "position" in settings.probes and "position" not in outcomes:
+        found["position"] = probes.not_measured("position", "an ensemble's or cascade's pairwise verdicts are its first member's")
+    elif "position" in settings.probes:
         found["position"] = probes.position([u for r in outcomes["position"].records for u in r.get("pairwise_units", [])],
                                             settings.resamples)
     if "verbosity" in settings.probes:
@@ -173,6 +177,7 @@ def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs
         "failed_items": sum(o.failed for o in outcomes.values()),
         "usage": {name: {k: o.usage.get(k) for k in ("calls", "requests", "cached", "input_tokens", "output_tokens", "cost_usd")}
                   for name, o in outcomes.items()},
+        **cascades.row_extras(candidate, base.records),
     }
 
 
@@ -208,10 +213,41 @@ def priced_once(runs: list[PlannedRun], root: Path) -> dict[str, Any]:
     return priced
 
 
+def calibrate_cascades(settings: TrustSettings, inputs: Inputs, by_candidate: dict[str, dict[str, RunOutcome]],
+                       folder: Path, needles: dict[str, int], say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Each cascade's calibrated threshold (:func:`cascades.calibrate`), then the calibrated
+    cascade's runs (its cheap calls and most strong ones are in the response cache already)."""
+    from dialeval.judge_spec import Cascade
+
+    found_all, added = [], []
+    consensus: dict[str, dict[str, float]] = {}
+    for (unit, criterion), value in inputs.labels.consensus().items():
+        consensus.setdefault(criterion, {})[unit] = value
+    for c in list(settings.candidates):
+        if not isinstance(c.model, Cascade) or c.model.escalate.when != "disagree":
+            continue
+        strong = next(s for s in settings.candidates if isinstance(s.model, ModelSettings) and s.model == c.model.cascade[1])
+        found = cascades.calibrate(by_candidate[c.label]["base"].records,
+                                   dialogue.scores_by_unit(by_candidate[strong.label]["base"].records), consensus, settings.tolerance)
+        found_all.append({"cascade": c.label, **found})
+        tuned = cascades.calibrated(c, found, settings.tolerance)
+        if tuned is not None:
+            found_all[-1]["candidate"] = tuned.label
+            added.append(tuned)
+    if added:
+        runs = [r for r in plan(TrustSettings(**{**settings.__dict__, "candidates": added}), inputs, folder)[0]]
+        for o in execute(runs, folder / "runs", settings.cache_path, on_run=lambda p: say(f"dialeval trust: {p.run_id}")):
+            by_candidate.setdefault(o.planned.candidate.label, {})[o.planned.probe] = o
+        settings.candidates = settings.candidates + added
+    return found_all
+
+
 def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Build (or resume) the card; returns card.json's content, with ``folder`` set."""
     from dialeval.trust.render import write_card
 
+    if settings.cascades and not any(c.label.startswith("jury-") for c in settings.candidates):
+        settings.candidates = cascades.extend(settings.candidates)
     check_candidates(settings.candidates)
     inputs = read_inputs(settings)
     folder = Path(settings.output_dir) / (settings.card_id or card_id(settings))
@@ -231,6 +267,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     by_candidate: dict[str, dict[str, RunOutcome]] = {}
     for o in done:
         by_candidate.setdefault(o.planned.candidate.label, {})[o.planned.probe] = o
+    calibration = calibrate_cascades(settings, inputs, by_candidate, folder, needles, say) if settings.cascades else []
     rows = [candidate_card(c, by_candidate[c.label], inputs, needles, settings) for c in settings.candidates]
     card: dict[str, Any] = {
         "schema": SCHEMA,
@@ -249,6 +286,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
         "candidates": rows,
         "recommended": recommend.recommend(rows, settings.tolerance),
         "complete": not any(r["failed_items"] for r in rows),
+        **({"calibration": calibration} if settings.cascades else {}),
     }
     pick = next((c for c in settings.candidates if c.label == card["recommended"]["label"]), None)
     if settings.corpus and pick is not None:

@@ -27,6 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     t.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     t.add_argument("--dry-run", action="store_true", help="price every run of the card and stop (no model is called)")
     t.add_argument("--budget", type=float, metavar="USD", help="stop before the first call if the dry run prices the card above this")
+    t.add_argument("--cascades", action="store_true",
+                   help="also put on the card a cascade from the cheapest judge to each dearer one (plain and calibrated) and a jury of all")
     t.add_argument("--corpus", action="store_true",
                    help="then judge every conversation of --data with the recommended judge: prediction-powered means")
 
@@ -48,6 +50,7 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
         candidates=candidates_of(args.judge, args.candidates, args.base_url), tolerance=args.tolerance,
         repeats=args.repeats, probes=probes, options=dict(options), output_dir=Path(args.output_dir), card_id=args.id,
         needle_min_replies=args.needle_min_replies, dry_run=args.dry_run, corpus=args.corpus, budget=args.budget,
+        cascades=args.cascades,
     )
     if args.no_cache:
         settings.cache_path = None
