@@ -108,3 +108,15 @@ def test_the_report_shows_the_share_escalated_and_each_stage(tmp_path):
     assert row["stages"]["1"]["models"] == ["openai-compatible:strong"] and row["stages"]["1"]["cost_usd"] > 0
     report = (folder / "report.md").read_text()
     assert "## Ensembles and cascades" in report and "3 (25%)" in report
+
+
+def test_trust_takes_an_ensemble_or_a_cascade_as_a_judge():
+    from dialeval.trust.candidates import as_candidate, candidates_of
+
+    (cascade, jury) = candidates_of(["{cascade: [openai:gpt-4o-mini, openai:gpt-4o], escalate: {when: disagree, samples: 3}}",
+                                     '{"ensemble": ["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku-latest"]}'])
+    assert cascade.label == "cascade(openai:gpt-4o-mini -> openai:gpt-4o)" and cascade.model.escalate.samples == 3
+    assert jury.family == "openai" and jury.slug == "ensemble-openai-gpt-4o-mini-anthropic-claude-3-5-haiku-latest"
+    assert as_candidate({"ensemble": ["openai:a", "openai:b"], "combine": "median"}).model.combine == "median"
+    with pytest.raises(ConfigError, match="--judge"):
+        candidates_of(["{cascade: [openai:gpt-4o-mini]}"])

@@ -126,6 +126,9 @@ def candidates_of(judges: list[str], file: str | Path | None = None, base_url: s
     """``--judge`` specs (each with ``--base-url``) then the file's candidates; labels unique."""
     out = []
     for spec in judges:
+        if spec.lstrip().startswith("{"):  # issue 49: an ensemble or a cascade, as YAML or JSON
+            out.append(_composite(spec))
+            continue
         try:
             out.append(Candidate(model=ModelSettings.model_validate({"spec": spec, **({"base_url": base_url} if base_url else {})})))
         except ValidationError as err:
@@ -139,3 +142,17 @@ def candidates_of(judges: list[str], file: str | Path | None = None, base_url: s
         if slugs.count(slug) > 1:
             raise ConfigError(f"dialeval trust: two candidates are both called {slug!r}; give them distinct `name:`s")
     return out
+
+
+def _composite(text: str) -> Candidate:
+    """``--judge '{cascade: [openai:gpt-4o-mini, openai:gpt-4o]}'``: a candidate that is an ensemble or a cascade."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"--judge {text!r}: not valid YAML: {err}") from None
+    try:
+        return Candidate.model_validate({"model": value})
+    except ValidationError as err:
+        raise ConfigError(f"--judge {text!r}: {describe_error(err, Candidate)}") from None
