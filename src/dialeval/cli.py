@@ -1,4 +1,4 @@
-"""`dialeval run | report | list | metrics | compare | view | trust`: the command line over the runner.
+"""`dialeval run | report | list | metrics | compare | view | trust | label`: the command line over the runner.
 
 Imports stay light here (argparse, no torch, transformers or chromadb) so that
 `dialeval --help` and `dialeval list` answer at once; a run imports what it needs.
@@ -111,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     from dialeval.trust.cli import add_parser as add_trust
 
     add_trust(sub)
+    from dialeval.trust.labelling.server import add_parser as add_label
+
+    add_label(sub)
     return p
 
 
@@ -367,6 +370,10 @@ def _main(argv: list[str] | None) -> int:
             from dialeval.gate.cli import run_gate_command
 
             return run_gate_command(args)
+        if args.command == "label":
+            from dialeval.trust.labelling.server import command as label
+
+            return label(args)
         if args.command == "trust":
             from dialeval.trust.cli import command as trust
 

@@ -13,6 +13,7 @@ lacks is a counted warning naming the file and line; a file naming no known unit
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -29,6 +30,7 @@ from dialeval.protocols.dialogue.rubric import Criterion, Rubric, dimension, loa
 Rule = Literal["mean", "median", "majority"]
 RULES: tuple[Rule, ...] = ("mean", "median", "majority")
 NO_LABEL = {"", "n/a", "na", "nan", "none", "null", "-"}
+NA_WITH_REASON = re.compile(r"^\s*n/?a\s*[(\[].*[)\]]\s*$", re.IGNORECASE)  # "N/A (off topic)", as `dialeval label` writes it
 Key = tuple[str, str]  # (unit, criterion): unit is ``<id>/<turn>`` or ``<id>``
 
 
@@ -120,7 +122,7 @@ def is_no_label(value: Any) -> bool:
         return True
     if isinstance(value, float):
         return math.isnan(value)
-    return isinstance(value, str) and value.strip().lower() in NO_LABEL
+    return isinstance(value, str) and (value.strip().lower() in NO_LABEL or NA_WITH_REASON.match(value) is not None)
 
 
 def load_labels(
