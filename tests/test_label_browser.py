@@ -5,7 +5,6 @@ file is the one `dialeval trust` reads."""
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ import pytest
 from dialeval.trust.labelling.server import make_server
 from dialeval.trust.labelling.session import Session
 from tests.dialogue_helpers import write_jsonl
+from tests.viewer_helpers import running
 
 RUBRIC = """criteria:
   - name: helpfulness
@@ -45,13 +45,8 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 @contextmanager
 def serving(session: Session):
-    httpd = make_server(session, port=0)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with running(make_server(session, port=0)) as base:
+        yield base
 
 
 def session(files: dict[str, Path], annotator: str) -> Session:
