@@ -120,3 +120,34 @@ def test_trust_takes_an_ensemble_or_a_cascade_as_a_judge():
     assert as_candidate({"ensemble": ["openai:a", "openai:b"], "combine": "median"}).model.combine == "median"
     with pytest.raises(ConfigError, match="--judge"):
         candidates_of(["{cascade: [openai:gpt-4o-mini]}"])
+
+
+def test_a_cascade_trusts_the_verdicts_probability_where_the_backend_gives_logprobs(tmp_path):
+    from dialeval.agents.logprobs import verdict_probability
+
+    with OpenAIStub(respond=cj.respond, logprobs=cj.token_logprobs) as server:
+        judge = {"cascade": [model(server, "cheap"), model(server, "strong")],
+                 "escalate": {"when": "confidence", "samples": 1, "threshold": 0.8}}
+        units, _ = run(tmp_path, judge, "logprobs", str(tmp_path / "cache.sqlite"))
+        asked = [(b["model"], b.get("logprobs")) for b in server.requests]
+        again, _ = run(tmp_path, judge, "logprobs-again", str(tmp_path / "cache.sqlite"))
+    hard = [cj.hard(u, 4) for u in range(12)]
+    assert Counter(asked) == {("cheap", True): 12, ("strong", None): sum(hard)}  # one reading, with logprobs
+    for u, unit in enumerate(units):
+        record = unit["call"]["judge"]
+        assert record["confidence"] == (0.45 if hard[u] else 0.95) and record["escalated"] == hard[u]
+        assert unit["score"] == cj.quality(u)
+        if hard[u]:
+            assert record["why"] == "escalated: confidence 0.45 (verdicts " + f"{record['votes'][0]['vote']:g}) is below the threshold 0.8"
+    # the probabilities are kept with the cached answers: a resumed run decides the same way
+    assert [u["call"]["judge"]["escalated"] for u in again] == hard and all(u["call"]["cached"] for u in again)
+    assert verdict_probability([('{"rationale": "x", "verdict": "', 0.0), ("yes", -0.5), ('"}', 0.0)]) == pytest.approx(0.6065, abs=1e-4)
+    assert verdict_probability([("no verdict here", -1.0)]) is None
+
+
+def test_one_reading_needs_logprobs_and_disagreement_needs_two():
+    with pytest.raises(ConfigError, match="needs samples >= 2"):
+        load_config(None, models={"judge": {"cascade": ["openai:a", "openai:b"], "escalate": {"samples": 1}}})
+    with pytest.raises(ConfigError, match="does not give"):
+        load_config(None, models={"judge": {"cascade": ["anthropic:claude-3-5-haiku-latest", "openai:b"],
+                                            "escalate": {"when": "confidence", "threshold": 0.9, "samples": 1}}})

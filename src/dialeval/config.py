@@ -83,6 +83,7 @@ class ModelSettings(BaseModel):
         description="send this model's calls through the provider's batch API in rounds (half price, up to 24 h per round)",
     )
     seed: int | None = Field(default=None, description="sampling seed sent where the API takes one; part of the cache key")
+    logprobs: bool = Field(default=False, description="ask for token log-probabilities (OpenAI-compatible APIs): a verdict's probability")
 
     @model_validator(mode="before")
     @classmethod
@@ -114,10 +115,9 @@ class ModelSettings(BaseModel):
     def _batch_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
         """``batch`` is written only when true, so runs configured before it existed keep their run ids."""
         data = handler(self)
-        if isinstance(data, dict) and not self.batch:
-            data.pop("batch", None)
-        if isinstance(data, dict) and self.seed is None:  # issue 49: likewise the seed of a cascade's readings
-            data.pop("seed", None)
+        for key, unset in (("batch", False), ("seed", None), ("logprobs", False)):  # issue 49: likewise seed and logprobs
+            if isinstance(data, dict) and data.get(key, unset) == unset:
+                data.pop(key, None)
         return data
 
     @field_validator("spec")

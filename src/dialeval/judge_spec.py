@@ -76,6 +76,25 @@ class Cascade(BaseModel):
             return {**value, "cascade": stages}
         return value
 
+    @model_validator(mode="after")
+    def _confidence_source(self) -> Cascade:
+        """A single-model first stage read once is trusted on its verdict's probability
+        (logprobs, which OpenAI-compatible APIs give); disagreement needs two readings."""
+        first, esc = self.cascade[0], self.escalate
+        if isinstance(first, Ensemble) or esc.samples > 1:
+            return self
+        if esc.when == "disagree":
+            raise ValueError("escalate.when: disagree needs samples >= 2 (or an ensemble as the first stage)")
+        if first.parsed.backend not in ("openai", "openai-compatible", "dry-run"):
+            raise ValueError(f"escalate: samples 1 trusts the verdict's probability from logprobs, which {first.spec} does not "
+                             "give; use samples >= 2 (the readings' agreement is the confidence)")
+        return self
+
+    @property
+    def by_probability(self) -> bool:
+        """Whether the first stage's confidence is its verdict's probability (one reading, logprobs)."""
+        return not isinstance(self.cascade[0], Ensemble) and self.escalate.samples == 1
+
     @property
     def models(self) -> list[ModelSettings]:
         out: list[ModelSettings] = []

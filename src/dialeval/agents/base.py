@@ -23,6 +23,7 @@ from dialeval.secrets import scrub
 from dialeval.models.progress import tick
 from dialeval.agents.templates import Template, load_template
 from dialeval.models.usage import CallRecord, public_url, record, start_meter
+from dialeval.agents.placeholders import placeholder_for  # noqa: F401  (agents import it from here)
 from dialeval.agents.registry import AGENTS, AgentEntry, NodeFn, agent_node, register_agent, resolve_agent  # noqa: F401  (agents import them from here)
 
 T = TypeVar("T", bound=BaseModel)
@@ -64,6 +65,7 @@ class Answer(Generic[T]):
     value: T | None
     call: AgentCall
     messages: list[BaseMessage] = field(default_factory=list)
+    confidence: float | None = None  # issue 49: the verdict's probability, from logprobs where the model gave them
 
     @property
     def ok(self) -> bool:
@@ -174,41 +176,6 @@ def schema_with(schema: type[BaseModel], **fields: dict[str, Any]) -> dict[str, 
     return out
 
 
-def placeholder_for(schema: type[BaseModel]) -> BaseModel:
-    """A schema-valid stand-in answer for dry runs: smallest values, empty lists."""
-    values: dict[str, Any] = {}
-    for name, f in schema.model_fields.items():
-        if not f.is_required():
-            continue
-        values[name] = _placeholder_value(f.annotation, f.metadata)
-    return schema.model_validate(values)
-
-
-def _placeholder_value(annotation: Any, metadata: list[Any]) -> Any:
-    import typing
-
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is Literal:
-        return args[0]
-    if origin in (list, tuple, set):
-        return []
-    if origin is dict:
-        return {}
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        return _placeholder_value(next(a for a in args if a is not type(None)), metadata)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return placeholder_for(annotation)
-    if annotation is bool:
-        return False
-    if annotation in (int, float):
-        low = next((getattr(m, "ge", None) or getattr(m, "gt", None) for m in metadata if hasattr(m, "ge") or hasattr(m, "gt")), 0)
-        return annotation(low or 0)
-    if annotation is str:
-        return "dry-run"
-    return None
-
-
 async def ask(
     ctx: AgentContext,
     agent: str,
@@ -252,6 +219,7 @@ async def ask(
     status: Status = "unparsed"
     raw = ""
     value: T | None = None
+    confidence: float | None = None
     cached_all = True
     attempt = 0
     error: tuple[str, CallRecord] | None = None
@@ -313,6 +281,10 @@ async def ask(
         status, reason = "ok", None
         conversation.append(AIMessage(raw))
         ctx.client.remember(gen)
+        if gen.logprobs:  # issue 49: a cascade's first stage may be trusted on it
+            from dialeval.agents.logprobs import verdict_probability
+
+            confidence = verdict_probability(gen.logprobs)
         break
     tick()
     call = AgentCall(
@@ -349,7 +321,7 @@ async def ask(
                 uncached_cost=totals["uncached_cost"],
             )
         )
-    return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
+    return Answer(value=value if status == "ok" else None, call=call, messages=conversation, confidence=confidence)
 
 
 async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply") -> AgentCall:

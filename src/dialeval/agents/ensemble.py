@@ -73,7 +73,7 @@ class Stage:
     answers: list[tuple[str, int, Answer[Any]]] = field(default_factory=list)  # (model, reading, answer)
     votes: list[float | None] = field(default_factory=list)
     score: float | None = None
-    confidence: float = 0.0
+    confidence: float | None = 0.0  # agreement of the readings, or one reading's probability (None: not given)
 
     @property
     def error(self) -> Answer[Any] | None:
@@ -87,12 +87,15 @@ class Stage:
 
 
 async def _stage(ctx: AgentContext, stage: ModelSettings | Ensemble, readings: int, temperature: float,
-                 ask_one: Callable[[AgentContext], Any], score: Score, name: str) -> Stage:
+                 ask_one: Callable[[AgentContext], Any], score: Score, name: str, probability: bool = False) -> Stage:
     """Ask the stage: an ensemble's members once each, a model ``readings`` times (reading k > 1
-    at ``temperature`` with seed k: distinct requests, distinct cache entries)."""
+    at ``temperature`` with seed k: distinct requests, distinct cache entries), or once with
+    logprobs when ``probability`` (its confidence is then the verdict's probability)."""
     if isinstance(stage, Ensemble):
         members = [(m, 1) for m in stage.ensemble]
         how = stage.combine
+    elif probability:
+        members, how = [(stage.model_copy(update={"logprobs": True}), 1)], "majority"
     else:
         members = [(stage if k == 1 else stage.model_copy(update={"temperature": temperature, "seed": k}), k)
                    for k in range(1, readings + 1)]
@@ -103,7 +106,7 @@ async def _stage(ctx: AgentContext, stage: ModelSettings | Ensemble, readings: i
         out.answers.append((m.spec, k, answer))
         out.votes.append(score(answer.value) if answer.value is not None else None)
     out.score = combined(out.votes, how)
-    out.confidence = agreement(out.votes)[1]
+    out.confidence = answers[0].confidence if probability else agreement(out.votes)[1]
     return out
 
 
@@ -114,8 +117,10 @@ def _escalation(judge: Cascade, first: Stage) -> str | None:
     if first.score is None:
         return f"no readable verdict from the first stage ({shown})"
     if esc.when == "disagree":
-        return None if first.confidence >= 1 else f"the first stage's verdicts disagree ({shown})"
+        return None if (first.confidence or 0) >= 1 else f"the first stage's verdicts disagree ({shown})"
     assert esc.threshold is not None
+    if first.confidence is None:
+        return "no verdict probability (the backend gave no logprobs)"
     if first.confidence < esc.threshold:
         return f"confidence {first.confidence:.2f} (verdicts {shown}) is below the threshold {esc.threshold:g}"
     return None
@@ -146,8 +151,8 @@ def _result(ctx: AgentContext, agent: str, judge: Composite, stages: list[Stage]
     record: dict[str, Any] = {
         "kind": "ensemble" if isinstance(judge, Ensemble) else "cascade", "label": label_of(judge),
         "decided_by": decided, "stage": final.name, "escalated": escalated, "why": why,
-        "score": final.score if status == "ok" else None, "confidence": round(final.confidence, 4)
-        if decided == 0 else round(stages[0].confidence, 4), "votes": _vote_rows(stages),
+        "score": final.score if status == "ok" else None, "votes": _vote_rows(stages),
+        "confidence": None if stages[0].confidence is None else round(stages[0].confidence, 4),
     }
     call: AgentCall = chosen.call.model_copy(update=dict(
         agent=agent, status=status, reason=chosen.call.reason if status != "ok" else None,
@@ -173,14 +178,14 @@ async def ask_composite(ctx: AgentContext, agent: str, messages: list[BaseMessag
 
     if isinstance(judge, Ensemble):
         stage = await _stage(ctx, judge, 1, 0.0, ask_one, read, "ensemble")
-        why = f"{judge.combine} of {len(stage.votes)} verdicts (agreement {stage.confidence:.2f})"
+        why = f"{judge.combine} of {len(stage.votes)} verdicts (agreement {stage.confidence or 0:.2f})"
         return _result(ctx, agent, judge, [stage], 0, why, False)
     esc = judge.escalate
     names = [s.spec if isinstance(s, ModelSettings) else label_of(s) for s in judge.cascade]
-    first = await _stage(ctx, judge.cascade[0], esc.samples, esc.temperature, ask_one, read, names[0])
+    first = await _stage(ctx, judge.cascade[0], esc.samples, esc.temperature, ask_one, read, names[0], probability=judge.by_probability)
     reason = None if first.error is not None else _escalation(judge, first)
     if reason is None:
-        kept = "an error" if first.error is not None else f"confidence {first.confidence:.2f}"
+        kept = "an error" if first.error is not None else f"confidence {first.confidence or 0:.2f}"
         return _result(ctx, agent, judge, [first], 0, f"kept by the first stage ({kept})", False)
     second = await _stage(ctx, judge.cascade[1], 1, esc.temperature, ask_one, read, names[1])
     return _result(ctx, agent, judge, [first, second], 1, f"escalated: {reason}", True)

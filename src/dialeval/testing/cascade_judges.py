@@ -8,6 +8,9 @@ these model names:
   that changes with the reading (the request's ``seed``): sure where right, unsure where wrong;
 - ``strong``: the quality everywhere (the card prices it at twenty times ``cheap``);
 - ``lenient``: one point above the quality (capped at 5) everywhere: a third juror.
+
+Asked for logprobs, each judge gives its verdict's token a probability (:func:`token_logprobs`):
+``cheap`` 0.95 where right and 0.45 where wrong, the others 0.99.
 """
 
 from __future__ import annotations
@@ -91,3 +94,19 @@ def respond(body: dict[str, Any]) -> str:
         caught = any(late in judged and early in before for early, late in NEEDLES)
         return json.dumps({"rationale": "checked", "verdict": "no" if caught else "yes"})
     return json.dumps({"rationale": "scripted", "verdict": verdict(judge, judged, body.get("seed"))})
+
+
+def token_logprobs(body: dict[str, Any], answer: str) -> list[tuple[str, float]]:
+    """The answer as tokens (the verdict's value one token) with log-probabilities: certain
+    everywhere but the verdict, whose probability says how sure the judge is."""
+    import math
+
+    found = re.search(r'"verdict":\s*"?([^",}]+)', answer)
+    if found is None:
+        return [(answer, 0.0)]
+    start, end = found.span(1)
+    judged = re.findall(r'<reply turn="\d+">(.*?)</reply>', prompt_of(body), re.S)
+    sure = 0.99
+    if body["model"] == "cheap" and judged and "[q=" in judged[-1]:
+        sure = 0.45 if _tag(judged[-1])[1] else 0.95
+    return [(answer[:start], 0.0), (answer[start:end], math.log(sure)), (answer[end:], 0.0)]

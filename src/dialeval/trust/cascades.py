@@ -63,8 +63,7 @@ def _stage_scores(records: list[dict[str, Any]], pick: str) -> dict[str, dict[st
             if not judge:
                 continue
             votes = [v["vote"] for v in judge["votes"] if v["stage"] == 0]
-            first, confidence = agreement(votes)
-            unit["score"] = first if pick == "first" else confidence
+            unit["score"] = agreement(votes)[0] if pick == "first" else judge.get("confidence")
             unit["status"] = "ok" if unit["score"] is not None else unit.get("status")
     return scores_by_unit(changed)
 

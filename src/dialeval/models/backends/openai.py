@@ -74,6 +74,8 @@ class OpenAIBackend(ApiBackend):
         kwargs["http_client"] = sync_http()
         if s.seed is not None:  # issue 49: the readings of a cascade's first stage
             kwargs["seed"] = s.seed
+        if s.logprobs:  # issue 49: a verdict's probability, for a cascade's confidence
+            kwargs["logprobs"] = True
         return ChatOpenAI(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
 
     def requirements(self) -> None:
