@@ -151,3 +151,30 @@ def test_one_reading_needs_logprobs_and_disagreement_needs_two():
     with pytest.raises(ConfigError, match="does not give"):
         load_config(None, models={"judge": {"cascade": ["anthropic:claude-3-5-haiku-latest", "openai:b"],
                                             "escalate": {"when": "confidence", "threshold": 0.9, "samples": 1}}})
+
+
+def test_a_dry_run_prices_a_cascade_as_if_every_unit_escalated(tmp_path):
+    judge = {"cascade": ["dry-run:openai:gpt-4o-mini", "dry-run:openai:gpt-4o"], "escalate": {"when": "disagree", "samples": 2}}
+    units, _ = run(tmp_path, judge, "dry")
+    assert {u["call"]["judge"]["why"] for u in units} == {"escalated: a dry run prices every unit as escalated"}
+    usage = json.loads((tmp_path / "runs" / "dry" / "usage.json").read_text())
+    (row,) = usage["judges"].values()
+    assert row["escalated_share"] == 1.0 and row["stages"]["1"]["cost_usd"] > row["stages"]["0"]["cost_usd"]
+
+
+def test_a_role_whose_answers_are_no_verdict_cannot_be_an_ensemble():
+    import asyncio
+
+    from pydantic import BaseModel
+
+    from dialeval.agents.base import AgentContext, ask
+    from dialeval.config import EvalContext
+
+    class Facts(BaseModel):
+        facts: list[str]
+
+    context = EvalContext(models={"decomposer": {"ensemble": ["dry-run:openai:a", "dry-run:openai:b"]}})
+    ctx = AgentContext.for_role(context, "decomposer", "dialogue/judge")
+    assert ctx.judge is not None
+    with pytest.raises(ConfigError, match="not one verdict"):
+        asyncio.run(ask(ctx, "kgds.decomposer", [], Facts))

@@ -171,6 +171,11 @@ async def ask_composite(ctx: AgentContext, agent: str, messages: list[BaseMessag
 
     judge = ctx.judge
     assert judge is not None
+    if score is None and not any(name in schema.model_fields for name in SCORE_FIELDS):
+        from dialeval.errors import ConfigError
+
+        raise ConfigError(f"role {ctx.role!r}: the answers of {agent} ({schema.__name__}) are not one verdict that an "
+                          "ensemble or a cascade can combine; give this role a single model")
     read = score or default_score
 
     def ask_one(member: AgentContext) -> Any:
@@ -184,6 +189,9 @@ async def ask_composite(ctx: AgentContext, agent: str, messages: list[BaseMessag
     names = [s.spec if isinstance(s, ModelSettings) else label_of(s) for s in judge.cascade]
     first = await _stage(ctx, judge.cascade[0], esc.samples, esc.temperature, ask_one, read, names[0], probability=judge.by_probability)
     reason = None if first.error is not None else _escalation(judge, first)
+    if reason is None and first.error is None and ctx.client.is_dry_run:  # an estimate prices the worst case
+        reason = "a dry run prices every unit as escalated"
+
     if reason is None:
         kept = "an error" if first.error is not None else f"confidence {first.confidence or 0:.2f}"
         return _result(ctx, agent, judge, [first], 0, f"kept by the first stage ({kept})", False)
