@@ -104,3 +104,47 @@ def test_bad_votes_stop_before_any_call(files):
             run("dialogue", str(files["a"]), config, progress=False)
         assert not server.requests
     assert json.loads(files["votes"].read_text().splitlines()[0])["votes"] == ["a", "a"]
+
+
+def flipper(body: dict) -> str:
+    """Always the candidate shown first: every verdict changes with the order."""
+    if "<candidate_1>" not in prompt_of(body):
+        return '{"rationale": "fine", "verdict": 3}'
+    return '{"rationale": "first", "winner": "1"}'
+
+
+@pytest.mark.timeout(120)
+def test_the_card_reads_votes_and_picks_the_judge_that_agrees_with_the_voters(files):
+    from dialeval.cli import main
+
+    with OpenAIStub(respond=referee) as good, OpenAIStub(respond=flipper) as first:
+        candidates = {"candidates": [
+            {"model": {"spec": "openai-compatible:first", "base_url": first.base_url, "price": [0.1, 0.1]}, "name": "first"},
+            {"model": {"spec": "openai-compatible:good", "base_url": good.base_url, "price": [1.0, 1.0]}, "name": "good"},
+        ]}
+        (files["tmp"] / "candidates.yaml").write_text(json.dumps(candidates), encoding="utf-8")
+        code = main(["trust", "--data", str(files["a"]), "--labels", str(files["votes"]), "--rubric", files["rubric"],
+                     "--candidates", str(files["tmp"] / "candidates.yaml"), "--option", f"versus={files['b']}",
+                     "--output-dir", str(files["tmp"] / "trust"), "--id", "pairs", "--tolerance", "0.1"])
+        scored = [b for b in good.requests + first.requests if "<candidate_1>" not in prompt_of(b)]
+    card = json.loads((files["tmp"] / "trust" / "pairs" / "card.json").read_text())
+    rows = {r["label"]: r for r in card["candidates"]}
+    assert code == 0 and not scored  # judge_only=pairs: the card's runs compare, they score nothing
+    assert rows["good"]["s2_vote_agreement"] == pytest.approx(5 / 6) and rows["good"]["pairs"] == 6
+    assert rows["first"]["s2_vote_agreement"] is None and rows["first"]["order_inconsistent_share"] == 1.0  # all ties
+    assert card["units"] == {"pairs": 6, "conversations": 3, "votes": 11}
+    # 5 of 6 is too few votes to be sure of beating chance: the card says so rather than pick
+    assert rows["good"]["s2_lower_bound"] < 0.5 and card["recommended"]["label"] is None
+    assert "above chance" in (files["tmp"] / "trust" / "pairs" / "card.md").read_text()
+
+
+def test_the_pairwise_pick_is_the_cheapest_close_candidate_clearly_above_chance():
+    from dialeval.trust.pairwise import lower_bound, recommend
+
+    def row(label, hits, n, cost):
+        return {"label": label, "s2_vote_agreement": hits / n, "s2_lower_bound": lower_bound(hits, n), "cost_per_1000_pairs": cost}
+
+    rows = [row("big", 36, 40, 1.0), row("small", 34, 40, 0.1), row("tiny", 5, 6, 0.01), row("poor", 20, 40, 0.001)]
+    assert lower_bound(36, 40) == pytest.approx(0.7857, abs=1e-3)
+    picked = recommend(rows, 0.1)
+    assert picked["label"] == "small" and picked["close"] == ["tiny", "small", "big"]  # tiny is close but unsure

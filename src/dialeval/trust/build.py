@@ -246,6 +246,10 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     """Build (or resume) the card; returns card.json's content, with ``folder`` set."""
     from dialeval.trust.render import write_card
 
+    from dialeval.trust import pairwise
+
+    if pairwise.is_votes(settings.labels):  # issue 49: votes A / B / tie: the card on a versus run's pairs
+        return pairwise.build(settings, say)
     if settings.cascades and not any(c.label.startswith("jury-") for c in settings.candidates):
         settings.candidates = cascades.extend(settings.candidates)
     check_candidates(settings.candidates)

@@ -44,8 +44,9 @@ class DialogueOptions(BaseModel):
     human_rule: Literal["mean", "median", "majority"] = Field(
         default="mean", description="several annotators of one unit: their labels combined by mean, median or majority"
     )
-    judge_only: Literal["all", "labelled"] = Field(
-        default="all", description="labelled: judge only the turns and conversations that carry a human label"
+    judge_only: Literal["all", "labelled", "pairs"] = Field(
+        default="all", description="labelled: judge only the turns and conversations that carry a human label; "
+                                   "pairs: only compare the two systems (option versus), score nothing"
     )
     memory: MemorySettings = Field(default_factory=MemorySettings)
     format: Literal["dialogue", "otel", "langsmith", "langfuse", "hf"] = Field(

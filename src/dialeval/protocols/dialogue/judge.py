@@ -136,6 +136,8 @@ def criterion_judge():
 def labelled_only(criteria: list[Criterion], options: DialogueOptions, unit: str, rubric: Rubric) -> list[Criterion]:
     """The criteria to judge ``unit`` on: all, or under ``judge_only=labelled`` those
     with a human label for it (the labels file is read once per version)."""
+    if options.judge_only == "pairs":  # issue 49: a pairwise card compares the two systems and scores nothing
+        return []
     if options.judge_only != "labelled" or not options.human_scores:
         return criteria
     wanted = labelled_units(options.human_scores, options.rubric)
