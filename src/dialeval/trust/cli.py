@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from dialeval.trust import PROBES
+from dialeval.subcommands import Subcommands
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: Subcommands) -> None:
     t = sub.add_parser("trust", help="judge labelled units with candidate judges: agreement, bias probes, cost, a recommendation")
     t.add_argument("--data", required=True, help="the conversations (dialogue benchmark's format)")
     t.add_argument("--labels", required=True, help="human labels (id, turn, criterion, score; several annotators allowed)")
