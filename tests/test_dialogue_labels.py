@@ -12,10 +12,10 @@ import pytest
 from scipy import stats
 
 from dialeval.data.io import DataError
-from dialeval.protocols.dialogue.data import load_conversations
+from dialeval.conversation.data import load_conversations
 from dialeval.protocols.dialogue.human import agreement, human_ceiling, load_labels
-from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
-from dialeval.protocols.dialogue.rubric import parse_rubric
+from dialeval.conversation.labels import LabelWarning, only_labelled
+from dialeval.conversation.rubric import parse_rubric
 from tests.dialogue_helpers import write_jsonl
 
 RUBRIC = parse_rubric({"criteria": [

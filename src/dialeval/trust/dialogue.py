@@ -47,7 +47,7 @@ class HumanLabels:
 
 
 def load_rubric(ref: str) -> Any:
-    from dialeval.protocols.dialogue.rubric import load_rubric as load
+    from dialeval.conversation.rubric import load_rubric as load
 
     return load(ref)
 
@@ -66,7 +66,7 @@ class LabelWarning(UserWarning):
 def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> HumanLabels:
     """The labels file, one or several annotators per unit (``annotator`` or a list of
     ``score``s), checked against the rubric and the data."""
-    from dialeval.protocols.dialogue.labels import load_labels
+    from dialeval.conversation.labels import load_labels
 
     labels = load_labels(path, rubric, conversations)
     by_unit, warnings = labels.by_unit(), list(labels.warnings)

@@ -10,7 +10,7 @@ from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.human import agreement, load_labels
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores
-from dialeval.protocols.dialogue.rubric import BUILT_IN, load_rubric
+from dialeval.conversation.rubric import BUILT_IN, load_rubric
 
 
 def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:

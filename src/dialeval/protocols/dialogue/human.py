@@ -1,6 +1,6 @@
 """The judge's agreement with human labels (option ``human_scores``), beside the humans' own.
 
-Labels are read by :mod:`dialeval.protocols.dialogue.labels` (several annotators per
+Labels are read by :mod:`dialeval.conversation.labels` (several annotators per
 unit, combined by a named rule). Per criterion: Spearman, Kendall tau-b and
 Krippendorff's alpha (ordinal) of the judge against the combined label, each with a 95%
 bootstrap CI; and the human ceiling (:func:`human_ceiling`): alpha among the annotators
@@ -13,7 +13,7 @@ from typing import Any
 
 from dialeval.metrics.annotators import annotator_agreement
 from dialeval.metrics.judge_agreement import paired_agreement
-from dialeval.protocols.dialogue.labels import Labels, Rating, Rule, load_labels
+from dialeval.conversation.labels import Labels, Rating, Rule, load_labels
 from dialeval.report.tables import cell, markdown_table, num
 
 __all__ = ["Labels", "Rating", "Rule", "load_labels", "agreement", "human_ceiling", "agreement_table"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from dialeval.protocols.dialogue.human import load_labels
 from dialeval.protocols.dialogue.loading import options_of
-from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.conversation.rubric import load_rubric
 
 
 def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, float]]:

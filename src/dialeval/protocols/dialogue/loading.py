@@ -9,10 +9,10 @@ from typing import Any
 from dialeval.config import parse_options
 from dialeval.errors import ConfigError
 from dialeval.protocols.dialogue.common import DialogueOptions
-from dialeval.protocols.dialogue.data import Conversation, Turn, load_conversations, with_versus
+from dialeval.conversation.data import Conversation, Turn, load_conversations, with_versus
 from dialeval.protocols.dialogue.human import load_labels
-from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
-from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.conversation.labels import LabelWarning, only_labelled
+from dialeval.conversation.rubric import load_rubric
 from dialeval.protocols.dialogue.view import image_label
 
 

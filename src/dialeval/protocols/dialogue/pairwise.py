@@ -20,9 +20,9 @@ from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.context import View, build_view, prompt_tokens, turn_line
-from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
+from dialeval.conversation.data import Conversation, Turn, conversation_of
 from dialeval.protocols.dialogue.judge import grounding_text, missing, selected
-from dialeval.protocols.dialogue.rubric import Criterion, load_rubric
+from dialeval.conversation.rubric import Criterion, load_rubric
 
 
 class Preference(BaseModel):

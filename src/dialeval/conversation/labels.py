@@ -23,8 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.io import DataError, read_records, validate_record
-from dialeval.protocols.dialogue.data import Conversation
-from dialeval.protocols.dialogue.rubric import Criterion, Rubric, dimension, load_rubric
+from dialeval.conversation.data import Conversation
+from dialeval.conversation.rubric import Criterion, Rubric, dimension, load_rubric
 
 Rule = Literal["mean", "median", "majority"]
 RULES: tuple[Rule, ...] = ("mean", "median", "majority")
