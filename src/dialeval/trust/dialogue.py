@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.data.io import DataError
+from dialeval.protocols.dialogue.labels import LabelWarning as LabelWarning  # a label left out: counted, listed, warned once
 
 Key = tuple[str, str]  # (unit, criterion): unit is ``<id>/<turn>`` or ``<id>``
 
@@ -59,8 +60,6 @@ def load_conversations(path: str | Path) -> list[Any]:
     return load_dataset("dialogue", path)
 
 
-class LabelWarning(UserWarning):
-    """A label the card leaves out (an unknown criterion, a turn that is not an assistant's): counted and listed."""
 
 
 def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> HumanLabels:
