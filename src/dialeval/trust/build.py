@@ -287,7 +287,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
         "data": str(settings.data), "labels": str(settings.labels), "rubric": settings.rubric,
         "units": {"conversations": len(inputs.conversations), "labelled": len(inputs.labels.by_unit),
                   "labels": sum(len(s) for s in inputs.labels.by_unit.values()),
-                  "annotators": len({a for s in inputs.labels.by_unit.values() for a in s})},
+                  "annotators": len({a for s in inputs.labels.by_unit.values() for a in s}), **inputs.labels.summary},
         "label_warnings": inputs.labels.warnings[:20],
         "label_warning_count": len(inputs.labels.warnings),
         "tolerance": settings.tolerance,

@@ -30,6 +30,7 @@ class HumanLabels:
     scales: dict[str, tuple[float, float]]  # dimension -> (lowest, highest) score
     names: dict[str, str]  # dimension -> the rubric's criterion name (they differ for a name used at two levels)
     warnings: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)  # what the file held besides labels (N/A by kind, repeats)
 
     def criteria(self) -> list[str]:
         """The labelled dimensions, as the judge's scores name them."""
@@ -76,7 +77,8 @@ def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> Huma
     known = _dimensions(rubric)
     levels = {d: c.level for d, c in known.items()}
     scales = {d: _bounds(c.scale) for d, c in known.items()}
-    return HumanLabels(by_unit, levels, scales, {d: c.name for d, c in known.items()}, warnings)
+    summary = {k: v for k, v in labels.summary().items() if k in ("no_label", "no_label_by_kind", "units_without_label", "duplicates")}
+    return HumanLabels(by_unit, levels, scales, {d: c.name for d, c in known.items()}, warnings, summary)
 
 
 def _dimensions(rubric: Any) -> dict[str, Any]:

@@ -60,6 +60,10 @@ def render(card: dict[str, Any]) -> str:
         f"Judged: {units['labelled']} labelled units in {units['conversations']} conversations, {units['labels']} labels "
         f"from {units['annotators']} annotators; rubric {cell(card['rubric'])}; tolerance {card['tolerance']:g} in mean "
         f"Krippendorff's alpha. Dry-run estimate of the card: {_money(card['estimate']['cost_usd'])}."
+        + (f" {units['no_label']} answers without a label ("
+           + ", ".join(f"{n} {cell(kind)}" for kind, n in (units.get("no_label_by_kind") or {}).items())
+           + f") were left out; {units.get('units_without_label', 0)} units had no label left."
+           if units.get("no_label") else "")
         + ("" if card["complete"] else " **Incomplete: some items failed; run the same command again to retry them.**")
         + (f" The labels file gave {_warning_count(card)} warnings: those labels were skipped and left out of "
            "every figure." if card.get("label_warnings") else ""),

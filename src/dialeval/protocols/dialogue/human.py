@@ -64,8 +64,23 @@ def agreement_table(rows: dict[str, dict[str, Any]], summary: dict[str, Any] | N
     rule = next((row.get("rule") for row in rows.values() if row.get("rule")), "mean")
     lines = [f"Agreement of the judge with the human labels ({rule} of the annotators per unit; 95% bootstrap CI), "
              "beside the annotators' own agreement (the ceiling):", "", *markdown_table(headers, body, "lrrlllrll")]
-    if summary and (summary.get("no_label") or summary.get("unknown")):
-        lines += ["", f"Labels file {cell(summary['file'])}: {summary['no_label']} answers without a label (N/A, null, NaN) "
-                  f"skipped; {summary['unknown']} labels for a criterion or unit that is not there skipped."]
+    return "\n".join(lines + label_notes(summary or {}))
+
+
+def label_notes(summary: dict[str, Any]) -> list[str]:
+    """What the labels file held besides labels: answers without one (by kind), rows read
+    twice, unknown units, and how split majorities were broken."""
+    lines = []
+    if summary.get("majority_tie"):
+        ties = summary.get("ties") or {}
+        lines.append("Split majorities: " + "; ".join(f"{cell(c)}: {ties.get(c, 0)} units, to the {rule} label" if rule != "drop"
+                                                      else f"{cell(c)}: {ties.get(c, 0)} units, dropped"
+                                                      for c, rule in summary["majority_tie"].items()) + " (option majority_tie).")
+    if summary.get("no_label") or summary.get("unknown") or summary.get("duplicates"):
+        kinds = ", ".join(f"{n} {cell(kind)}" for kind, n in (summary.get("no_label_by_kind") or {}).items())
+        lines.append(f"Labels file {cell(summary['file'])}: {summary['no_label']} answers without a label"
+                     + (f" ({kinds})" if kinds else "") + f" left out, {summary.get('units_without_label', 0)} units with no label "
+                     f"left; {summary.get('duplicates', 0)} rows repeated exactly, read once; {summary['unknown']} labels for a "
+                     "criterion or unit that is not there skipped.")
         lines += [f"- {cell(w)}" for w in summary.get("warnings", [])[:5]]
-    return "\n".join(lines)
+    return ["", *lines] if lines else []
