@@ -60,7 +60,13 @@ def test_compare_reads_the_runs_own_rubric_from_another_folder(judged, monkeypat
     expected = krippendorff.alpha(reliability_data=[[4, 1, 2, 0], [3, 2, 2, np.nan], [np.nan, 0, 3, 1]], level_of_measurement="ordinal")
     assert (ceiling["annotators"], ceiling["multi_labelled"]) == (3, 4)
     assert ceiling["alpha"]["value"] == pytest.approx(expected)
-    assert f"| engaging | 3 | 4 | {expected:.3f} [" in (out / "compare.md").read_text()
+    text = (out / "compare.md").read_text()
+    assert f"| engaging | humans (3 annotators; alpha among them {expected:.3f} [" in text
+    judge = ceiling["judges"]["judge"]  # the judge in each annotator's place, never against the mean of all three
+    assert judge["units"] == 4 and f"| engaging | judge, in each annotator's place | 4 | {judge['spearman']['value']:.3f} [" in text
+    # averaged human labels have no exact agreement: the cell says so and a footnote says why
+    assert row["exact_agreement"] is None and "| n/a [1] | n/a [1] |" in text
+    assert "[1] human has scores that are not whole numbers" in text and "human_rule=majority or median" in text
 
 
 def test_a_labels_file_naming_no_scored_unit_is_named(judged, capsys):

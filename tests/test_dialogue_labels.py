@@ -64,9 +64,11 @@ def test_the_human_ceiling_is_alpha_among_annotators_and_each_against_the_others
     assert ceiling["alpha"]["value"] == pytest.approx(expected_alpha, abs=1e-12)
     assert ceiling["alpha"]["ci_low"] <= ceiling["alpha"]["value"] <= ceiling["alpha"]["ci_high"]
     first = stats.spearmanr(data[:, 0], data[:, 1:].mean(axis=1)).statistic
-    assert ceiling["per_annotator"]["a1"] == {"n": 8, "spearman": pytest.approx(first)}
+    assert ceiling["per_annotator"]["a1"]["n"] == 8 and ceiling["per_annotator"]["a1"]["spearman"] == pytest.approx(first)
     assert ceiling["per_annotator"]["a5"]["spearman"] < 0 < ceiling["per_annotator"]["a1"]["spearman"]
-    assert ceiling["leave_one_out"] == pytest.approx(fmean(p["spearman"] for p in ceiling["per_annotator"].values()))
+    loo = ceiling["leave_one_out"]["spearman"]
+    assert loo["value"] == pytest.approx(fmean(p["spearman"] for p in ceiling["per_annotator"].values()))
+    assert loo["ci_low"] <= loo["value"] <= loo["ci_high"]
     assert ceiling["annotators"] == 5 and ceiling["multi_labelled"] == 8
 
 
@@ -158,7 +160,10 @@ def test_the_report_puts_the_human_ceiling_beside_the_judge(tmp_path):
     rows = agreement({"engaging": {f"c{i}/2": float(s) for i, s in enumerate(JUDGE)}}, labels)
     table = agreement_table(rows, labels.summary())
     ceiling = rows["engaging"]["human"]
-    assert f"| 5 | {ceiling['alpha']['value']:.2f} [" in table and f"| {ceiling['leave_one_out']:.2f} |" in table
+    humans, judge = ceiling["leave_one_out"]["spearman"], ceiling["judges"]["judge"]["spearman"]
+    assert f"| engaging | humans (5 annotators, alpha among them {ceiling['alpha']['value']:.2f} [" in table
+    assert f"| 8 | {humans['value']:.2f} [{humans['ci_low']:.2f}, {humans['ci_high']:.2f}] |" in table
+    assert f"| engaging | judge, in each annotator's place | 8 | {judge['value']:.2f} [" in table
     assert "mean of the annotators per unit" in table and "1 answers without a label (1 N/A) left out" in table
 
 
