@@ -99,7 +99,8 @@ def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[Pl
                 rubric.write_text(perturb.NEEDLE_RUBRIC, encoding="utf-8")
             needle_data = dialogue.write_conversations(data / "needle.jsonl", needle_records)
             runs.append(PlannedRun(candidate, "needle", needle_data,
-                                   {**_plain(settings.options), "rubric": str(rubric), "criteria": [perturb.NEEDLE_CRITERION], "facts": "off"}))
+                                   {**every_unit(_plain(settings.options)), "rubric": str(rubric), "criteria": [perturb.NEEDLE_CRITERION],
+                                    "facts": "off"}))
         if "consistency" in settings.probes:
             runs += [PlannedRun(candidate, f"repeat{k}", labelled, base, cached=False) for k in range(1, settings.repeats)]
     return runs, needles
@@ -122,7 +123,8 @@ def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
 
 
 def every_unit(options: dict[str, Any]) -> dict[str, Any]:
-    """The options of the corpus run: every unit of the data file, labelled or not."""
+    """The options of a run over units the labels do not name (the corpus run, the needle
+    probe's planted conversations): every unit judged, no labels read."""
     return {**{k: v for k, v in options.items() if k != "human_scores"}, "judge_only": "all"}
 
 
