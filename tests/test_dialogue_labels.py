@@ -315,3 +315,14 @@ def test_the_run_reads_majority_tie_from_its_options(tmp_path):
     options = {"rubric": str(rubric), "human_rule": "majority"}
     assert human_scores(split_votes(tmp_path), options)["preference"] == {"c0/2": 2.0, "c1/2": 3.0}
     assert human_scores(split_votes(tmp_path), options | {"majority_tie": "drop"})["preference"] == {"c1/2": 3.0}
+
+
+def test_a_figure_the_labels_cannot_give_is_marked_and_its_reason_footnoted(tmp_path):
+    from dialeval.protocols.dialogue.human import agreement_table
+
+    labels = load_labels(write_jsonl(tmp_path / "h.jsonl", five_annotator_rows()), RUBRIC)
+    rows = agreement({"engaging": {f"c{i}/2": 3.0 for i in range(8)}}, labels)  # a judge that says 3 to everything
+    table = agreement_table(rows, labels.summary())
+    assert rows["engaging"]["spearman"]["value"] is None
+    assert "| engaging | 8 | 40 | n/a [1] | n/a [1] | n/a [1] |" in table
+    assert "[1] the judge gives every shared unit the same score: a correlation is undefined." in table

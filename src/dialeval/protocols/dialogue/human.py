@@ -17,6 +17,7 @@ from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.metrics.annotators import annotator_agreement
 from dialeval.metrics.judge_agreement import STATISTICS, paired_agreement
 from dialeval.protocols.dialogue.labels import Labels, Rating, Rule, load_labels
+from dialeval.report.compare_notes import Footnotes, undefined
 from dialeval.report.tables import cell, markdown_table, num
 
 __all__ = ["Labels", "Rating", "Rule", "load_labels", "agreement", "human_ceiling", "agreement_table"]
@@ -41,7 +42,7 @@ def agreement(scores: dict[str, dict[str, float]], labels: Labels) -> dict[str, 
     for criterion, human in combined.items():
         units = [u for u in human if u in scores.get(criterion, {})]
         judge = [scores[criterion][u] for u in units]
-        out[criterion] = {
+        row = out[criterion] = {
             "n": len(units),
             "labels": sum(1 for r in labels.ratings if r.criterion == criterion),
             "rule": labels.rule,
@@ -49,6 +50,8 @@ def agreement(scores: dict[str, dict[str, float]], labels: Labels) -> dict[str, 
             **paired_agreement(judge, [human[u] for u in units]),
             "human": human_ceiling(labels, criterion, scores.get(criterion, {})),
         }
+        why = undefined({"the judge": judge, "the humans": [human[u] for u in units]}, 3)
+        row["not_computed"] = {k: why for k in STATISTICS if row[k]["value"] is None} if why else {}
     return out
 
 
@@ -63,10 +66,12 @@ def agreement_table(rows: dict[str, dict[str, Any]], summary: dict[str, Any] | N
     each against the others' mean, and the judge in their place, read alike."""
     alpha = f"Krippendorff's alpha ({ALPHA_LEVEL})"
     headers = ["criterion", "paired units", "labels", "Spearman", "Kendall tau-b", alpha]
-    body = [[cell(name), row["n"], row["labels"], *(_with_ci(row[k]) for k in STATISTICS)] for name, row in rows.items()]
+    notes = Footnotes()
+    body = [[cell(name), row["n"], row["labels"], *(notes.mark(row["not_computed"][k]) if k in row.get("not_computed", {})
+                                                    else _with_ci(row[k]) for k in STATISTICS)] for name, row in rows.items()]
     rule = next((row.get("rule") for row in rows.values() if row.get("rule")), "mean")
     lines = [f"Agreement of the judge with the human labels ({rule} of the annotators per unit; 95% bootstrap CI):", "",
-             *markdown_table(headers, body, "lrrlll")]
+             *markdown_table(headers, body, "lrrlll"), *notes.lines()]
     ceiling = []
     for name, row in rows.items():
         human = row.get("human") or {}
