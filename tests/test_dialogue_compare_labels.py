@@ -74,3 +74,25 @@ def test_a_labels_file_naming_no_scored_unit_is_named(judged, capsys):
     assert main(["compare", str(judged / "runs" / "judge"), "--human", str(labels), "--no-plots"]) == 2
     err = capsys.readouterr().err
     assert "other.jsonl: none of its 1 labelled units is a unit judge scored" in err
+
+
+def test_the_run_report_and_compare_human_print_one_alpha_for_the_same_pairs(judged, monkeypatch):
+    """The averaged labels against the judge's whole numbers: ordinal alpha in the run's own
+    report (option human_scores) and in compare --human alike, never interval in one of them."""
+    from dialeval.benchmarks import get_benchmark
+    from dialeval.report.results import read_run
+
+    labels = write_jsonl(judged / "same.jsonl", [
+        {"id": w, "turn": 2, "criterion": "engaging", "score": scores}
+        for w, scores in {"tea": [4, 3], "cat": [1, 2], "bus": [2, 3], "map": [0, 1]}.items()
+    ])
+    monkeypatch.chdir(judged / "project")
+    out = judged / "same-vs-human"
+    assert main(["compare", str(judged / "runs" / "judge"), "--human", str(labels), "--out", str(out), "--no-plots"]) == 0
+    [row] = json.loads((out / "compare.json").read_text())["comparisons"]
+    records = read_run(judged / "runs" / "judge").records
+    metrics = get_benchmark("dialogue").aggregate(records, {"rubric": "rubric.yaml", "human_scores": str(labels)})
+    reported = metrics["human_agreement"]["engaging"]
+    expected = krippendorff.alpha(reliability_data=[[4, 1, 2, 0], [3.5, 1.5, 2.5, 0.5]], level_of_measurement="ordinal")
+    assert row["krippendorff_alpha"] == pytest.approx(expected) and row["alpha_level"] == "ordinal"
+    assert reported["krippendorff_alpha"]["value"] == pytest.approx(expected) and reported["alpha_level"] == "ordinal"
