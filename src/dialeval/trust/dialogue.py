@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.data.io import DataError
+from dialeval.conversation.labels import LabelWarning as LabelWarning  # a label left out: counted, listed, warned once
 
 Key = tuple[str, str]  # (unit, criterion): unit is ``<id>/<turn>`` or ``<id>``
 
@@ -29,6 +30,7 @@ class HumanLabels:
     scales: dict[str, tuple[float, float]]  # dimension -> (lowest, highest) score
     names: dict[str, str]  # dimension -> the rubric's criterion name (they differ for a name used at two levels)
     warnings: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)  # what the file held besides labels (N/A by kind, repeats)
 
     def criteria(self) -> list[str]:
         """The labelled dimensions, as the judge's scores name them."""
@@ -59,8 +61,6 @@ def load_conversations(path: str | Path) -> list[Any]:
     return load_dataset("dialogue", path)
 
 
-class LabelWarning(UserWarning):
-    """A label the card leaves out (an unknown criterion, a turn that is not an assistant's): counted and listed."""
 
 
 def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> HumanLabels:
@@ -77,7 +77,8 @@ def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> Huma
     known = _dimensions(rubric)
     levels = {d: c.level for d, c in known.items()}
     scales = {d: _bounds(c.scale) for d, c in known.items()}
-    return HumanLabels(by_unit, levels, scales, {d: c.name for d, c in known.items()}, warnings)
+    summary = {k: v for k, v in labels.summary().items() if k in ("no_label", "no_label_by_kind", "units_without_label", "duplicates")}
+    return HumanLabels(by_unit, levels, scales, {d: c.name for d, c in known.items()}, warnings, summary)
 
 
 def _dimensions(rubric: Any) -> dict[str, Any]:

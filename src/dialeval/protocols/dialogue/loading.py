@@ -36,7 +36,8 @@ def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
                       f"{next(c.system for c in conversations if c.id == named[0])!r}) reads like a system's name, but it is "
                       "the system prompt the judge is shown; name the system under test in metadata.system", UserWarning, stacklevel=2)
     if parsed.human_scores:
-        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations, parsed.human_rule)
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations, parsed.human_rule,
+                             majority_tie=parsed.majority_tie)
         for warning in labels.warnings:
             warnings.warn(warning, LabelWarning, stacklevel=2)
         if parsed.judge_only == "labelled":
