@@ -65,7 +65,7 @@ def _otel_line(messages: object) -> dict:
 
 
 @pytest.mark.parametrize("fmt, name, content, words", [
-    ("otel", "t.jsonl", "{not json\n", "record 1: not an OTLP/JSON TracesData object"),
+    ("otel", "t.jsonl", "{not json\n", "record 1: not valid JSON"),
     ("otel", "t.jsonl", json.dumps(_otel_line([{"role": "assistant", "content": "hi"}])) + "\n",
      "field 'span b7ad6b7169203331: gen_ai.output.messages.0': a message is {role, parts: [...]}"),
     ("otel", "t.jsonl", json.dumps(_otel_line([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c"}]}])) + "\n",

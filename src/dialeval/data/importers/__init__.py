@@ -1,8 +1,10 @@
 """Importers: conversations kept in tracing systems and datasets, read into dialogue records.
 
-Each format is one module with ``read(path, options) -> list[record]``; a record is what a
-dialogue data file holds (OpenAI ``messages`` with tool calls), with ``metadata.source``
-naming the ids in the source system so scores can be written back there.
+Each format is one module with ``read(path, options, log) -> list[record]``; a record is
+what a dialogue data file holds (OpenAI ``messages`` with tool calls), with
+``metadata.source`` naming the ids in the source system so scores can be written back
+there. The :class:`~.common.ImportLog` collects how calls were grouped, merges that did
+not fit and (with ``skip_bad``) the records left out.
 """
 
 from __future__ import annotations
@@ -11,22 +13,39 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from dialeval.data.importers.common import ImportLog
 from dialeval.errors import DataError
 
+__all__ = ["FORMATS", "ImportLog", "import_file", "import_records"]
+
 FORMATS = {
-    "otel": "OpenTelemetry GenAI spans (OTLP/JSON, the collector's file exporter)",
+    "otel": "OpenTelemetry GenAI spans and log records (OTLP/JSON: the collector's file exporter, or MessageToDict)",
     "langsmith": "LangSmith runs (JSON/JSONL as the SDK serializes langsmith.schemas.Run)",
-    "langfuse": "Langfuse traces with observations (JSON from its API or SDK)",
+    "langfuse": "Langfuse traces with observations (its API's JSON, or the SDK's spans as OTLP/JSON)",
     "hf": "Hugging Face dataset rows (save_to_disk folder, parquet/arrow, or to_json lines)",
 }
 
 
-def import_records(fmt: str, path: str | Path, options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The dialogue records of ``path`` read as ``fmt``."""
+def import_file(fmt: str, path: str | Path, options: dict[str, Any] | None = None,
+                log: ImportLog | None = None) -> tuple[list[dict[str, Any]], ImportLog]:
+    """The dialogue records of ``path`` read as ``fmt``, and what the import noted."""
     if fmt not in FORMATS:
         raise DataError(path, f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
     path = Path(path)
     if not path.exists():
         raise DataError(path, "file not found")
+    log = log or ImportLog()
     module = import_module(f"dialeval.data.importers.{fmt}")
-    return list(module.read(path, options or {}))
+    try:
+        records = list(module.read(path, options or {}, log))
+    except DataError as err:
+        from dialeval.data.importers.sniff import hint
+
+        err.args = (str(err) + hint(path, fmt),)  # the file may be another format: say which
+        raise
+    return records, log
+
+
+def import_records(fmt: str, path: str | Path, options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The dialogue records of ``path`` read as ``fmt``."""
+    return import_file(fmt, path, options)[0]
