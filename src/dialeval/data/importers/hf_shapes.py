@@ -30,7 +30,7 @@ from dialeval.data.importers.common import Message, message, openai_call, tool_d
 
 SHAPES = ("openai", "sharegpt", "hermes", "toolace", "glaive", "xlam")
 TAG = re.compile(r"<(tool_call|tool_response)>\s*(.*?)\s*</\1>", re.DOTALL)
-TOOLS_TAG = re.compile(r"<tools>\s*(.*?)\s*</tools>", re.DOTALL)
+TOOLS_TAG = re.compile(r"<tools>\s*(\[.*?\]|\{.*?\})\s*</tools>", re.DOTALL)  # not the prompt's "<tools> </tools> tags"
 GLAIVE_SPEAKER = re.compile(r"(USER|ASSISTANT|FUNCTION RESPONSE):", re.MULTILINE)
 
 
@@ -95,32 +95,60 @@ def hermes(row: dict[str, Any]) -> dict[str, Any]:
     return {"messages": messages, "tools": tools}
 
 
+CALL_START = re.compile(r"\s*([^()\[\],]+?)\s*\(")
+
+
+def _closing(text: str, opening: int) -> int | None:
+    """The index of the parenthesis that closes the one at ``opening`` (strings skipped)."""
+    depth, quote, k = 0, "", opening
+    while k < len(text):
+        char = text[k]
+        if quote:
+            if char == "\\":
+                k += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return k
+        k += 1
+    return None
+
+
 def _python_calls(text: str, turn: int) -> list[Message] | None:
-    """``[name(a=1, b="x"), other()]`` as calls, or None when the text is not that."""
+    """``[name(a=1, b="x"), Other Name()]`` as calls (ToolACE's names may hold spaces), or
+    None when the text is not that."""
     text = text.strip()
     if not (text.startswith("[") and text.endswith("]") and "(" in text):
         return None
-    try:
-        tree = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    if not isinstance(tree, ast.List) or not all(isinstance(c, ast.Call) for c in tree.elts):
-        return None
-    items = []
-    for call in tree.elts:
-        assert isinstance(call, ast.Call)
-        name = ast.unparse(call.func)
-        try:
-            items.append({"name": name, "arguments": {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}})
-        except (ValueError, SyntaxError):
+    body, items, pos = text[1:-1], [], 0
+    while pos < len(body):
+        start = CALL_START.match(body, pos)
+        end = _closing(body, start.end() - 1) if start else None
+        if start is None or end is None:
             return None
-    return _calls(items, turn)
+        try:
+            parsed = ast.parse(f"f({body[start.end():end]})", mode="eval").body
+            assert isinstance(parsed, ast.Call)
+            arguments = {k.arg: ast.literal_eval(k.value) for k in parsed.keywords if k.arg}
+        except (SyntaxError, ValueError, AssertionError, MemoryError, RecursionError):
+            return None
+        items.append({"name": start.group(1).strip(), "arguments": arguments})
+        pos = end + 1
+        while pos < len(body) and body[pos] in " ,\n":
+            pos += 1
+    return _calls(items, turn) if items else None
 
 
 def toolace(row: dict[str, Any]) -> dict[str, Any]:
     system = str(row.get("system") or "")
-    start, end = system.find("["), system.rfind("]")
-    tools = _tools(system[start:end + 1]) if 0 <= start < end else []
+    listed = system.find("[", max(system.find("functions in JSON format"), 0))
+    tools = _tools(json.JSONDecoder().raw_decode(system[listed:])[0]) if listed >= 0 else []
     messages: list[Message] = [message("system", system)] if system else []
     pending: list[Message] = []
     for i, turn in enumerate(row["conversations"]):
