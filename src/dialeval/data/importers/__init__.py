@@ -9,6 +9,7 @@ not fit and (with ``skip_bad``) the records left out.
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from dialeval.data.importers.common import ImportLog
 from dialeval.errors import DataError
 
-__all__ = ["FORMATS", "ImportLog", "import_file", "import_records"]
+__all__ = ["FORMATS", "ImportLog", "MergeWarning", "import_file", "import_records"]
 
 FORMATS = {
     "otel": "OpenTelemetry GenAI spans and log records (OTLP/JSON: the collector's file exporter, or MessageToDict)",
@@ -46,6 +47,13 @@ def import_file(fmt: str, path: str | Path, options: dict[str, Any] | None = Non
     return records, log
 
 
+class MergeWarning(UserWarning):
+    """A merge of calls that did not fit, said where a run reads an export directly."""
+
+
 def import_records(fmt: str, path: str | Path, options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The dialogue records of ``path`` read as ``fmt``."""
-    return import_file(fmt, path, options)[0]
+    """The dialogue records of ``path`` read as ``fmt`` (merges that did not fit as warnings)."""
+    records, log = import_file(fmt, path, options)
+    for line in log.warnings:
+        warnings.warn(f"{path}: {line}", MergeWarning, stacklevel=2)
+    return records
