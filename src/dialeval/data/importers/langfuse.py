@@ -16,7 +16,6 @@ by session (``sessionId``; on spans ``langfuse.trace.session_id``, ``session.id`
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.importers.calls import Call, build
-from dialeval.data.importers.common import ImportLog, Message, chat, tool_definition
+from dialeval.data.importers.common import ImportLog, Message, chat, parsed, tool_definition
 from dialeval.data.io import read_records, validate_record
 from dialeval.errors import DataError
 
@@ -89,15 +88,6 @@ def _api_calls(path: Path, raws: list[Any], log: ImportLog) -> list[Call]:
     return calls
 
 
-def _parsed(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def _span_calls(path: Path, log: ImportLog) -> list[Call]:
     from dialeval.data.importers.otlp import items
 
@@ -108,10 +98,10 @@ def _span_calls(path: Path, log: ImportLog) -> list[Call]:
             continue
         if attributes.get("langfuse.observation.output") is None:
             continue
-        session = next((str(_parsed(attributes[k])) for k in SESSION_ATTRIBUTES if attributes.get(k)), None)
+        session = next((str(parsed(attributes[k])) for k in SESSION_ATTRIBUTES if attributes.get(k)), None)
         call = log.attempt(path, item.record, partial(
             _generation, path, item.record, item.span, item.trace, item.time, session,
-            _parsed(attributes.get("langfuse.observation.input")), _parsed(attributes["langfuse.observation.output"])))
+            parsed(attributes.get("langfuse.observation.input")), parsed(attributes["langfuse.observation.output"])))
         if call is not None:
             calls.append(call)
     return calls

@@ -19,14 +19,13 @@ trace, else by the time-and-prefix rule (:mod:`.calls`).
 
 from __future__ import annotations
 
-import json
 import re
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from dialeval.data.importers.calls import Call, build
-from dialeval.data.importers.common import ImportLog, Message, as_text, from_openai, message, openai_call, tool_definition
+from dialeval.data.importers.common import ImportLog, Message, as_text, from_openai, message, openai_call, parsed, tool_definition
 from dialeval.data.importers.otlp import Item, items
 from dialeval.errors import DataError
 
@@ -37,18 +36,9 @@ FLAT = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 FUNCTIONS = re.compile(r"llm\.request\.functions\.(\d+)\.(name|description|parameters)")
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def parts_messages(raw: Any, fail: Any) -> list[Message]:
     """GenAI messages (``[{role, parts}]``, JSON text or a structured value) as OpenAI messages."""
-    raw = _json(raw)
+    raw = parsed(raw)
     if not isinstance(raw, list):
         raise fail("expected a list of messages {role, parts}", "")
     out: list[Message] = []
@@ -75,12 +65,12 @@ def parts_messages(raw: Any, fail: Any) -> list[Message]:
 
 
 def _definitions(attributes: dict[str, Any]) -> list[Message]:
-    raw = _json(attributes.get("gen_ai.tool.definitions")) or []
+    raw = parsed(attributes.get("gen_ai.tool.definitions")) or []
     flat: dict[int, dict[str, Any]] = {}
     for key, value in attributes.items():
         match = FUNCTIONS.fullmatch(key)
         if match:
-            flat.setdefault(int(match[1]), {})[match[2]] = _json(value) if match[2] == "parameters" else value
+            flat.setdefault(int(match[1]), {})[match[2]] = parsed(value) if match[2] == "parameters" else value
     found = [tool_definition(t) for t in (raw if isinstance(raw, list) else [])] + [tool_definition(flat[k]) for k in sorted(flat)]
     return [t for t in found if t is not None]
 
@@ -112,7 +102,7 @@ def _legacy(entries: list[tuple[str, Any]], fail: Any) -> tuple[list[Message], l
     """Per-message events (``gen_ai.user.message``... ``gen_ai.choice``) with their bodies, in order."""
     inputs, outputs = [], []
     for name, body in entries:
-        body = _json(body) if body is not None else {}
+        body = parsed(body) if body is not None else {}
         if not isinstance(body, dict):
             raise fail(f"the body of a {name} event is an object", "")
         if name == "gen_ai.choice":
@@ -136,14 +126,14 @@ def _call(path: Path, item: Item, legacy: list[tuple[str, Any]], parent_attribut
     if "gen_ai.output.messages" in attributes:
         inputs = parts_messages(attributes.get("gen_ai.input.messages", "[]"), lambda m, f: fail(m, "gen_ai.input.messages" + f))
         outputs = parts_messages(attributes["gen_ai.output.messages"], lambda m, f: fail(m, "gen_ai.output.messages" + f))
-        system = _json(attributes.get("gen_ai.system_instructions"))
+        system = parsed(attributes.get("gen_ai.system_instructions"))
         if system:
             text = "\n".join(str(p.get("content", "")) for p in system if isinstance(p, dict)) if isinstance(system, list) else str(system)
             inputs = [message("system", text), *inputs]
     elif any(FLAT.fullmatch(k) for k in attributes):
         inputs, outputs = _flat(attributes, fail)
     elif "gen_ai.completion" in attributes:
-        prompt, completion = _json(attributes.get("gen_ai.prompt") or "[]"), _json(attributes["gen_ai.completion"])
+        prompt, completion = parsed(attributes.get("gen_ai.prompt") or "[]"), parsed(attributes["gen_ai.completion"])
         inputs = [from_openai(m, lambda t: fail(t, "gen_ai.prompt")) for m in (prompt if isinstance(prompt, list) else [])]
         outputs = [from_openai({"role": "assistant", **m}, lambda t: fail(t, "gen_ai.completion"))
                    for m in (completion if isinstance(completion, list) else [completion]) if isinstance(m, dict)]
