@@ -43,3 +43,10 @@ def test_the_judge_and_the_viewer_say_empty_reply(tmp_path, monkeypatch):
     page = (tmp_path / "runs" / "quiet" / "view" / "items" / "00001.html").read_text(encoding="utf-8")
     assert '<div class="text muted empty-reply">(empty reply)</div>' in page
     assert result.records[0]["turns"][1]["text"] == ""  # the record keeps what was said: nothing
+
+
+def test_an_empty_answer_is_graded_as_an_empty_reply():
+    from dialeval.protocols.answers.judge import variables
+
+    shown = variables({"id": "q1", "question": "Compose a blog post.", "reference": "A post.", "answer": ""}, None)
+    assert shown["answer"] == "(empty reply)"
