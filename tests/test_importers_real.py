@@ -142,6 +142,26 @@ def test_langsmith_langchain_tracer_threads_and_tools(tmp_path):
     assert shape(conv) == shape(sent(messages))  # LangChain's own serialized messages; tools from invocation_params
 
 
+def test_langsmith_langgraph_agent_runs_are_not_doubled(tmp_path):
+    """A LangGraph agent logs chain runs that hold the messages too; only its model calls are read."""
+    from langchain_core.tracers import LangChainTracer
+    from langchain_openai import ChatOpenAI
+
+    from tests.tracing_helpers import drive_langgraph
+
+    with RunCollector() as collector, OpenAIStub(respond=respond) as server:
+        tracer = LangChainTracer(client=_langsmith_client(collector), project_name="agents")
+        model = ChatOpenAI(model="stub-model", base_url=server.base_url, api_key="test-key")
+        messages = drive_langgraph(model, {"callbacks": [tracer], "metadata": {"thread_id": "trip"}})
+        tracer.wait_for_futures()
+    runs = list(collector.runs.values())
+    assert sum(r["run_type"] == "chain" and "messages" in (r.get("inputs") or {}) for r in runs) > 5
+    records, log = import_file("langsmith", write_jsonl(tmp_path / "runs.jsonl", runs))
+    assert log.warnings == [] and len(records[0]["messages"]) == len(messages)
+    conv = load_conversations(write_jsonl(tmp_path / "out.jsonl", records))[0]
+    assert shape(conv) == shape(sent(messages))
+
+
 @pytest.fixture(scope="module")
 def langfuse_spans():
     """A Langfuse client exporting its spans to memory (nothing leaves 127.0.0.1)."""
@@ -195,3 +215,19 @@ def test_langfuse_langchain_handler(langfuse_spans, tmp_path):
     conv = load_conversations(write_jsonl(tmp_path / "out.jsonl", records))[0]
     assert shape(conv) == shape(sent(messages))  # arguments kept, definitions as tools, 13 messages not 25
     assert len(records[0]["messages"]) == len(messages)
+
+
+def test_langfuse_langchain_handler_on_a_langgraph_agent(langfuse_spans, tmp_path):
+    from langchain_openai import ChatOpenAI
+
+    from langfuse.langchain import CallbackHandler
+    from tests.tracing_helpers import drive_langgraph
+
+    with OpenAIStub(respond=respond) as server:
+        model = ChatOpenAI(model="stub-model", base_url=server.base_url, api_key="test-key")
+        messages = drive_langgraph(model, {"callbacks": [CallbackHandler()], "metadata": {"langfuse_session_id": "trip"}})
+    records, log = import_file("langfuse", write_jsonl(tmp_path / "spans.jsonl", [langfuse_spans()]))
+    assert [r["id"] for r in records] == ["trip"] and log.warnings == []
+    assert len(records[0]["messages"]) == len(messages)  # the agent's chain spans hold the messages too: not read
+    conv = load_conversations(write_jsonl(tmp_path / "out.jsonl", records))[0]
+    assert shape(conv) == shape(sent(messages))

@@ -65,9 +65,8 @@ def drive_openai(client: Any, before_call: Callable[[int], Any] | None = None, *
     return messages
 
 
-def drive_langchain(model: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
-    """The conversation through a LangChain chat model with the tools bound; OpenAI messages."""
-    from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
+def langchain_tools() -> dict[str, Any]:
+    """The two tools as LangChain tools."""
     from langchain_core.tools import StructuredTool
 
     def get_weather(city: str, day: str) -> str:
@@ -78,7 +77,14 @@ def drive_langchain(model: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
         """Convert an amount between currencies."""
         return run_tool("convert_currency", {"amount": amount, "source": source, "target": target})
 
-    tools = {f.__name__: StructuredTool.from_function(f) for f in (get_weather, convert_currency)}
+    return {f.__name__: StructuredTool.from_function(f) for f in (get_weather, convert_currency)}
+
+
+def drive_langchain(model: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conversation through a LangChain chat model with the tools bound; OpenAI messages."""
+    from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
+
+    tools = langchain_tools()
     bound = model.bind_tools(list(tools.values()))
     history: list[Any] = [SystemMessage(SYSTEM)]
     for text, _ in SCRIPT:
@@ -91,6 +97,28 @@ def drive_langchain(model: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
             for call in reply.tool_calls:
                 history.append(ToolMessage(tools[call["name"]].invoke(call["args"]), tool_call_id=call["id"]))
     return convert_to_openai_messages(history)
+
+
+def drive_langgraph(model: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conversation through a LangGraph ReAct agent (a graph of chain, model and tool
+    runs), one invocation per user turn with the history so far; OpenAI messages."""
+    from langchain_core.messages import HumanMessage, SystemMessage, convert_to_openai_messages
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    tools = list(langchain_tools().values())
+    bound = model.bind_tools(tools)
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", lambda state: {"messages": [bound.invoke([SystemMessage(SYSTEM), *state["messages"]])]})
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    agent = graph.compile()
+    history: list[Any] = []
+    for text, _ in SCRIPT:
+        history = agent.invoke({"messages": [*history, HumanMessage(text)]}, config=config)["messages"]
+    return convert_to_openai_messages([SystemMessage(SYSTEM), *history])
 
 
 def sent(messages: list[dict[str, Any]], ident: str = "sent") -> Conversation:
