@@ -82,12 +82,15 @@ def test_otel_spans_with_base64_and_hex_ids(otel, tmp_path, capsys):
     assert "grouped 5 calls into 1 conversations" in out and "1 conversations, 6 turns, 3 tool calls, 1 empty replies" in out
 
 
-def test_otel_event_mode_log_records(otel, tmp_path):
-    messages, spans, logs = otel("event_only")
-    assert not any(a["key"] == "gen_ai.output.messages" for rs in spans["resourceSpans"] for ss in rs["scopeSpans"]
-                   for s in ss["spans"] for a in s["attributes"])  # the messages are only in the log records
+@pytest.mark.parametrize("mode", ["event_only", "span_and_event"])
+def test_otel_event_mode_log_records(otel, tmp_path, mode):
+    messages, spans, logs = otel(mode)
+    on_spans = any(a["key"] == "gen_ai.output.messages" for rs in spans["resourceSpans"] for ss in rs["scopeSpans"]
+                   for s in ss["spans"] for a in s["attributes"])
+    assert on_spans == (mode == "span_and_event")  # event_only: the messages are only in the log records
     path = write_jsonl(tmp_path / "telemetry.jsonl", [hex_ids(spans), logs])
-    records, _ = import_file("otel", path)
+    records, log = import_file("otel", path)
+    assert log.notes[0].startswith("grouped 5 calls into 1 conversations")  # a call on its span and its log record: once
     conv = load_conversations(write_jsonl(tmp_path / "out.jsonl", records))[0]
     assert shape(conv)[:2] == shape(sent(messages))[:2]
     spans_of = {s["spanId"] for rs in hex_ids(spans)["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]}

@@ -158,15 +158,17 @@ def read(path: Path, options: dict[str, Any], log: ImportLog | None = None) -> l
     for item in found:
         if item.kind == "log" and item.name in LEGACY_EVENTS and item.span:
             legacy.setdefault(item.span, []).append((item.name, item.body))
-    calls = []
-    for item in found:
+    calls: list[Call] = []
+    owners: set[str] = set()
+    for item in sorted(found, key=lambda i: i.kind != "span"):  # spans first
         if item.kind == "log" and item.name in LEGACY_EVENTS:
             continue  # read with its span
         events = legacy.get(item.span, []) if item.kind == "span" else []
         context = spans[item.span].attributes if item.kind == "log" and item.span in spans else {}
         call = log.attempt(path, item.record, partial(_call, path, item, events, context))
-        if call is not None:
-            calls.append(call)
+        if call is not None and not (item.kind == "log" and call.owner in owners):
+            calls.append(call)  # (a call on its span and on its log record, span_and_event mode: once)
+            owners.add(call.owner)
     orphans = set(legacy) - set(spans)
     for span in sorted(orphans):  # per-message events whose span is not in the file
         first = next(i for i in found if i.kind == "log" and i.span == span)
