@@ -1,7 +1,8 @@
 """Langfuse observations, in either of the two forms one can save them in:
 
-- the public API's JSON (``GET /api/public/traces/{id}`` objects with their
-  ``observations``: a list of them, or a page ``{"data": [...]}``);
+- the public API's JSON: ``GET /api/public/traces/{id}`` objects with their
+  ``observations``, or the v2 observations API's flat rows (``traceId``, ``sessionId``,
+  ``type``, ``startTime``, ``input``, ``output``): a list of them, or a page ``{"data": [...]}``;
 - the OpenTelemetry spans the Langfuse SDK (v3 and later) sends, as OTLP/JSON (its
   ``span_exporter`` pointed at a file or memory): ``langfuse.observation.*`` attributes.
 
@@ -37,6 +38,7 @@ class Observation(BaseModel):
 
     id: str
     trace_id: str | None = Field(default=None, alias="traceId")
+    session_id: str | None = Field(default=None, alias="sessionId")  # on the v2 observations API's rows
     type: str
     start_time: datetime = Field(alias="startTime")
     input: Any = None
@@ -81,6 +83,10 @@ def _api_calls(path: Path, raws: list[Any], log: ImportLog) -> list[Call]:
     calls: list[Call] = []
     for index, raw in enumerate(raws):
         def one(raw: Any = raw, index: int = index) -> list[Call]:
+            if isinstance(raw, dict) and "observations" not in raw and "startTime" in raw:  # a v2 observations row
+                o = validate_record(Observation, raw, path, index)
+                keep = o.type == "GENERATION" and o.output is not None
+                return [_generation(path, index, o.id, o.trace_id or o.id, o.start_time, o.session_id, o.input, o.output)] if keep else []
             trace = validate_record(Trace, raw, path, index)
             return [_generation(path, index, o.id, trace.id, o.start_time, trace.session_id, o.input, o.output)
                     for o in trace.observations if o.type == "GENERATION" and o.output is not None]
