@@ -92,3 +92,12 @@ def test_a_file_of_another_format_says_which(tmp_path, capsys):
     otel = resources.files("dialeval").joinpath("fixtures/agent_demo_otel.jsonl")
     assert main(["import", "langsmith", str(otel), "-o", str(tmp_path / "o.jsonl")]) == 2
     assert "this file looks like otel, not langsmith: try `dialeval import otel" in capsys.readouterr().err
+
+
+def test_a_file_too_large_to_read_at_once_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("dialeval.data.importers.MAX_BYTES", 2**30)
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as f:  # sparse: no disk is used
+        f.truncate(2**30 + 1)
+    assert main(["import", "otel", str(path), "-o", str(tmp_path / "o.jsonl")]) == 2
+    assert "1.0 GiB, more than the 1 GiB an import reads into memory; split the export" in capsys.readouterr().err

@@ -19,6 +19,7 @@ from dialeval.errors import DataError
 
 __all__ = ["FORMATS", "ImportLog", "MergeWarning", "import_file", "import_records"]
 
+MAX_BYTES = 2 * 2**30  # a file is read whole: larger exports are split, not left to exhaust memory
 FORMATS = {
     "otel": "OpenTelemetry GenAI spans and log records (OTLP/JSON: the collector's file exporter, or MessageToDict)",
     "langsmith": "LangSmith runs (JSON/JSONL as the SDK serializes langsmith.schemas.Run)",
@@ -35,6 +36,9 @@ def import_file(fmt: str, path: str | Path, options: dict[str, Any] | None = Non
     path = Path(path)
     if not path.exists():
         raise DataError(path, "file not found")
+    if path.is_file() and path.stat().st_size > MAX_BYTES:
+        raise DataError(path, f"{path.stat().st_size / 2**30:.1f} GiB, more than the {MAX_BYTES / 2**30:.0f} GiB an import reads "
+                        "into memory; split the export (by day or by project) and import the parts")
     log = log or ImportLog()
     module = import_module(f"dialeval.data.importers.{fmt}")
     try:
