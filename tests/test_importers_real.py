@@ -172,9 +172,12 @@ def langfuse_spans():
 
     from langfuse import Langfuse
 
+    from opentelemetry.sdk.trace import TracerProvider
+
     exporter = InMemorySpanExporter()
-    with RunCollector() as api:
-        client = Langfuse(public_key="pk-lf-test", secret_key="sk-lf-test", base_url=api.url, span_exporter=exporter)
+    with RunCollector() as api:  # its own tracer provider: the process's global one is left unset
+        client = Langfuse(public_key="pk-lf-test", secret_key="sk-lf-test", base_url=api.url, span_exporter=exporter,
+                          tracer_provider=TracerProvider())
 
         def take() -> dict:
             from google.protobuf.json_format import MessageToDict
@@ -189,12 +192,42 @@ def langfuse_spans():
         client.shutdown()
 
 
-def test_langfuse_openai_drop_in(langfuse_spans, tmp_path):
-    from langfuse.openai import OpenAI
+DROP_IN = """
+import json, sys
+from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from langfuse import Langfuse
+from langfuse.openai import OpenAI
+from dialeval.testing.openai_server import OpenAIStub
+from tests.tracing_helpers import RunCollector, drive_openai, respond
 
-    with OpenAIStub(respond=respond) as server:
-        messages = drive_openai(OpenAI(base_url=server.base_url, api_key="test-key"), metadata={"langfuse_session_id": "trip"})
-    records, log = import_file("langfuse", write_jsonl(tmp_path / "spans.jsonl", [langfuse_spans()]))
+exporter = InMemorySpanExporter()
+with RunCollector() as api, OpenAIStub(respond=respond) as server:
+    client = Langfuse(public_key="pk-lf-test", secret_key="sk-lf-test", base_url=api.url, span_exporter=exporter,
+                      tracer_provider=TracerProvider())
+    messages = drive_openai(OpenAI(base_url=server.base_url, api_key="test-key"), metadata={"langfuse_session_id": "trip"})
+    client.flush()
+json.dump({"messages": messages, "spans": MessageToDict(encode_spans(exporter.get_finished_spans()))}, open(sys.argv[1], "w"))
+client.shutdown()
+"""
+
+
+def test_langfuse_openai_drop_in(tmp_path):
+    """In a process of its own: importing ``langfuse.openai`` patches the openai package for good."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", DROP_IN, str(tmp_path / "capture.json")], env=env, capture_output=True, text=True, timeout=100)
+    assert done.returncode == 0, done.stderr[-2000:]
+    capture = json.loads((tmp_path / "capture.json").read_text())
+    messages = capture["messages"]
+    records, log = import_file("langfuse", write_jsonl(tmp_path / "spans.jsonl", [capture["spans"]]))
     assert [r["id"] for r in records] == ["trip"] and log.notes == ["grouped 5 calls into 1 conversations: 1 by conversation id"]
     conv = load_conversations(write_jsonl(tmp_path / "out.jsonl", records))[0]
     assert shape(conv) == shape(sent(messages))
