@@ -75,10 +75,13 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("fmt", ["otel", "langsmith", "langfuse", "hf"])
-@pytest.mark.parametrize("name", list(HOSTILE))
+@pytest.mark.parametrize("name", [*HOSTILE, "folder"])
 def test_hostile_files_give_one_line_and_exit_2(tmp_path, capsys, fmt, name):
     path = tmp_path / f"{name}.json"
-    path.write_bytes(HOSTILE[name])
+    if name == "folder":
+        (path / "data").mkdir(parents=True)
+    else:
+        path.write_bytes(HOSTILE[name])
     out = tmp_path / "chats.jsonl"
     assert main(["import", fmt, str(path), "-o", str(out)]) == 2
     err = capsys.readouterr().err

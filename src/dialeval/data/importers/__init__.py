@@ -36,6 +36,8 @@ def import_file(fmt: str, path: str | Path, options: dict[str, Any] | None = Non
     path = Path(path)
     if not path.exists():
         raise DataError(path, "file not found")
+    if path.is_dir() and fmt != "hf":
+        raise DataError(path, f"is a folder; {fmt} reads one exported file (give the file inside it)")
     if path.is_file() and path.stat().st_size > MAX_BYTES:
         raise DataError(path, f"{path.stat().st_size / 2**30:.1f} GiB, more than the {MAX_BYTES / 2**30:.0f} GiB an import reads "
                         "into memory; split the export (by day or by project) and import the parts")
