@@ -100,7 +100,7 @@ def test_otel_event_mode_log_records(otel, tmp_path, mode):
 def test_otel_calls_under_one_trace(otel, tmp_path):
     messages, spans, _ = otel("span_only", one_trace=True)
     records, log = import_file("otel", write_jsonl(tmp_path / "spans.jsonl", [spans]))
-    assert log.notes == ["grouped 5 calls into 1 conversations: 1 by trace"]
+    assert log.notes == ["grouped 5 calls into 1 conversations: 1 by trace and parent span"]
     conv = load_conversations(write_jsonl(tmp_path / "out.jsonl", records))[0]
     assert shape(conv)[:2] == shape(sent(messages))[:2]
 

@@ -106,3 +106,25 @@ def test_a_re_sent_history_is_never_doubled(tmp_path):
     path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
     records, log = import_file("otel", path)
     assert [m["content"] for m in records[0]["messages"]] == ["Hi", "Hello", "Bye", "Goodbye"] and log.warnings == []
+
+
+def test_two_agents_of_one_trace_stay_apart_and_successive_steps_join(tmp_path):
+    """Grouping by trace and parent span, then the prefix rule: the planner's two steps (under
+    two node spans) make one conversation, the researcher (its own history) another."""
+    def step(span_id, parent, start, inputs, output):
+        attributes = {"gen_ai.input.messages": json.dumps([{"role": r, "parts": [{"type": "text", "content": t}]} for r, t in inputs]),
+                      "gen_ai.output.messages": _parts("assistant", output)}
+        return {**span(span_id, start, attributes), "parentSpanId": parent}
+
+    spans = [step("0000000000000001", "00000000000000a1", 1, [("user", "Plan a trip")], "Where to?"),
+             step("0000000000000002", "00000000000000b1", 2, [("user", "Find museums in Lima")], "Museo Larco"),
+             step("0000000000000003", "00000000000000a2", 3, [("user", "Plan a trip"), ("assistant", "Where to?"), ("user", "Lima")],
+                  "Lima it is")]
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    records, log = import_file("otel", path)
+    assert [[m["content"] for m in r["messages"]] for r in records] == [
+        ["Plan a trip", "Where to?", "Lima", "Lima it is"], ["Find museums in Lima", "Museo Larco"]]
+    assert [r["id"] for r in records] == [TRACE, f"{TRACE}/00000000000000b1"]
+    assert log.notes == ["grouped 3 calls into 2 conversations: 2 by trace and parent span "
+                         "(1 groups joined to an earlier conversation whose whole history their first call re-sent: the time-and-prefix rule)"]

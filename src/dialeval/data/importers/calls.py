@@ -5,13 +5,14 @@ Grouping (said in the import's output, "grouped N calls into M conversations by 
 
 1. calls that name a conversation (``gen_ai.conversation.id``, a LangSmith thread, a
    Langfuse session) are grouped by it;
-2. the others are grouped by trace: calls under one trace (an agent run, a parent span)
-   are one conversation;
-3. then the time-and-prefix rule: a trace whose first call's input begins with the whole
+2. the others are grouped by trace and parent span: calls made under one span (an agent
+   run) are one conversation;
+3. then the time-and-prefix rule: a group whose first call's input begins with the whole
    history of a conversation that ended before it (same system prompt) continues that
-   conversation (the longest such history wins). A chat API is stateless, so a
-   conversation's next call re-sends all of it; calls in separate traces with no id are
-   joined this way and nowhere else.
+   conversation (the longest such history wins; on a tie the earlier). A chat API is
+   stateless, so a conversation's next call re-sends all of it: calls in separate traces
+   with no id, or under successive spans of one trace (a graph's model node), are joined
+   this way; two agents of one trace, each with its own history, stay apart.
 
 Merging (:class:`History`): each call's messages are laid over the history by their
 longest common prefix, so a re-sent history is never added twice; a call that sends only
@@ -39,6 +40,7 @@ class Call:
     outputs: list[Message]
     conversation: str | None = None  # an explicit conversation, thread or session id
     tools: list[Message] = field(default_factory=list)
+    parent: str = ""  # the span or run it was made under ("" at a trace's root)
 
 
 def _prefix(a: list[Message], b: list[Message]) -> int:
@@ -136,12 +138,15 @@ def group(calls: list[Call]) -> tuple[list[tuple[str, list[Call]]], str]:
     """Conversations (id, calls in time order) and the sentence that says how they were grouped."""
     ordered = sorted(calls, key=lambda c: (c.time, c.index))
     named: dict[str, list[Call]] = {}
-    traces: dict[str, list[Call]] = {}
+    spans: dict[tuple[str, str], list[Call]] = {}
     for call in ordered:
-        (named if call.conversation else traces).setdefault(call.conversation or call.trace, []).append(call)
+        if call.conversation:
+            named.setdefault(call.conversation, []).append(call)
+        else:
+            spans.setdefault((call.trace, call.parent), []).append(call)
     chains: list[tuple[str, list[Call], History]] = []
     joined = 0
-    for trace, members in traces.items():  # in order of their first call
+    for (trace, parent), members in spans.items():  # in order of their first call
         first = members[0]
         best = None
         for chain in chains:
@@ -151,7 +156,9 @@ def group(calls: list[Call]) -> tuple[list[tuple[str, list[Call]]], str]:
                 if best is None or len(messages) > len(best[2].messages):
                     best = chain
         if best is None:
-            best = (trace, [], History())
+            used = {chain[0] for chain in chains}
+            ident = trace if trace not in used else f"{trace}/{parent or len(chains)}"
+            best = (ident, [], History())
             chains.append(best)
         else:
             joined += 1
@@ -161,8 +168,9 @@ def group(calls: list[Call]) -> tuple[list[tuple[str, list[Call]]], str]:
     out = list(named.items()) + [(key, members) for key, members, _ in chains]
     ways = [f"{len(named)} by conversation id"] if named else []
     if chains:
-        ways.append(f"{len(chains)} by trace" + (f" ({joined} traces joined to an earlier conversation whose whole history "
-                                                   "their first call re-sent: the time-and-prefix rule)" if joined else ""))
+        ways.append(f"{len(chains)} by trace and parent span" + (
+            f" ({joined} groups joined to an earlier conversation whose whole history their first call re-sent: "
+            "the time-and-prefix rule)" if joined else ""))
     return out, f"grouped {len(calls)} calls into {len(out)} conversations: {', '.join(ways)}"
 
 

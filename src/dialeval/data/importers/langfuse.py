@@ -11,7 +11,7 @@ or ``{"messages": [...], "tools": [...]}`` from the OpenAI drop-in; the LangChai
 handler's list, whose tool *definitions* come as ``role: tool`` messages and whose tool
 calls have LangChain's ``args``), ``output`` the answer message. Generations are grouped
 by session (``sessionId``; on spans ``langfuse.trace.session_id``, ``session.id`` or the
-``langfuse_session_id`` metadata), else by trace, else by the time-and-prefix rule
+``langfuse_session_id`` metadata), else by trace and parent, else by the time-and-prefix rule
 (:mod:`.calls`). The langfuse SDK is not needed to read them.
 """
 
@@ -68,13 +68,15 @@ def _messages(value: Any, fail: Any) -> tuple[list[Message], list[Message]]:
     return messages, tools + logged
 
 
-def _generation(path: Path, index: int, ident: str, trace: str, time: Any, session: str | None, raw_in: Any, raw_out: Any) -> Call:
+def _generation(path: Path, index: int, ident: str, trace: str, time: Any, session: str | None, raw_in: Any, raw_out: Any,
+                parent: str = "") -> Call:
     def fail(message: str, part: str = "input") -> DataError:
         return DataError(path, f"observation {ident}: {message}", record=index, field=f"observations.{part}")
 
     inputs, tools = _messages(raw_in, fail)
     outputs, _ = _messages(raw_out, lambda m: fail(m, "output"))
-    return Call(owner=ident, trace=trace, time=time, index=index, inputs=inputs, outputs=outputs, conversation=session, tools=tools)
+    return Call(owner=ident, trace=trace, time=time, index=index, inputs=inputs, outputs=outputs, conversation=session, tools=tools,
+                parent=parent)
 
 
 def _api_calls(path: Path, raws: list[Any], log: ImportLog) -> list[Call]:
@@ -86,9 +88,11 @@ def _api_calls(path: Path, raws: list[Any], log: ImportLog) -> list[Call]:
             if isinstance(raw, dict) and "observations" not in raw and "startTime" in raw:  # a v2 observations row
                 o = validate_record(Observation, raw, path, index)
                 keep = o.type == "GENERATION" and o.output is not None
-                return [_generation(path, index, o.id, o.trace_id or o.id, o.start_time, o.session_id, o.input, o.output)] if keep else []
+                return [_generation(path, index, o.id, o.trace_id or o.id, o.start_time, o.session_id, o.input, o.output,
+                                    str(raw.get("parentObservationId") or ""))] if keep else []
             trace = validate_record(Trace, raw, path, index)
-            return [_generation(path, index, o.id, trace.id, o.start_time, trace.session_id, o.input, o.output)
+            return [_generation(path, index, o.id, trace.id, o.start_time, trace.session_id, o.input, o.output,
+                                str(getattr(o, "parentObservationId", None) or ""))
                     for o in trace.observations if o.type == "GENERATION" and o.output is not None]
         calls += log.attempt(path, index, one) or []
     return calls
@@ -107,7 +111,7 @@ def _span_calls(path: Path, log: ImportLog) -> list[Call]:
         session = next((str(parsed(attributes[k])) for k in SESSION_ATTRIBUTES if attributes.get(k)), None)
         call = log.attempt(path, item.record, partial(
             _generation, path, item.record, item.span, item.trace, item.time, session,
-            parsed(attributes.get("langfuse.observation.input")), parsed(attributes["langfuse.observation.output"])))
+            parsed(attributes.get("langfuse.observation.input")), parsed(attributes["langfuse.observation.output"]), item.parent))
         if call is not None:
             calls.append(call)
     return calls

@@ -7,7 +7,7 @@ A run is a model call when it is an ``llm`` run whose ``inputs.messages`` holds 
 tool definitions are ``inputs.tools`` (``wrap_openai``) or
 ``extra.invocation_params.tools`` (LangChain). Runs are grouped by ``thread_id``,
 ``session_id`` or ``conversation_id`` in ``extra.metadata`` (LangSmith's thread keys),
-else by trace, else by the time-and-prefix rule (:mod:`.calls`).
+else by trace and parent run, else by the time-and-prefix rule (:mod:`.calls`).
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def _call(path: Path, index: int, raw: Any) -> Call | None:
     metadata = (run.extra or {}).get("metadata") or {}
     key = next((str(metadata[k]) for k in THREAD_KEYS if metadata.get(k)), None)
     return Call(owner=str(run.id), trace=str(run.trace_id or run.id), time=run.start_time, index=index, inputs=inputs,
-                outputs=_outputs(run.outputs, lambda m: fail(m, "outputs")), conversation=key, tools=_tools(run) + logged_tools)
+                outputs=_outputs(run.outputs, lambda m: fail(m, "outputs")), conversation=key, tools=_tools(run) + logged_tools,
+                parent=str(run.parent_run_id or ""))
 
 
 def read(path: Path, options: dict[str, Any], log: ImportLog | None = None) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ A model call is found in any of the shapes the GenAI semantic conventions have h
   ``llm.request.functions.N.*`` tool definitions).
 
 Calls become conversations by ``gen_ai.conversation.id`` (else ``session.id``), else by
-trace, else by the time-and-prefix rule (:mod:`.calls`).
+trace and parent span, else by the time-and-prefix rule (:mod:`.calls`).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def _legacy(entries: list[tuple[str, Any]], fail: Any) -> tuple[list[Message], l
     return inputs, outputs
 
 
-def _call(path: Path, item: Item, legacy: list[tuple[str, Any]], parent_attributes: dict[str, Any]) -> Call | None:
+def _call(path: Path, item: Item, legacy: list[tuple[str, Any]], parent_attributes: dict[str, Any], parent: str) -> Call | None:
     attributes = dict(item.attributes)
     for name, event_attributes, _ in item.events:
         attributes.update({k: v for k, v in event_attributes.items() if k.startswith("gen_ai.")})
@@ -146,7 +146,7 @@ def _call(path: Path, item: Item, legacy: list[tuple[str, Any]], parent_attribut
     context = {**parent_attributes, **attributes}
     key = next((str(context[k]) for k in GROUP_KEYS if context.get(k)), None)
     return Call(owner=item.span or f"log-record-{item.record}", trace=item.trace or f"record-{item.record}", time=item.time,
-                index=item.record, inputs=inputs, outputs=outputs, conversation=key, tools=_definitions(context))
+                index=item.record, inputs=inputs, outputs=outputs, conversation=key, tools=_definitions(context), parent=parent)
 
 
 def read(path: Path, options: dict[str, Any], log: ImportLog | None = None) -> list[dict[str, Any]]:
@@ -164,8 +164,10 @@ def read(path: Path, options: dict[str, Any], log: ImportLog | None = None) -> l
         if item.kind == "log" and item.name in LEGACY_EVENTS:
             continue  # read with its span
         events = legacy.get(item.span, []) if item.kind == "span" else []
-        context = spans[item.span].attributes if item.kind == "log" and item.span in spans else {}
-        call = log.attempt(path, item.record, partial(_call, path, item, events, context))
+        owner = spans.get(item.span) if item.kind == "log" else item  # a log record's span, when the file has it
+        context = owner.attributes if owner is not None and owner is not item else {}
+        parent = owner.parent if owner is not None else ""
+        call = log.attempt(path, item.record, partial(_call, path, item, events, context, parent))
         if call is not None and not (item.kind == "log" and call.owner in owners):
             calls.append(call)  # (a call on its span and on its log record, span_and_event mode: once)
             owners.add(call.owner)
@@ -173,7 +175,7 @@ def read(path: Path, options: dict[str, Any], log: ImportLog | None = None) -> l
     for span in sorted(orphans):  # per-message events whose span is not in the file
         first = next(i for i in found if i.kind == "log" and i.span == span)
         stand_in = Item("span", first.record, first.trace, span, "", first.time, "", {}, [])
-        call = log.attempt(path, first.record, partial(_call, path, stand_in, legacy[span], {}))
+        call = log.attempt(path, first.record, partial(_call, path, stand_in, legacy[span], {}, ""))
         if call is not None:
             calls.append(call)
     if not calls:
