@@ -253,7 +253,8 @@ def test_langfuse_langchain_handler(langfuse_spans, tmp_path):
     assert len(records[0]["messages"]) == len(messages)
 
 
-def test_langfuse_langchain_handler_on_a_langgraph_agent(langfuse_spans, tmp_path):
+@pytest.mark.parametrize("session", ["trip", None])
+def test_langfuse_langchain_handler_on_a_langgraph_agent(langfuse_spans, tmp_path, session):
     from langchain_openai import ChatOpenAI
 
     from langfuse.langchain import CallbackHandler
@@ -261,9 +262,12 @@ def test_langfuse_langchain_handler_on_a_langgraph_agent(langfuse_spans, tmp_pat
 
     with OpenAIStub(respond=respond) as server:
         model = ChatOpenAI(model="stub-model", base_url=server.base_url, api_key="test-key")
-        messages = drive_langgraph(model, {"callbacks": [CallbackHandler()], "metadata": {"langfuse_session_id": "trip"}})
+        metadata = {"langfuse_session_id": session} if session else {}
+        messages = drive_langgraph(model, {"callbacks": [CallbackHandler()], "metadata": metadata})
     records, log = import_file("langfuse", write_jsonl(tmp_path / "spans.jsonl", [langfuse_spans()]))
-    assert [r["id"] for r in records] == ["trip"] and log.warnings == []
+    assert len(records) == 1 and log.warnings == []
+    # without a session: each model step under its own node span, each user turn its own trace, joined by their histories
+    assert records[0]["id"] == "trip" if session else "time-and-prefix rule" in log.notes[0]
     assert len(records[0]["messages"]) == len(messages)  # the agent's chain spans hold the messages too: not read
     conv = load_conversations(write_jsonl(tmp_path / "out.jsonl", records))[0]
     assert shape(conv) == shape(sent(messages))
