@@ -14,7 +14,7 @@ from dialeval.cli import main
 from dialeval.data.importers import ImportLog, import_file
 from dialeval.protocols.dialogue.data import load_conversations
 from dialeval.testing.openai_server import OpenAIStub
-from tests.tracing_helpers import RunCollector, drive_langchain, drive_openai, hex_ids, logs_data, respond, sent, shape
+from tests.tracing_helpers import RunCollector, drive_langchain, drive_langgraph, drive_openai, hex_ids, logs_data, respond, sent, shape
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -131,33 +131,30 @@ def test_langsmith_wrap_openai_and_traceable(tmp_path):
     assert shape(conv) == shape(sent(messages))  # tools too: wrap_openai logs them in inputs.tools
 
 
-def test_langsmith_langchain_tracer_threads_and_tools(tmp_path):
+def _langchain_traced(drive) -> tuple[list, list]:
+    """(messages sent, runs LangSmith received) of the conversation driven through ``drive``
+    with a LangChain chat model traced by LangChainTracer, on thread "trip"."""
     from langchain_core.tracers import LangChainTracer
     from langchain_openai import ChatOpenAI
 
     with RunCollector() as collector, OpenAIStub(respond=respond) as server:
         tracer = LangChainTracer(client=_langsmith_client(collector), project_name="agents")
         model = ChatOpenAI(model="stub-model", base_url=server.base_url, api_key="test-key")
-        messages = drive_langchain(model, {"callbacks": [tracer], "metadata": {"thread_id": "trip"}})
+        messages = drive(model, {"callbacks": [tracer], "metadata": {"thread_id": "trip"}})
         tracer.wait_for_futures()
-    records, _ = import_file("langsmith", write_jsonl(tmp_path / "runs.jsonl", list(collector.runs.values())))
+    return messages, list(collector.runs.values())
+
+
+def test_langsmith_langchain_tracer_threads_and_tools(tmp_path):
+    messages, runs = _langchain_traced(drive_langchain)
+    records, _ = import_file("langsmith", write_jsonl(tmp_path / "runs.jsonl", runs))
     conv = load_conversations(write_jsonl(tmp_path / "out.jsonl", records))[0]
     assert shape(conv) == shape(sent(messages))  # LangChain's own serialized messages; tools from invocation_params
 
 
 def test_langsmith_langgraph_agent_runs_are_not_doubled(tmp_path):
     """A LangGraph agent logs chain runs that hold the messages too; only its model calls are read."""
-    from langchain_core.tracers import LangChainTracer
-    from langchain_openai import ChatOpenAI
-
-    from tests.tracing_helpers import drive_langgraph
-
-    with RunCollector() as collector, OpenAIStub(respond=respond) as server:
-        tracer = LangChainTracer(client=_langsmith_client(collector), project_name="agents")
-        model = ChatOpenAI(model="stub-model", base_url=server.base_url, api_key="test-key")
-        messages = drive_langgraph(model, {"callbacks": [tracer], "metadata": {"thread_id": "trip"}})
-        tracer.wait_for_futures()
-    runs = list(collector.runs.values())
+    messages, runs = _langchain_traced(drive_langgraph)
     assert sum(r["run_type"] == "chain" and "messages" in (r.get("inputs") or {}) for r in runs) > 5
     records, log = import_file("langsmith", write_jsonl(tmp_path / "runs.jsonl", runs))
     assert log.warnings == [] and len(records[0]["messages"]) == len(messages)
@@ -258,7 +255,6 @@ def test_langfuse_langchain_handler_on_a_langgraph_agent(langfuse_spans, tmp_pat
     from langchain_openai import ChatOpenAI
 
     from langfuse.langchain import CallbackHandler
-    from tests.tracing_helpers import drive_langgraph
 
     with OpenAIStub(respond=respond) as server:
         model = ChatOpenAI(model="stub-model", base_url=server.base_url, api_key="test-key")
