@@ -92,7 +92,8 @@ def test_label_three_conversations_reload_and_resume(files, browser):
     assert [r["score"] for r in rows if r["id"] == "c0" and r.get("turn")] == [4, 2] and len(rows) == 9
     from dialeval.trust import dialogue  # the card's reader: the N/A is no label, the rest are read
 
-    read = dialogue.read_labels(files["labels"], dialogue.load_rubric(str(files["rubric"])), dialogue.load_conversations(files["data"]))
+    with pytest.warns(dialogue.LabelWarning, match=r"1 N/A \(the user asked nothing\)"):
+        read = dialogue.read_labels(files["labels"], dialogue.load_rubric(str(files["rubric"])), dialogue.load_conversations(files["data"]))
     assert ("c1/2", "helpfulness") not in read.by_unit and read.by_unit[("c1/4", "helpfulness")] == {"dana": 5.0}
     assert len(read.by_unit) == 8
 

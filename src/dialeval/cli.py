@@ -110,10 +110,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from dialeval.trust.cli import add_parser as add_trust
 
-    add_trust(sub)
-    from dialeval.trust.labelling.server import add_parser as add_label
-
-    add_label(sub)
+    add_trust(sub)  # and label
     return p
 
 
@@ -370,14 +367,10 @@ def _main(argv: list[str] | None) -> int:
             from dialeval.gate.cli import run_gate_command
 
             return run_gate_command(args)
-        if args.command == "label":
-            from dialeval.trust.labelling.server import command as label
-
-            return label(args)
-        if args.command == "trust":
+        if args.command in ("trust", "label"):
             from dialeval.trust.cli import command as trust
 
-            return trust(args, _options(args.option))
+            return trust(args, _options(getattr(args, "option", [])))
         if args.command == "view":
             from dialeval.report.viewer import serve, write_site
 

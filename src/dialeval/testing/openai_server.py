@@ -31,6 +31,7 @@ class Refusal(str):
 
 
 # an answer: text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
+# of the request's first tool; a chat completion also takes a list of calls {"name", "arguments"}
 Respond = Callable[[dict[str, Any]], "str | tuple[str, str] | tuple[str, str, dict[str, Any]]"]
 
 
@@ -77,6 +78,16 @@ def prompt_of(body: dict[str, Any]) -> str:
         else:
             parts.append(content or "")
     return "\n".join(parts)
+
+
+def _tool_calls(body: dict[str, Any], calls: Any, number: int) -> list[dict[str, Any]]:
+    """A chat completion's ``tool_calls``: one call of the first tool with ``calls`` as its
+    input, or each ``{"name", "arguments"}`` of a list (ids unique across the server's answers)."""
+    if isinstance(calls, dict):
+        first = (body.get("tools") or [{"function": {"name": "answer"}}])[0]
+        calls = [{"name": (first.get("function") or first).get("name", "answer"), "arguments": calls}]
+    return [{"id": f"call_{number}_{i}", "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}} for i, c in enumerate(calls)]
 
 
 class _Server(ThreadingHTTPServer):
@@ -220,6 +231,9 @@ class OpenAIStub:
                     "cache_creation_input_tokens": cache_write,
                 },
             }
+        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": str(text)} if refused else {"role": "assistant", "content": text}
+        if tool_input is not None:
+            message["tool_calls"] = _tool_calls(body, tool_input, number)
         return {
             "id": f"chatcmpl-{number}",
             "object": "chat.completion",
@@ -227,7 +241,7 @@ class OpenAIStub:
             "model": self.served_model or body.get("model", "stub"),
             "choices": [{
                 "index": 0, "finish_reason": finish,
-                "message": {"role": "assistant", "content": None, "refusal": str(text)} if refused else {"role": "assistant", "content": text},
+                "message": message,
                 **({"logprobs": {"content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": []}
                                              for t, lp in self.logprobs(body, text)]}}
                    if self.logprobs is not None and body.get("logprobs") and not refused else {}),

@@ -1,6 +1,6 @@
 """The trust card on pairwise votes: ``dialeval trust --labels votes.jsonl --option versus=B.jsonl``.
 
-When the labels are votes (A / B / tie, :mod:`dialeval.protocols.dialogue.votes`), each
+When the labels are votes (A / B / tie, :mod:`dialeval.conversation.votes`), each
 candidate compares the two systems on the voted conversations (a ``versus`` run that scores
 nothing, ``judge_only=pairs``), and the card gives per candidate the MT-Bench agreement
 figures (S1 with ties, S2 without; vote by vote and against the majority), the voters'
@@ -41,7 +41,7 @@ def _pairs_cost(outcome: RunOutcome, pairs: int) -> float | None:
 
 def is_votes(path: str | Path) -> bool:
     """Whether ``--labels`` holds pairwise votes rather than scores."""
-    from dialeval.protocols.dialogue.votes import holds_votes
+    from dialeval.conversation.votes import holds_votes
 
     return Path(path).is_file() and holds_votes(path)
 
@@ -101,7 +101,7 @@ def render(card: dict[str, Any]) -> str:
 
 def build(settings: Any, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Build (or resume) the pairwise card; ``settings`` is the card's :class:`TrustSettings`."""
-    from dialeval.protocols.dialogue.votes import read_votes
+    from dialeval.conversation.votes import read_votes
 
     versus = settings.options.get("versus")
     if not versus:

@@ -10,8 +10,8 @@ from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.human import agreement, load_labels
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores
-from dialeval.protocols.dialogue.rubric import BUILT_IN, load_rubric
-from dialeval.protocols.dialogue.votes import holds_votes, read_votes, votes_agreement
+from dialeval.conversation.rubric import BUILT_IN, load_rubric
+from dialeval.conversation.votes import holds_votes, read_votes, votes_agreement
 
 
 def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
@@ -24,7 +24,8 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
     if parsed.human_scores and holds_votes(parsed.human_scores):  # issue 49: pairwise votes (a / b / tie)
         metrics["pairwise_human_agreement"] = votes_agreement(records, read_votes(parsed.human_scores, load_rubric(parsed.rubric)))
     elif parsed.human_scores:
-        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), rule=parsed.human_rule, run_records=records)
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), rule=parsed.human_rule, run_records=records,
+                             majority_tie=parsed.majority_tie)
         metrics["human_agreement"] = agreement(item_scores(records), labels)
         metrics["human_labels"] = labels.summary()
     return metrics

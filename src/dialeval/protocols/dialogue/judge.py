@@ -15,11 +15,11 @@ from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view, turn_text
-from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
-from dialeval.protocols.dialogue.labels import labelled_units
+from dialeval.conversation.data import Conversation, Turn, conversation_of
+from dialeval.conversation.labels import labelled_units
 from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_note
-from dialeval.protocols.dialogue.rubric import Criterion, Rubric, dimension, load_rubric
-from dialeval.protocols.dialogue.toolcalls import ToolCall, reference_lines, tools_text
+from dialeval.conversation.rubric import Criterion, Rubric, dimension, load_rubric
+from dialeval.conversation.toolcalls import ToolCall, reference_lines, tools_text
 from dialeval.protocols.dialogue.trajectory import turn_trajectory
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, scorer, not_applicable, placeholder, scale_values, shown, unit
 
@@ -133,11 +133,13 @@ def criterion_judge():
     return node
 
 
-def labelled_only(criteria: list[Criterion], options: DialogueOptions, unit: str, rubric: Rubric) -> list[Criterion]:
+def labelled_only(criteria: list[Criterion], options: DialogueOptions, unit: str, rubric: Rubric,
+                  comparing: bool = False) -> list[Criterion]:
     """The criteria to judge ``unit`` on: all, or under ``judge_only=labelled`` those
-    with a human label for it (the labels file is read once per version)."""
+    with a human label for it (the labels file is read once per version); under
+    ``judge_only=pairs`` only the comparison (``comparing``) judges, the scoring judges nothing."""
     if options.judge_only == "pairs":  # issue 49: a pairwise card compares the two systems and scores nothing
-        return []
+        return criteria if comparing else []
     if options.judge_only != "labelled" or not options.human_scores:
         return criteria
     wanted = labelled_units(options.human_scores, options.rubric)

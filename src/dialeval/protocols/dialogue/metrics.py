@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from dialeval.protocols.dialogue.human import agreement_table
 from dialeval.protocols.dialogue.pairwise_metrics import pairwise, pairwise_table
-from dialeval.protocols.dialogue.rubric import dimension
+from dialeval.conversation.rubric import dimension
 from dialeval.report.tables import cell, markdown_table, num
 
 FAILURES = ("unparsed", "truncated", "over_budget", "error")
@@ -175,7 +175,7 @@ def tables(metrics: dict[str, Any]) -> str:
     if metrics.get("pairwise"):
         lines += ["", pairwise_table(metrics["pairwise"])]
     if metrics.get("pairwise_human_agreement"):
-        from dialeval.protocols.dialogue.votes import votes_table
+        from dialeval.protocols.dialogue.pairwise_metrics import votes_table
 
         lines += ["", votes_table(metrics["pairwise_human_agreement"])]
     return "\n".join(lines)

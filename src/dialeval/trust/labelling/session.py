@@ -148,8 +148,12 @@ class Session:
             return None
         from dialeval.trust.agreement import ceiling
 
+        import warnings
+
         try:
-            labels = dialogue.read_labels(self.out, self.rubric, list(self.conversations.values()))
+            with warnings.catch_warnings():  # the page shows agreement; N/A and skipped labels are the card's to warn about
+                warnings.simplefilter("ignore")
+                labels = dialogue.read_labels(self.out, self.rubric, list(self.conversations.values()))
         except Exception:  # noqa: BLE001 - a labels file without a unit of this sample has no agreement yet
             return None
         per: dict[str, dict[str, dict[str, float]]] = {}
@@ -160,7 +164,7 @@ class Session:
             return None
         out = {}
         for criterion, units in per.items():
-            figures = ceiling(units, resamples=199)
+            figures = ceiling(units, resamples=199)[0]
             out[criterion] = {"units": figures["units"], "annotators": figures["annotators"],
                               "exact_agreement": figures["exact_agreement"]["value"],
                               "alpha": figures["alpha_among_annotators"]}

@@ -23,7 +23,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.io import DataError, read_records, validate_record
-from dialeval.report.tables import cell, markdown_table, num
 
 VOTES = ("a", "b", "tie")
 
@@ -110,14 +109,3 @@ def votes_agreement(records: list[dict[str, Any]], votes: dict[tuple[str, str], 
             "order_inconsistent": sum(bool(j.get("order_inconsistent")) for j, _ in paired),
         }
     return out
-
-
-def votes_table(rows: dict[str, dict[str, Any]]) -> str:
-    """The judge's agreement with the votes beside the humans' own, S1 and S2."""
-    headers = ["level/criterion", "units", "votes", "S1 vote by vote", "S1 vs majority", "S1 humans", "S2 vote by vote",
-               "S2 vs majority", "S2 humans", "order-inconsistent verdicts"]
-    body = [[cell(key), r["units"], r["votes"], *(f"{num(r[s][k]['agreement'])} (n {r[s][k]['n']})" for s in ("s1", "s2")
-                                                 for k in ("vote", "majority", "humans")), r["order_inconsistent"]]
-            for key, r in rows.items()]
-    return "\n".join(["Agreement with the human votes (S1: ties a third class; S2: votes and verdicts that are ties left out):", "",
-                      *markdown_table(headers, body, "lrrllllllr")])
