@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--base-url", help="base URL for openai-compatible models")
     r.add_argument("--limit", type=int, help="evaluate only the first N items in natural id order (VDAct: N dialogue ids), the same in every data file")
     r.add_argument("--concurrency", type=int, help="items and model requests in flight")
+    r.add_argument("--processes", type=int, help="worker processes sharing the items and the limits (API models; default 1)")
+    r.add_argument("--shard", metavar="I/N", help="judge the I-th of N parts of the items into its own run folder (`dialeval merge` joins them)")
     r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
     r.add_argument("--output-dir", help="where run folders go (default: runs)")
     r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
@@ -174,6 +176,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         data=args.data,
         limit=args.limit,
         concurrency=args.concurrency,
+        processes=args.processes,
+        shard=args.shard,
         run_id=args.run_id,
         output_dir=args.output_dir,
         options=_options(args.option) or None,

@@ -215,3 +215,16 @@ def load_prompts(run_dir: str | Path) -> dict[str, list[dict[str, Any]]]:
             conn.close()
         prompts = {ref: json.loads(zlib.decompress(blob)) for ref, blob in rows}
     return prompts
+
+
+def _forget_inherited() -> None:
+    """In a forked child (a run's worker process): its own stores, never the parent's
+    connections (an SQLite connection must not cross a fork) nor its waiting prompts
+    (the parent stores those)."""
+    global _lock, _stores
+    _lock = threading.Lock()
+    _stores = {}
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_inherited)
