@@ -77,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
     rep.add_argument("run_dir")
 
+    mg = sub.add_parser("merge", help="join the shard folders of one run (run --shard i/n) into one run folder")
+    mg.add_argument("runs", nargs="+", metavar="RUN", help="every shard folder of the run (1/n ... n/n)")
+    mg.add_argument("--out", help="the joined run's folder (default: beside the first shard, named by the run's id)")
+    mg.add_argument("--data", help="the data file, where it is not at the path the shards' config.json names")
+
     sub.add_parser("list", help="benchmarks, agents and model backends")
 
     c = sub.add_parser("compare", help="agreement between runs of one benchmark over the same items")
@@ -212,10 +217,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(_summary(result.run_dir))
     for warning in _warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)
-    if not result.complete:
-        print(f"dialeval: {result.summary}; re-run the same command to retry them")
-        return 1
-    return 0
+    return 0 if result.complete else _incomplete(result.summary)
+
+
+def _incomplete(summary: str, how: str = "re-run the same command") -> int:
+    print(f"dialeval: {summary}; {how} to retry them")
+    return 1
 
 
 def _warnings(metrics: dict[str, object]) -> list[str]:
@@ -350,6 +357,12 @@ def _main(argv: list[str] | None) -> int:
             write_report(args.run_dir)
             print(_summary(Path(args.run_dir)))
             return 0
+        if args.command == "merge":
+            from dialeval.evaluation import merge
+
+            merged = merge(args.runs, args.out, args.data)
+            print(_summary(merged.run_dir))
+            return 0 if merged.complete else _incomplete(merged.summary, "`dialeval run` without --shard resumes this run")
         if args.command == "list":
             return _cmd_list()
         if args.command == "metrics":
