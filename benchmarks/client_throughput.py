@@ -17,7 +17,7 @@ process tree's (workers included). ``--only guard`` is the 1 s-latency guard ins
 1 s model, 64 in flight, whole runs, as a ratio to the floor (1,000 / 64 x 1 s = 15.6 s).
 The load average is printed with each figure: on a shared machine read it first.
 
-Usage: python benchmarks/client_throughput.py [--items 800] [--rounds 3] [--only rate,guard]
+Usage: python benchmarks/client_throughput.py [--items 800] [--rounds 3] [--only rate,guard] [--cpus 0,1]
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from runner_overhead import StubProcess, cli, load, write_items  # noqa: E402
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+# this checkout's dialeval first, then wherever its libraries are (a --target install, say)
+SRC = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
 BARE = """
 import asyncio, sys, time
 import openai
@@ -56,13 +57,36 @@ asyncio.run(main())
 """
 
 
+class PinnedStub(StubProcess):
+    """The stub server kept off the client's cores (``--cpus``): its threads inherit the set."""
+
+    def __init__(self, latency: float, cpus: set[int] | None):
+        super().__init__(latency)
+        self.cpus = cpus
+
+    def __enter__(self) -> PinnedStub:
+        if not self.cpus:
+            super().__enter__()
+            return self
+        mine = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, self.cpus)  # the child starts on the server's cores
+        try:
+            super().__enter__()
+        finally:
+            os.sched_setaffinity(0, mine)
+        return self
+
+
 def dialeval_run(tmp: Path, stub: StubProcess, items: int, flight: int, processes: int, name: str) -> tuple[float, float]:
     """(wall, CPU) of one whole `dialeval run`."""
     config = tmp / f"model-{flight}.yaml"  # the model's own limit (64 by default) raised to the run's
     config.write_text(f"model: {{spec: 'openai-compatible:stub', base_url: '{stub.base_url}', max_concurrency: {flight}}}\n")
     args = ["run", "answers", "--data", str(write_items(tmp, items)), "--config", str(config), "--concurrency", str(flight),
             "--no-cache", "--no-progress", "--output-dir", str(tmp / name)]
-    return cli(SRC, args + (["--processes", str(processes)] if processes > 1 else []))
+    try:
+        return cli(SRC, args + (["--processes", str(processes)] if processes > 1 else []))
+    except subprocess.CalledProcessError as err:
+        raise SystemExit(f"dialeval run failed: {err.stderr.decode()[-3000:]}") from None
 
 
 def bare_loop(stub: StubProcess, items: int, flight: int) -> tuple[float, float]:
@@ -77,7 +101,7 @@ def rate(args: argparse.Namespace, tmp: Path) -> None:
     figures: dict[tuple[str, int], list[tuple[float, float]]] = {}
     modes = ["one", "two", "bare"]
     small = max(1, args.items // 10)
-    with StubProcess(latency=0.02) as stub:
+    with PinnedStub(0.02, args.server_cpus) as stub:
         for n in range(args.rounds):
             for flight in (64, 256):
                 for mode in modes[n % 3:] + modes[:n % 3]:
@@ -105,7 +129,7 @@ def rate(args: argparse.Namespace, tmp: Path) -> None:
 
 def guard(args: argparse.Namespace, tmp: Path) -> None:
     floor = 1000 / 64
-    with StubProcess(latency=1.0) as stub:
+    with PinnedStub(1.0, args.server_cpus) as stub:
         for processes in (1, 2):
             wall, _ = dialeval_run(tmp, stub, 1000, 64, processes, f"guard-{processes}")
             print(f"  1,000 items at 1 s, --processes {processes}: {wall:.2f} s = {wall / floor:.2f}x the floor ({load()})",
@@ -121,8 +145,14 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=800)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="rate,guard")
+    ap.add_argument("--cpus", help="cores for the clients, e.g. 0,1 (the stub server gets the others)")
     args = ap.parse_args()
-    print(f"{os.cpu_count()} CPUs; {load()}", flush=True)
+    args.server_cpus = None
+    if args.cpus:
+        client = {int(c) for c in args.cpus.split(",")}
+        args.server_cpus = os.sched_getaffinity(0) - client
+        os.sched_setaffinity(0, client)  # every client process started from here inherits it
+    print(f"{os.cpu_count()} CPUs, clients on {sorted(os.sched_getaffinity(0))}; {load()}", flush=True)
     with tempfile.TemporaryDirectory() as folder:
         if "rate" in args.only:
             rate(args, Path(folder))
