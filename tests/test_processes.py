@@ -232,7 +232,7 @@ def test_one_of_two_processes_killed_the_resumed_run_equals_an_uninterrupted_one
 
 @needs_proc
 @pytest.mark.timeout(240)
-def test_the_lock_refuses_a_second_run_and_the_run_process_killed_leaves_no_worker(tmp_path):
+def test_the_lock_refuses_a_second_run_and_the_run_process_killed_leaves_no_worker_and_resumes(tmp_path):
     data = answers_data(tmp_path, 8)
     release = threading.Event()
     with OpenAIStub(respond=lambda body: grade(body) if release.wait(PATIENCE) else "") as server:
@@ -249,10 +249,15 @@ def test_the_lock_refuses_a_second_run_and_the_run_process_killed_leaves_no_work
             process.kill()  # kill -9 of the run's own process
             process.communicate(timeout=PATIENCE)
             _wait_for(lambda: not any(_alive(pid) for pid in workers))
+            release.set()
+            again = subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=PATIENCE * 2)
         finally:
             release.set()
             if process.poll() is None:
                 process.kill()
+    assert again.returncode == 0, again.stderr  # resumed: the lock went with the processes
+    lines = [json.loads(line)["id"] for line in (tmp_path / "runs" / "shared" / "results.jsonl").read_text().splitlines()]
+    assert sorted(lines) == sorted(f"item-{i}" for i in range(8))  # each item once
 
 
 def test_processes_are_refused_for_a_local_model_before_anything_is_written(tmp_path):
