@@ -287,3 +287,37 @@ def test_a_models_request_limit_is_the_runs_total_shared_among_processes(tmp_pat
         result = run("answers", data, config, progress=False)
     assert result.complete and len(server.completions) == 12
     assert server.peak_in_flight == 2  # never 2 per process
+
+
+def test_a_relayed_event_reaches_the_handler_as_langchain_would_call_it(caplog):
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.messages import HumanMessage
+
+    from dialeval.run.relay import Relay, picklable, replay
+
+    class Prompts(BaseCallbackHandler):  # a handler without on_chat_model_start: it hears the prompt as text
+        def __init__(self) -> None:
+            self.seen: list[Any] = []
+
+        def on_llm_start(self, serialized: Any, prompts: list[str], **kwargs: Any) -> None:
+            self.seen.append(prompts)
+
+    class Broken(BaseCallbackHandler):
+        ignore_chain = True
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            raise RuntimeError("handler bug")
+
+    sent: list[Any] = []
+    prompts, broken = Prompts(), Broken()
+    relays = [Relay(0, prompts, sent.append), Relay(1, broken, sent.append)]
+    assert relays[1].ignore_chain and not relays[0].ignore_chain  # the worker's manager skips what the handler skips
+    relays[0].on_chat_model_start({}, [[HumanMessage("grade this")]], run_id="r1")
+    relays[1].on_llm_end("answer", run_id="r1")
+    for kind, event in sent:
+        assert kind == "callback"
+        replay([prompts, broken], event)
+    assert prompts.seen == [["Human: grade this"]]
+    assert "Error in Broken.on_llm_end callback: RuntimeError('handler bug')" in caplog.text  # logged, the run goes on
+    crossed = picklable({"lock": threading.Lock(), "n": 1})  # what cannot cross the pipe goes as its repr
+    assert crossed["n"] == 1 and str(crossed["lock"]).startswith("<unlocked _thread.lock object")

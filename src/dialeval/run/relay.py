@@ -11,6 +11,7 @@ run's process, in the order the worker heard them. Tracers configured by the env
 
 from __future__ import annotations
 
+import logging
 import pickle
 from typing import Any, Callable
 
@@ -93,13 +94,18 @@ def replay(handlers: list[Any], event: tuple[int, str, tuple[Any, ...], dict[str
     index, name, args, kwargs = event
     handler = handlers[index]
     try:
-        result = getattr(handler, name)(*args, **kwargs)
-    except NotImplementedError:
-        if name != "on_chat_model_start":
-            return
-        from langchain_core.messages import get_buffer_string
+        try:
+            result = getattr(handler, name)(*args, **kwargs)
+        except NotImplementedError:
+            if name != "on_chat_model_start":
+                return
+            from langchain_core.messages import get_buffer_string
 
-        serialized, messages = args[0], args[1]
-        result = handler.on_llm_start(serialized, [get_buffer_string(m) for m in messages], **kwargs)
-    if asyncio.iscoroutine(result):  # an AsyncCallbackHandler
-        asyncio.ensure_future(result)
+            serialized, messages = args[0], args[1]
+            result = handler.on_llm_start(serialized, [get_buffer_string(m) for m in messages], **kwargs)
+        if asyncio.iscoroutine(result):  # an AsyncCallbackHandler
+            asyncio.ensure_future(result)
+    except Exception as err:  # as LangChain does: a handler's failure is logged, the run goes on
+        if getattr(handler, "raise_error", False):
+            raise
+        logging.getLogger("dialeval").warning("Error in %s.%s callback: %r", type(handler).__name__, name, err)
