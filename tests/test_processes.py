@@ -321,3 +321,32 @@ def test_a_relayed_event_reaches_the_handler_as_langchain_would_call_it(caplog):
     assert "Error in Broken.on_llm_end callback: RuntimeError('handler bug')" in caplog.text  # logged, the run goes on
     crossed = picklable({"lock": threading.Lock(), "n": 1})  # what cannot cross the pipe goes as its repr
     assert crossed["n"] == 1 and str(crossed["lock"]).startswith("<unlocked _thread.lock object")
+
+
+@needs_proc
+@pytest.mark.timeout(240)
+def test_ctrl_c_stops_every_process_keeps_what_finished_and_says_how_to_resume(tmp_path):
+    data = answers_data(tmp_path, 12)
+    respond, release = _answer_then_hold(4)
+    with OpenAIStub(respond=respond) as server:
+        command = _cli(server, data, tmp_path / "runs", "shared", "--processes", "2", "--concurrency", "4", "--no-cache")
+        # its own process group, as a terminal's foreground job: Ctrl-C reaches every process of it
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                                   start_new_session=True)
+        run_dir = tmp_path / "runs" / "shared"
+        try:  # four answered and on disk, four held
+            _wait_for(lambda: _running(process) and len(server.requests) >= 8 and len(results_by_id(run_dir)) == 4)
+            workers = _children(process.pid)
+            assert len(workers) == 2
+            os.killpg(process.pid, signal.SIGINT)
+            _, err = process.communicate(timeout=PATIENCE)
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 130
+    assert err.strip().splitlines() == [  # one line, no traceback from any process
+        f"dialeval: interrupted: 4 of 12 items done (4 in this session), kept in {run_dir}; re-run the same command to resume"
+    ]
+    assert len(results_by_id(run_dir)) == 4
+    _wait_for(lambda: not any(_alive(pid) for pid in workers))
