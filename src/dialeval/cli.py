@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--base-url", help="base URL for openai-compatible models")
     r.add_argument("--limit", type=int, help="evaluate only the first N items in natural id order (VDAct: N dialogue ids), the same in every data file")
     r.add_argument("--concurrency", type=int, help="items and model requests in flight")
+    r.add_argument("--processes", type=int, help="worker processes sharing the items and the limits (API models; default 1)")
+    r.add_argument("--shard", metavar="I/N", help="judge the I-th of N parts of the items into its own run folder (`dialeval merge` joins them)")
     r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
     r.add_argument("--output-dir", help="where run folders go (default: runs)")
     r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
@@ -74,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
     rep.add_argument("run_dir")
+
+    mg = sub.add_parser("merge", help="join the shard folders of one run (run --shard i/n) into one run folder")
+    mg.add_argument("runs", nargs="+", metavar="RUN", help="every shard folder of the run (1/n ... n/n)")
+    mg.add_argument("--out", help="the joined run's folder (default: beside the first shard, named by the run's id)")
+    mg.add_argument("--data", help="the data file, where it is not at the path the shards' config.json names")
 
     sub.add_parser("list", help="benchmarks, agents and model backends")
 
@@ -174,6 +181,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         data=args.data,
         limit=args.limit,
         concurrency=args.concurrency,
+        processes=args.processes,
+        shard=args.shard,
         run_id=args.run_id,
         output_dir=args.output_dir,
         options=_options(args.option) or None,
@@ -208,10 +217,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(_summary(result.run_dir))
     for warning in _warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)
-    if not result.complete:
-        print(f"dialeval: {result.summary}; re-run the same command to retry them")
-        return 1
-    return 0
+    return 0 if result.complete else _incomplete(result.summary)
+
+
+def _incomplete(summary: str, how: str = "re-run the same command") -> int:
+    print(f"dialeval: {summary}; {how} to retry them")
+    return 1
 
 
 def _warnings(metrics: dict[str, object]) -> list[str]:
@@ -346,6 +357,12 @@ def _main(argv: list[str] | None) -> int:
             write_report(args.run_dir)
             print(_summary(Path(args.run_dir)))
             return 0
+        if args.command == "merge":
+            from dialeval.evaluation import merge
+
+            merged = merge(args.runs, args.out, args.data)
+            print(_summary(merged.run_dir))
+            return 0 if merged.complete else _incomplete(merged.summary, "`dialeval run` without --shard resumes this run")
         if args.command == "list":
             return _cmd_list()
         if args.command == "metrics":

@@ -227,6 +227,13 @@ class RunConfig(BaseModel):
         description="items and model requests in flight (default: 64 when every model is an API model, else 8)",
     )
     limit: int | None = Field(default=None, gt=0)
+    processes: int = Field(
+        default=1, gt=0, description="worker processes sharing the items, the request limit and each model's limits (API models)"
+    )
+    shard: str | None = Field(
+        default=None, pattern=r"^[1-9][0-9]*/[1-9][0-9]*$",
+        description="'i/n': judge the i-th of n deterministic parts of the items into a run folder of its own (`dialeval merge` joins them)",
+    )
     output_dir: str = "runs"
     run_id: str | None = None
     cache_path: str | None = DEFAULT_CACHE
@@ -244,6 +251,23 @@ class RunConfig(BaseModel):
         """The config file this came from, for messages (``config`` when built in code)."""
         return self._source
     plugins: list[str] = Field(default_factory=list, description="modules to import first: they register agents or benchmarks")
+
+    @field_validator("shard")
+    @classmethod
+    def _shard_in_range(cls, shard: str | None) -> str | None:
+        if shard is not None:
+            index, of = (int(x) for x in shard.split("/"))
+            if index > of:
+                raise ValueError(f"shard {shard!r}: the part is one of 1..{of} (e.g. 1/{of})")
+        return shard
+
+    @property
+    def shard_part(self) -> tuple[int, int] | None:
+        """``(i, n)`` of ``shard: i/n`` (1-based), or ``None``."""
+        if self.shard is None:
+            return None
+        index, of = (int(x) for x in self.shard.split("/"))
+        return index, of
 
     def effective_concurrency(self) -> int:
         """The configured limit, or one that suits the backends: API servers take many
