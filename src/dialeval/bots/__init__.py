@@ -63,7 +63,8 @@ class LoadedBot:
             record = {"messages": [], "failure": f"time-out: no reply within the bot's timeout ({self.spec.timeout:g} s)"}
         except (Exception, Raised) as err:  # the bot's own failure, whatever it raised
             error = err.error if isinstance(err, Raised) else err
-            record = {"messages": [], "failure": scrub(f"{type(error).__name__}: {error}")[:FAILURE_CHARS]}
+            said = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+            record = {"messages": [], "failure": scrub(said)[:FAILURE_CHARS]}
         record["seconds"] = round(time.perf_counter() - started, 3)
         if printed:
             record["printed"] = printed
