@@ -23,10 +23,11 @@ class BotStub:
     """``with BotStub(script=["Hi!", "Done."]) as bot:`` then point ``{"url": bot.url}`` at it."""
 
     def __init__(self, respond: Callable[[dict[str, Any]], Any] | None = None, *, script: list[Any] | None = None,
-                 fail_on: set[int] | None = None) -> None:
+                 fail_on: set[int] | None = None, echo: bool = False) -> None:
         self.script = list(script or [])
         self.respond = respond or self._scripted
         self.fail_on = set(fail_on or ())
+        self.echo = echo  # a failure's body quotes the request's path and Authorization header, as careless servers do
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # of each request, names lower-cased (Idempotency-Key, Authorization)
         self._lock = threading.Lock()
@@ -66,7 +67,8 @@ class BotStub:
                     number = len(stub.requests)
                     scripted = stub.respond(body) if stub.respond == stub._scripted else None
                 if number in stub.fail_on:
-                    status, payload = 500, {"error": "scripted failure"}
+                    said = f": {self.path} authorization={self.headers.get('Authorization')}" if stub.echo else ""
+                    status, payload = 500, {"error": f"scripted failure{said}"}
                 else:  # a respond() of the test's runs outside the lock: one that waits holds up no other request
                     answer = scripted if stub.respond == stub._scripted else stub.respond(body)
                     status, payload = answer if isinstance(answer, tuple) else (200, answer)
