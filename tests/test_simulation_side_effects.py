@@ -190,3 +190,21 @@ def test_three_kills_and_resumes_call_no_finished_turn_again(tmp_path, monkeypat
     metrics = json.loads((out / "sim" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["resent_after_interruption"] == 1
     assert "sent again after an interruption (with their idempotency key): 1" in (out / "sim" / "report.md").read_text(encoding="utf-8")
+
+
+def test_retrying_an_item_that_failed_on_its_judge_calls_no_bot_turn_again(tmp_path, monkeypatch):
+    from dialeval.config import ModelSettings
+
+    monkeypatch.setattr("dialeval.memory.embeddings.embed", fake_embed)
+    with OpenAIStub(respond=models) as server, OpenAIStub(respond=models) as judge, BotStub(http_reply) as bot:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
+                             options={"bot": {"url": bot.url}}, run_id="sim")
+        config.models = {"judge": ModelSettings(spec="openai-compatible:stub", base_url=judge.base_url, max_retries=0)}
+        judge.failures = [400] * 20  # the judge refuses: the item fails, and a re-run retries it
+        first = run("simulation", str(suite(tmp_path)), config, progress=False)
+        calls = len(bot.requests)
+        judge.failures = []
+        again = run("simulation", str(suite(tmp_path)), config, progress=False)
+
+    assert first.failed == 1 and calls == 2
+    assert again.failed == 0 and again.records[0]["outcome"] == "success" and len(bot.requests) == calls

@@ -23,7 +23,7 @@ from typing import Any
 
 from dialeval.jsonsafe import dumps
 
-JOURNAL = "bot_journal.jsonl"
+JOURNAL = "bot_journal.jsonl"  # the name run/folder.py sets aside on --fresh
 
 
 @dataclass
