@@ -149,7 +149,8 @@ def test_three_kills_and_resumes_call_no_finished_turn_again(tmp_path, monkeypat
         for name, value in _env(tmp_path / "plain").items():
             monkeypatch.setenv(name, value)
         config = http_config(tmp_path / "plain", {"spec": "openai-compatible:stub", "base_url": server.base_url},
-                             options={"bot": plain.spec}, run_id="sim", cache_path=None, concurrency=1)
+                             options={"bot": plain.spec}, run_id="sim", concurrency=1)
+        config.cache_path = None  # as the command line's --no-cache
         run("simulation", str(data), config, progress=False)
         plain_calls = plain.calls()
         plain.close()

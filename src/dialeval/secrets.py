@@ -15,9 +15,12 @@ forms (an echoed ``Authorization: Basic`` header) and percent-encoded.
 from __future__ import annotations
 
 import base64
+import functools
+import io
 import os
+import sys
 import threading
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote
 
 DEFAULT_KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
@@ -37,6 +40,7 @@ def register_key_env(name: str | None) -> None:
             _extra.add(name)
 
 
+@functools.lru_cache(maxsize=256)
 def encoded_forms(value: str) -> list[str]:
     """``value`` as text may quote it: as is, percent-encoded, base64 (standard and URL-safe, with and without padding)."""
     raw = value.encode("utf-8", "surrogatepass")
@@ -108,3 +112,36 @@ def scrub_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [scrub_data(v) for v in value]
     return value
+
+
+class ScrubbedStream(io.TextIOBase):
+    """A text stream that scrubs every write first (:func:`scrub`): the command line's stdout and
+    stderr, so no line printed (a report, a progress line, a warning, a traceback) shows a secret."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(scrub(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.stream, "encoding", "utf-8")
+
+
+def scrub_output() -> None:
+    """Scrub everything written to stdout and stderr from now on (the ``dialeval`` command)."""
+    if not isinstance(sys.stdout, ScrubbedStream):
+        sys.stdout = ScrubbedStream(sys.stdout)
+    if not isinstance(sys.stderr, ScrubbedStream):
+        sys.stderr = ScrubbedStream(sys.stderr)
