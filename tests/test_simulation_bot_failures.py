@@ -113,3 +113,15 @@ def test_a_10_mb_reply_is_kept_whole_and_cut_with_a_marker_for_the_judge(tmp_pat
     assert row["result"]["outcome"] == "success" and (result.run_dir / "report.md").exists()
     [prompt] = judged
     assert "more characters of this turn are not shown]" in prompt and len(prompt) < 40_000
+
+
+def test_an_openai_compatible_bot_answering_a_lone_surrogate_is_kept_and_judged(tmp_path):
+    def respond(body):
+        return "Refund RMA-123456 \ud800 issued." if body["model"] == "my-bot" else models(body)
+
+    with OpenAIStub(respond=respond) as server:
+        result = simulate(tmp_path, server, {"model": "my-bot", "base_url": server.base_url})
+
+    [row] = results_by_id(result.run_dir).values()
+    assert row["result"]["turns"][1]["messages"][0]["content"] == "Refund RMA-123456 \ud800 issued."
+    assert row["result"]["outcome"] == "success" and (result.run_dir / "report.md").exists()
