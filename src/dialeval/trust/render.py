@@ -173,10 +173,9 @@ def figures(card: dict[str, Any]) -> list[Figure]:
 
 def write_card(card: dict[str, Any], folder: Path) -> None:
     """card.json, card.md and plots/ in ``folder``."""
-    from dialeval.report.plots import draw
-
     from dialeval.jsonsafe import dumps
     from dialeval.models.endpoint import redact_urls
+    from dialeval.report.plots import draw
     from dialeval.secrets import scrub
 
     folder.mkdir(parents=True, exist_ok=True)
