@@ -7,7 +7,6 @@ neither stdout nor stderr: not as it is, percent-encoded, nor in base64."""
 from __future__ import annotations
 
 import base64
-import json
 import os
 import subprocess
 import sys

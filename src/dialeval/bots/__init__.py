@@ -39,7 +39,9 @@ class LoadedBot:
 
     async def reply(self, messages: Messages, session_id: str, *, turn_id: str | None = None) -> tuple[Messages, str]:
         """The reply's messages and what the bot printed on stdout (Python bots)."""
-        call = lambda: self.adapter(messages, session_id, turn_id=turn_id)  # noqa: E731
+        def call() -> Any:
+            return self.adapter(messages, session_id, turn_id=turn_id)
+
         if self.isolated:
             value, printed = await run_isolated(call, self.spec.timeout)
             return value, printed

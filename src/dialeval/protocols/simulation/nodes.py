@@ -23,7 +23,7 @@ from dialeval.protocols.simulation import bots
 from dialeval.protocols.simulation.common import SimulationOptions
 from dialeval.protocols.simulation.replay import bot_turn
 from dialeval.protocols.simulation.scenario import scenario_of
-from dialeval.protocols.simulation.transcript import bot_messages, turn_line
+from dialeval.protocols.simulation.transcript import turn_line
 
 SIMULATOR = Judge("simulation.user_simulator", "user_simulator", "simulation", "simulation/user_simulator", SimulatedTurn)
 AUDITOR = Judge("simulation.auditor", "simulation_auditor", "simulation", "simulation/auditor", TurnAudit,
