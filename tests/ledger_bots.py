@@ -9,6 +9,9 @@ import os
 import time
 from typing import Any
 
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+
 from tests.simulation_helpers import GOOD_BOT
 
 
@@ -62,18 +65,33 @@ def huge(messages: list[dict[str, Any]], session_id: str) -> str:
     return "Refund RMA-123456 issued. " + "x" * 10_000_000
 
 
+SEEN: list[Any] = []  # the turn ids the keyed bots received
+
+
+def keyed(messages: list[dict[str, Any]], session_id: str, turn_id: str | None = None) -> str:
+    SEEN.append(turn_id)
+    return "Hi."
+
+
 def _sleepy_node(state: Any) -> dict[str, Any]:
     time.sleep(3600)
     return {"messages": []}
 
 
-def build_sleepy_graph() -> Any:
+def _keyed_node(state: Any, config: RunnableConfig) -> dict[str, Any]:
+    SEEN.append(config["configurable"].get("turn_id"))
+    return {"messages": [AIMessage("Hi from the graph.")]}
+
+
+def one_node_graph(node: Any) -> Any:
+    """A LangGraph graph over messages whose one node is ``node``."""
     from langgraph.graph import START, MessagesState, StateGraph
 
     builder = StateGraph(MessagesState)
-    builder.add_node("answer", _sleepy_node)
+    builder.add_node("answer", node)
     builder.add_edge(START, "answer")
     return builder.compile()
 
 
-SLEEPY_GRAPH = build_sleepy_graph()
+SLEEPY_GRAPH = one_node_graph(_sleepy_node)
+KEYED_GRAPH = one_node_graph(_keyed_node)

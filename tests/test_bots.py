@@ -9,9 +9,6 @@ import socket
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph.graph import START, MessagesState, StateGraph
 
 from dialeval import bots
 from dialeval.cli import main
@@ -19,34 +16,14 @@ from dialeval.errors import ConfigError
 from dialeval.testing.bot_server import BotStub
 from dialeval.testing.openai_server import OpenAIStub
 from tests.dialogue_helpers import fake_embed
+from tests.ledger_bots import SEEN
 from tests.simulation_helpers import REFUND, models, suite
 
 HELLO = [{"role": "user", "content": "Hello?"}]
-SEEN: list[Any] = []
-
-
-def keyed(messages: list[dict[str, Any]], session_id: str, turn_id: str | None = None) -> str:
-    SEEN.append(turn_id)
-    return "Hi."
-
-
-def _graph_node(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
-    SEEN.append(config["configurable"].get("turn_id"))
-    return {"messages": [AIMessage("Hi from the graph.")]}
-
-
-def _build() -> Any:
-    builder = StateGraph(MessagesState)
-    builder.add_node("answer", _graph_node)
-    builder.add_edge(START, "answer")
-    return builder.compile()
-
-
-KEYED_GRAPH = _build()
 
 
 def test_the_registry_knows_four_kinds_told_apart_by_their_key():
-    bots.parse("tests.test_bots:keyed")  # registers the built-in kinds
+    bots.parse("tests.ledger_bots:keyed")  # registers the built-in kinds
     assert {k: kind.spec.__name__ for k, kind in bots.KINDS.items()} == {
         "callable": "CallableBot", "graph": "GraphBot", "model": "EndpointBot", "url": "HttpBot"}
     assert isinstance(bots.parse({"url": "http://127.0.0.1:1/chat"}), bots.HttpBot)
@@ -54,7 +31,7 @@ def test_the_registry_knows_four_kinds_told_apart_by_their_key():
         bots.parse({"url": "http://x", "callable": "a:b"})
 
 
-@pytest.mark.parametrize("spec", ["tests.test_bots:keyed", {"graph": "tests.test_bots:KEYED_GRAPH"}])
+@pytest.mark.parametrize("spec", ["tests.ledger_bots:keyed", {"graph": "tests.ledger_bots:KEYED_GRAPH"}])
 def test_callables_and_graphs_that_accept_it_get_the_turn_id(spec):
     SEEN.clear()
     bot = bots.load(spec)
