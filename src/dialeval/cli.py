@@ -315,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     second of exit time, is skipped (:func:`gc.freeze`); files and exit hooks still close."""
     if argv is None:
         _plain_warnings()
+        from dialeval.secrets import scrub_output
+
+        scrub_output()  # every line printed, tracebacks included, without the run's secrets (issue 45)
     code = _main(argv)
     if argv is None:
         import gc

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from dialeval.config import RunConfig
 from dialeval.errors import ConfigError, RunError
-from dialeval.models.endpoint import redacted
+from dialeval.models.endpoint import redact_urls, redacted
 
 # fields that change how a run executes, not what it measures
 EXECUTION_ONLY = ("run_id", "limit", "concurrency", "processes", "shard", "output_dir", "cache_path", "fresh",
@@ -143,13 +143,9 @@ def resolved_config(
 
 
 def without_url_secrets(value: Any) -> Any:
-    """``value`` with every ``base_url`` redacted (issue 33: ``config.json`` and the run id
-    never hold a URL's password or query values; a rotated password resumes the same run)."""
-    if isinstance(value, dict):
-        return {k: (redacted(v) if k == "base_url" and isinstance(v, str) else without_url_secrets(v)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_url_secrets(v) for v in value]
-    return value
+    """``value`` with every ``base_url`` and ``url`` (a bot's) redacted (issues 33 and 45: ``config.json``
+    and the run id never hold a URL's user info or query values; a rotated password resumes the same run)."""
+    return redact_urls(value)
 
 
 def comparable(resolved: dict[str, Any]) -> dict[str, Any]:
