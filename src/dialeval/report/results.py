@@ -122,6 +122,12 @@ class RunData(BaseModel):
                 out.setdefault(dimension, {}).update({(f"{item.system}/{u}" if prefix else u): v for u, v in units.items()})
         return out
 
+    def unit_items(self) -> dict[str, str]:
+        """Unit id (as :meth:`scores` names it) -> the id of the item that scored it."""
+        prefix = self.systems_share_units()
+        return {(f"{item.system}/{u}" if prefix else u): item.id
+                for item in self.items for units in item.scores.values() for u in units}
+
     @property
     def description(self) -> str:
         """Benchmark, system, judge model and start time (see :func:`run_label`)."""

@@ -31,7 +31,7 @@ from dialeval.models.usage import CallRecord, Ledger, current_ledger
 from dialeval.run import provenance
 from dialeval.run.decide import DecisionWatch, split_options
 from dialeval.run.folder import CONFIG, RESULTS, RunLock, check_folder, check_run_id, drop_outdated_report, results_by_id
-from dialeval.run.identity import data_digest, identity, prepare_folder, referenced_files, resolved_config, run_id
+from dialeval.run.identity import data_digest, identity, prepare_folder, referenced_files, resolved_config, run_id, unit_hash
 from dialeval.run.items import ItemJob, ItemRunner, limit_items, load_items
 from dialeval.run.preflight import (
     await_preflight,
@@ -293,5 +293,6 @@ async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, 
     finally:
         current_ledger.reset(token)
     row["seconds"] = round(time.perf_counter() - started, 3)
+    row["unit_hash"] = unit_hash(bench, item)  # the gate pairs two runs' units only when they judged the same content
     row["usage"] = [c.__dict__ for c in ledger.calls]
     return row
