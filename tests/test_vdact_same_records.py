@@ -10,7 +10,7 @@ CPU-per-call work of issue 24; a change that alters a prompt, a record or a scor
 one of them, and then says which. The metrics digests were taken again once, when an
 unknown cost became ``null`` in ``metrics.json`` (the stub is unpriced): that diff was
 ``cost_usd`` and ``cost_without_prompt_cache_usd`` 0.0 -> null and ``priced_cost_usd``
-added, nothing else. What issue 44 added for the gate (a row's ``unit_hash``; ``complete``,
+added, nothing else. What issue 44 added for the gate (a row's ``unit_hash``; ``units_measured``, ``complete``,
 ``incomplete`` and ``unit_hashes`` in ``metrics.json``) is left out of the digests: new
 fields, no prompt, record or score changed.
 """
@@ -83,7 +83,7 @@ def _results(run_dir: Path) -> list[dict[str, Any]]:
 def _metrics(run_dir: Path) -> dict[str, Any]:
     metrics = json.loads((run_dir / "metrics.json").read_text())
     metrics["run"].pop("provenance")  # dates, commit, the stub's port
-    for added in ("complete", "incomplete", "unit_hashes"):  # issue 44's new fields
+    for added in ("complete", "incomplete", "unit_hashes", "units_measured"):  # issue 44's new fields
         metrics["run"].pop(added)
     return dict(metrics)
 

@@ -83,3 +83,27 @@ def verdict_line(result: Any) -> str:
     passed = len(result.outcomes) - failed - undecided
     return (f"gate {'passed' if not failed else 'failed'}: {passed} of {len(result.outcomes)} rules passed"
             + (f", {undecided} undecided (not failed; when_undecided: fail makes it fail)" if undecided else ""))
+
+
+def measured_exit(result: Any, fail_on: list[Any]) -> int:
+    """``dialeval run``'s exit code once every item finished: 1 when no unit was measured (every
+    verdict unreadable: nothing to gate) or a ``--fail-on`` condition holds, saying which; else 0."""
+    from dialeval.gate.figures import did_you_mean, run_figures
+    from dialeval.gate.rules import GateError
+    from dialeval.report.results import read_run
+
+    info = result.metrics.get("run") or {}
+    if not info.get("dry_run") and info.get("units_measured") == 0:
+        print(f"dialeval: no unit was measured: none of {info.get('items', 0)} items got a readable verdict "
+              "(see Judge reliability above); nothing here can be gated")
+        return 1
+    if not fail_on:
+        return 0
+    figures = run_figures(read_run(result.run_dir))
+    for rule in fail_on:
+        if rule.figure not in figures:
+            raise GateError(f"--fail-on {rule.name!r}: the run has no figure {rule.figure!r}{did_you_mean(rule.figure, list(figures))}")
+        if rule.holds(figures[rule.figure]):
+            print(f"dialeval: --fail-on {rule.name!r} holds ({rule.figure} = {figures[rule.figure]:.4g}): exit 1")
+            return 1
+    return 0
