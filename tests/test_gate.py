@@ -120,7 +120,7 @@ def test_the_sequential_decision_is_reported_for_a_regression(runs, capsys):
                  "--summary", str(summary), "--option", "stop_when_decided=true"])
     assert code == 1
     capsys.readouterr()
-    assert "Sequential decision for score: regression after 10 of 30 units" in summary.read_text()
+    assert "Sequential decision for score: regression after 13 of 30 units" in summary.read_text()
 
 
 def test_rules_read_from_yaml(tmp_path):

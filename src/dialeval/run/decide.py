@@ -43,6 +43,7 @@ class DecisionWatch:
     decision: dict[str, Any] | None = None
     planned: int = 0  # units in the item list, fixed before judging: the sequence is tuned for a quarter of them
     baseline: str | None = None  # a baseline run folder: the run is one system, compared with it (a gate)
+    started: set[str] = field(default_factory=set)  # items whose requests left (a decision cancels those in flight: spent)
 
     @classmethod
     def from_options(cls, bench: Any, ours: dict[str, Any], seed: int = 0) -> DecisionWatch | None:
@@ -172,10 +173,13 @@ class DecisionWatch:
         return on_row
 
     def summary(self, items: list[Any], done: dict[str, Any], calls_per_item: Any, options: dict[str, Any]) -> dict[str, Any] | None:
-        """The decision with the units and calls it saved (items never judged), for metrics.json."""
+        """The decision with the units and calls it saved, for metrics.json: ``calls_saved`` counts
+        the items whose requests never left, as the server saw it (an item cancelled in flight by
+        the decision had sent its requests: ``items_cancelled``, spent)."""
         if self.decision is None:
             return None
         skipped = [i for i in items if i.id not in done]
-        per_item = [calls_per_item(i, options) if calls_per_item else None for i in skipped]
-        return {**self.decision, "items": len(items), "items_skipped": len(skipped),
+        unsent = [i for i in skipped if i.id not in self.started]
+        per_item = [calls_per_item(i, options) if calls_per_item else None for i in unsent]
+        return {**self.decision, "items": len(items), "items_skipped": len(skipped), "items_cancelled": len(skipped) - len(unsent),
                 "calls_saved": None if any(c is None for c in per_item) else sum(per_item)}
