@@ -57,9 +57,14 @@ def t_interval(diffs: Any, bound: float, alpha: float = ALPHA) -> tuple[np.ndarr
     return centre - half, centre + half, np.minimum(p, 1.0)
 
 
+def _subsets(n: int) -> np.ndarray:
+    """(2^n - 1) x n of 0/1: each row one non-empty subset of the units."""
+    return ((np.arange(1, 2**n)[:, None] >> np.arange(n)) & 1).astype(float)
+
+
 def _subset_weights(n: int) -> np.ndarray:
     """(2^n - 1) x n: each row averages one non-empty subset of the units."""
-    rows = ((np.arange(1, 2**n)[:, None] >> np.arange(n)) & 1).astype(float)
+    rows = _subsets(n)
     return rows / rows.sum(axis=1, keepdims=True)
 
 
@@ -85,10 +90,13 @@ def sign_flip_interval(diffs: Any, alpha: float = ALPHA) -> tuple[np.ndarray, np
 def sign_flip_p(diffs: Sequence[float], centre: float = 0.0) -> float:
     """Two-sided exact sign-flip p-value of ``centre``: twice the smaller one-sided share of
     sign flips at least as extreme (the flips that change nothing included)."""
-    means = subset_means(diffs)
-    total = 2 ** len(diffs)
-    low = (1 + int((means >= centre).sum())) / total  # the observed sum is this low or lower
-    high = (1 + int((means <= centre).sum())) / total
+    d = np.asarray(diffs, dtype=float)
+    rows = _subsets(len(d))
+    excess = rows @ (d - centre)  # a subset's sum beyond the centre: flipping it moves the sum by twice this
+    tol = 1e-9 * max(1.0, float(np.abs(d - centre).sum()))  # equal sums stay equal in floating point
+    total = 2 ** len(d)
+    low = (1 + int((excess >= -tol).sum())) / total  # flips that leave the sum this low or lower
+    high = (1 + int((excess <= tol).sum())) / total
     return min(1.0, 2 * min(low, high))
 
 
