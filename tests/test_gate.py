@@ -73,6 +73,12 @@ def test_noise_is_undecided_not_passed_and_fails_only_when_asked(runs, capsys):
     assert "gate passed: 2 of 3 rules passed, 1 undecided" in out
     (case,) = [c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name").startswith("no regression")]
     assert "holds both a drop beyond 0.2 and none" in case.find("skipped").get("message")
+    summary = runs["tmp"] / "noise.md"
+    assert main(["gate", str(runs["noise"]), "--baseline", str(runs["baseline"]), "--rules", str(_rules(runs["tmp"], RULES)),
+                 "--summary", str(summary)]) == 0
+    page = summary.read_text()
+    assert page.startswith("## dialeval gate: passed, 1 undecided")
+    assert "\n\n- undecided: no regression of score beyond 0.2: the 95% CI \\[-0.747, +0.747\\] holds both" in page
     strict = _rules(runs["tmp"], RULES.replace("margin: 0.2\n", "margin: 0.2\n    when_undecided: fail\n"))
     assert main(["gate", str(runs["noise"]), "--baseline", str(runs["baseline"]), "--rules", str(strict)]) == 1
     assert "FAIL  no regression of score beyond 0.2" in capsys.readouterr().out

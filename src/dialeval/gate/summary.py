@@ -27,7 +27,8 @@ def summary_markdown(result: GateResult) -> str:
     shown = {"pass": "pass", "fail": "**FAIL**", "undecided": "undecided"}
     rows = [[shown[o.status], cell(o.rule), cell(o.message)] for o in result.outcomes]
     lines += markdown_table(["result", "rule", "what was found"], rows, "lll")
-    lines += [f"- undecided: {cell(o.rule)}: {cell(o.detail.get('reason') or o.message)}" for o in undecided]
+    if undecided:
+        lines += ["", *(f"- undecided: {cell(o.rule)}: {cell(o.detail.get('reason') or o.message)}" for o in undecided)]
     for outcome in result.outcomes:
         if "decision" in outcome.detail:
             d = outcome.detail["decision"]
