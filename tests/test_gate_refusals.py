@@ -162,6 +162,9 @@ def test_a_killed_run_is_refused_until_allowed_and_then_every_line_says_so(judge
     assert len(lines) == 4 and all(line.endswith("[--allow-incomplete: judged although incomplete]") for line in lines)
     code, _, err = _gate(capsys, str(judged["forty_worse"]), "--baseline", str(killed), "--rules", str(_rules(judged["tmp"], REGRESSION)))
     assert code == 2 and f"cannot judge baseline {killed}" in err
+    code, out, _ = _gate(capsys, str(judged["forty_worse"]), "--baseline", str(killed), "--rules", str(_rules(judged["tmp"], REGRESSION)),
+                         "--allow-incomplete")  # paired on the 4 units the killed baseline judged: too few to decide
+    assert code == 0 and "UNDECIDED  no regression of score beyond 0.1" in out and "36 unit(s) missing in the baseline" in out
 
 
 def test_a_failed_item_makes_a_run_incomplete(tmp_path, capsys):

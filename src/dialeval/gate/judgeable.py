@@ -58,7 +58,9 @@ def check_runs(rules: list[Rule], run: RunData, baseline: RunData | None, *, all
 
 
 def _hashes(run: RunData) -> dict[str, str]:
-    return {str(k): str(v) for k, v in ((run.metrics.get("run") or {}).get("unit_hashes") or {}).items()}
+    """Item id -> content hash: ``metrics.json``'s, else each row's own (a run killed before its metrics)."""
+    recorded = (run.metrics.get("run") or {}).get("unit_hashes") or {}
+    return {str(k): str(v) for k, v in recorded.items()} or {i.id: i.unit_hash for i in run.items if i.unit_hash}
 
 
 def check_same_units(run: RunData, baseline: RunData, regressions: list[Regression]) -> None:

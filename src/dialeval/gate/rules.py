@@ -146,16 +146,22 @@ def _no_duplicates(loader: Any, node: Any, deep: bool = False) -> Any:
     return loader.construct_mapping(node, deep=deep)
 
 
-def _depth(node: Any, limit: int) -> bool:
-    """Whether a composed YAML node nests deeper than ``limit`` (iteratively: no recursion to exhaust)."""
-    stack = [(node, 1)]
-    while stack:
-        current, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = current.value if isinstance(current.value, list) else []
-        for child in children:
-            stack.extend([(c, depth + 1) for c in child] if isinstance(child, tuple) else [(child, depth + 1)])
+def _too_deep(text: str, limit: int) -> bool:
+    """Whether the YAML nests deeper than ``limit``, from the scanner's tokens (iterative):
+    composing a 5,000-deep document would exhaust Python's recursion first."""
+    import yaml
+
+    opening = (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken, yaml.BlockSequenceStartToken,
+               yaml.BlockMappingStartToken)
+    closing = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToken)
+    depth = 0
+    for token in yaml.scan(text, Loader=yaml.SafeLoader):
+        if isinstance(token, opening):
+            depth += 1
+            if depth > limit:
+                return True
+        elif isinstance(token, closing):
+            depth -= 1
     return False
 
 
@@ -181,21 +187,14 @@ def read_yaml(path: Path) -> Any:
     except UnicodeDecodeError:
         raise GateError(f"{path}: not a text file (binary or not UTF-8): a rules file is YAML text") from None
     try:
-        loader = Loader(text)
-        try:
-            node = loader.get_single_node()
-            if node is not None and _depth(node, MAX_DEPTH):
-                raise GateError(f"{path}: nested more than {MAX_DEPTH} levels deep: not a rules file")
-            return loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
+        if _too_deep(text, MAX_DEPTH):
+            raise GateError(f"{path}: nested more than {MAX_DEPTH} levels deep: not a rules file")
+        return yaml.load(text, Loader=Loader)  # noqa: S506 (a SafeLoader that also refuses duplicate keys)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise GateError(f"{path}: not a valid rules file{where}: {str(problem)[:200]}") from None
-    except RecursionError:
-        raise GateError(f"{path}: nested too deep to read: not a rules file") from None
 
 
 def load_rules(path: str | Path) -> list[Rule]:
