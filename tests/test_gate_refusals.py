@@ -207,6 +207,10 @@ def test_the_plugin_refuses_what_the_gate_refuses(judged):
         killed = _killed_after(judged["tmp"], 4, 40)
     with pytest.raises(GateError, match="no metrics.json|never finished"):
         assert_gate(killed, "score.mean >= 1")
+    with pytest.raises(GateError, match="'value' must be a finite number"):
+        assert_gate(judged["forty_base"], "score.mean >= 1e999")
+    with pytest.raises(GateError, match="is not '<figure> <op> <number>'"):
+        assert_gate(judged["forty_base"], "score.mean >> 1")
     with pytest.raises(GateError, match="finite number"):
         assert_no_regression(judged["forty_worse"], judged["forty_base"], "score", margin=float("nan"))
     with pytest.raises(pytest.skip.Exception, match="the smallest possible p is 0.0625"):
