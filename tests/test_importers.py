@@ -15,7 +15,7 @@ from dialeval.cli import main
 from dialeval.data import exporters
 from dialeval.data.importers import import_records
 from dialeval.data.io import DataError
-from dialeval.protocols.dialogue.data import Conversation, load_conversations
+from dialeval.conversation.data import Conversation, load_conversations
 from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.dialogue_helpers import fake_embed, write_jsonl

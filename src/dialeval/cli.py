@@ -65,9 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-preflight", action="store_true", help="skip the reachability check of API models before the first item")
     r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    r.add_argument("--fail-on", action="append", default=[], metavar="'FIGURE OP NUMBER'",
-                   help="exit 1 when this holds at the end, e.g. 'failures.share > 0.05' or 'unparsed.share > 0.1' "
-                   "(any figure a gate rule can name; docs/gate.md)")
+    r.add_argument("--fail-on", action="append", default=[], metavar="'FIGURE OP NUMBER'", help="exit 1 when this holds "
+                   "at the end, e.g. 'unparsed.share > 0.1' (any figure a gate rule can name; docs/gate.md)")
     r.add_argument(
         "--no-wait",
         action="store_true",
@@ -183,8 +182,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fresh=True if args.fresh else None,
         preflight=False if args.no_preflight else None,
     )
-    from dialeval.gate.rules import parse_rule
-
+    from dialeval.gate.cli import measured_exit, parse_rule
     fail_on = [parse_rule(text, "--fail-on") for text in args.fail_on]  # a bad expression stops before any call
     # a bare `--model dry-run` prices the roles as the config's own model would cost
     config = load_config(args.config, **overrides, model=model)
@@ -217,8 +215,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not result.complete:
         print(f"dialeval: {result.summary}; re-run the same command to retry them")
         return 1
-    from dialeval.gate.cli import measured_exit
-
     return measured_exit(result, fail_on)
 
 

@@ -37,7 +37,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from dialeval.data.importers import import_records
-    from dialeval.protocols.dialogue.data import read_conversations
+    from dialeval.conversation.data import read_conversations
 
     columns = json.loads(args.columns) if args.columns else {}
     records = import_records(args.format, args.path, {"columns": columns})

@@ -24,8 +24,8 @@ from dialeval.agents.images import image_line
 from dialeval.data.images import image_tokens
 from dialeval.memory.notes import NoteEntry
 from dialeval.models.usage import count_tokens
-from dialeval.protocols.dialogue.data import Turn
-from dialeval.protocols.dialogue.toolcalls import call_lines
+from dialeval.conversation.data import Turn
+from dialeval.conversation.toolcalls import call_lines
 
 Render = Callable[[str], list[BaseMessage]]
 SPEAKER = {"user": "User", "assistant": "Assistant"}

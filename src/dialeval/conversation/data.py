@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.images import ImageRef
 from dialeval.data.io import DataError, read_records
-from dialeval.protocols.dialogue.messages import MessageReader, read_messages
-from dialeval.protocols.dialogue.toolcalls import ToolCall
+from dialeval.conversation.messages import MessageReader, read_messages
+from dialeval.conversation.toolcalls import ToolCall
 
 Speaker = Literal["user", "assistant"]
 CONVERSATION_KEYS = ("id", "system", "turns", "grounding", "metadata", "summary", "versus", "tools", "reference_tool_calls")

@@ -15,7 +15,7 @@ from typing import Any
 
 from dialeval.data.images import ImageRef, resolve_image
 from dialeval.data.io import DataError
-from dialeval.protocols.dialogue.toolcalls import parsed_arguments
+from dialeval.conversation.toolcalls import parsed_arguments
 
 SHAREGPT_ROLES = {
     "human": "user", "user": "user",
