@@ -14,6 +14,7 @@ leaves the units never judged out of the run and puts :meth:`DecisionWatch.summa
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -43,7 +44,7 @@ class DecisionWatch:
     decision: dict[str, Any] | None = None
     planned: int = 0  # units in the item list, fixed before judging: the sequence is tuned for a quarter of them
     baseline: str | None = None  # a baseline run folder: the run is one system, compared with it (a gate)
-    started: set[str] = field(default_factory=set)  # items whose requests left (a decision cancels those in flight: spent)
+    sent: Counter[str] = field(default_factory=Counter)  # item id -> requests that left (cancelled in flight: spent)
 
     @classmethod
     def from_options(cls, bench: Any, ours: dict[str, Any], seed: int = 0) -> DecisionWatch | None:
@@ -172,14 +173,19 @@ class DecisionWatch:
 
         return on_row
 
+    def request_left(self, item_id: str) -> None:
+        """One request of ``item_id`` left for the server (counted: it is spent even if cancelled)."""
+        self.sent[item_id] += 1
+
     def summary(self, items: list[Any], done: dict[str, Any], calls_per_item: Any, options: dict[str, Any]) -> dict[str, Any] | None:
         """The decision with the units and calls it saved, for metrics.json: ``calls_saved`` counts
-        the items whose requests never left, as the server saw it (an item cancelled in flight by
-        the decision had sent its requests: ``items_cancelled``, spent)."""
+        the requests that never left, as the server saw it (a request cancelled in flight by the
+        decision had left: spent; ``items_cancelled`` had sent some)."""
         if self.decision is None:
             return None
         skipped = [i for i in items if i.id not in done]
-        unsent = [i for i in skipped if i.id not in self.started]
-        per_item = [calls_per_item(i, options) if calls_per_item else None for i in unsent]
-        return {**self.decision, "items": len(items), "items_skipped": len(skipped), "items_cancelled": len(skipped) - len(unsent),
-                "calls_saved": None if any(c is None for c in per_item) else sum(per_item)}
+        per_item = [calls_per_item(i, options) if calls_per_item else None for i in skipped]
+        known = [c for c in per_item if c is not None]
+        saved = sum(max(0, int(c) - self.sent[i.id]) for i, c in zip(skipped, known)) if len(known) == len(per_item) else None
+        return {**self.decision, "items": len(items), "items_skipped": len(skipped),
+                "items_cancelled": sum(1 for i in skipped if self.sent[i.id]), "calls_saved": saved}

@@ -208,7 +208,7 @@ async def _run_items(
             watch = prep.watch
             record = _starting(meanwhile, tally.record) if meanwhile is not None else tally.record
             on_row = watch.recorder(record, lambda line: [stop(line) for stop in halt]) if watch else record
-            runner = ItemRunner(job, on_row, tally.call_ended, on_start=watch.started.add if watch else None)
+            runner = ItemRunner(job, on_row, tally.call_ended, on_request=watch.request_left if watch else None)
             halt.append(runner.halt)
             for item in todo:
                 runner.add(item)
