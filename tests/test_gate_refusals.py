@@ -219,3 +219,24 @@ def test_the_plugin_refuses_what_the_gate_refuses(judged):
         assert_no_regression(judged["four_worse"], judged["four_base"], "score", margin=0.1, when_undecided="fail")
     with pytest.raises(AssertionError, match="surely more than 0.1 lower"):
         assert_no_regression(judged["forty_worse"], judged["forty_base"], "score", margin=0.1)
+
+
+def test_a_unit_hash_is_what_was_asked_not_what_the_system_answered(tmp_path):
+    from dialeval.benchmarks import get_benchmark
+    from dialeval.run.identity import unit_hash
+    from tests.dialogue_helpers import write_jsonl
+
+    bench = get_benchmark("dialogue")
+
+    def conversation(user, reply):
+        path = write_jsonl(tmp_path / "c.jsonl", [{"id": "c1", "messages": [{"role": "user", "content": user},
+                                                                           {"role": "assistant", "content": reply}]}])
+        (item,) = bench.load(path, {})
+        return item
+
+    first = unit_hash(bench, conversation("Where is my order?", "On its way."))
+    assert unit_hash(bench, conversation("Where is my order?", "It left today.")) == first  # another bot's reply
+    assert unit_hash(bench, conversation("Cancel my order.", "On its way.")) != first  # another question
+    answers = get_benchmark("answers")
+    (a,), (b,) = (answers.load(write_answers(tmp_path / f"{n}.jsonl", {"u1": g}), {}) for n, g in (("a", 2), ("b", 5)))
+    assert unit_hash(answers, a) == unit_hash(answers, b)
