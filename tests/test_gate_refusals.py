@@ -240,3 +240,20 @@ def test_a_unit_hash_is_what_was_asked_not_what_the_system_answered(tmp_path):
     answers = get_benchmark("answers")
     (a,), (b,) = (answers.load(write_answers(tmp_path / f"{n}.jsonl", {"u1": g}), {}) for n, g in (("a", 2), ("b", 5)))
     assert unit_hash(answers, a) == unit_hash(answers, b)
+
+
+def test_a_baseline_without_content_hashes_is_paired_by_id_only_when_allowed(judged, capsys, tmp_path):
+    import shutil
+
+    older = tmp_path / "older"
+    shutil.copytree(judged["forty_base"], older)
+    metrics = json.loads((older / "metrics.json").read_text())
+    del metrics["run"]["unit_hashes"]
+    (older / "metrics.json").write_text(json.dumps(metrics))
+    rows = [json.loads(line) for line in (older / "results.jsonl").read_text().splitlines()]
+    (older / "results.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if k != "unit_hash"}) + "\n" for r in rows))
+    rules = str(_rules(tmp_path, REGRESSION))
+    code, _, err = _gate(capsys, str(judged["forty_worse"]), "--baseline", str(older), "--rules", rules)
+    assert code == 2 and "records no content hash of its units" in err
+    code, out, _ = _gate(capsys, str(judged["forty_worse"]), "--baseline", str(older), "--rules", rules, "--allow-incomplete")
+    assert code == 1 and "units paired by id alone [--allow-incomplete: judged although incomplete]" in out

@@ -195,7 +195,7 @@ def evaluate_gate(rules: list[Rule], run: RunData, baseline: RunData | None = No
     allowed = check_runs(rules, run, baseline, allow_incomplete=allow_incomplete)
     check_rules(rules, run, baseline)
     if baseline is not None:
-        check_same_units(run, baseline, [r for r in rules if isinstance(r, Regression)])
+        allowed += check_same_units(run, baseline, [r for r in rules if isinstance(r, Regression)], allow_incomplete=allow_incomplete)
     figures = run_figures(run)
     outcomes = [
         threshold_outcome(rule, figures) if isinstance(rule, Threshold) else regression_outcome(rule, run, baseline, sequential)  # type: ignore[arg-type]

@@ -63,16 +63,20 @@ def _hashes(run: RunData) -> dict[str, str]:
     return {str(k): str(v) for k, v in recorded.items()} or {i.id: i.unit_hash for i in run.items if i.unit_hash}
 
 
-def check_same_units(run: RunData, baseline: RunData, regressions: list[Regression]) -> None:
+def check_same_units(run: RunData, baseline: RunData, regressions: list[Regression], *, allow_incomplete: bool = False) -> list[str]:
     """:class:`GateError` when a unit both runs scored for a regression rule was a different
-    unit in each (its item's content hash differs): a baseline judged on other data."""
+    unit in each (its item's content hash differs): a baseline judged on other data. A run
+    that records no hashes (an older dialeval) is refused too, unless ``allow_incomplete``:
+    then its units are paired by id alone, and the returned reason says so."""
     if not regressions:
-        return
+        return []
     mine, theirs = _hashes(run), _hashes(baseline)
     if not mine or not theirs:
         which = run if not mine else baseline
-        raise GateError(f"{which.path} records no content hash of its units (written by an older dialeval): "
-                        "run it again to gate it against a baseline")
+        said = f"{which.path} records no content hash of its units (written by an older dialeval)"
+        if allow_incomplete:
+            return [f"{said}: units paired by id alone"]
+        raise GateError(f"{said}: run it again to gate it against a baseline (--allow-incomplete pairs its units by id alone)")
     run_items, base_items = run.unit_items(), baseline.unit_items()
     for rule in regressions:
         shared = _shared_units(run, baseline, rule.dimension)
@@ -81,6 +85,7 @@ def check_same_units(run: RunData, baseline: RunData, regressions: list[Regressi
             named = ", ".join(differ[:SHOWN_UNITS]) + (f" and {len(differ) - SHOWN_UNITS} more" if len(differ) > SHOWN_UNITS else "")
             raise GateError(f"rule {rule.name!r}: baseline {baseline.path} judged other content under {len(differ)} of "
                             f"{len(shared)} shared unit ids ({named}): not the same units; gate runs over the same data")
+    return []
 
 
 def _shared_units(run: RunData, baseline: RunData, dimension: str) -> set[str]:
