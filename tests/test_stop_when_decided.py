@@ -163,3 +163,21 @@ def test_a_candidate_is_judged_against_a_baseline_run_until_the_regression_is_de
 
     with pytest.raises(ConfigError, match="decide_against: .* is not a run folder"):
         run("answers", worse, base_config.model_copy(update={"options": {**options, "decide_against": str(tmp_path)}}), progress=False)
+
+
+def test_units_the_baseline_judged_with_other_content_are_never_paired(tmp_path):
+    def answers(path, grade, question):
+        rows = [{"id": f"u{i:02d}", "question_id": f"q{i:02d}", "question": question(i), "reference": "ref",
+                 "answer": f"answer grade {grade(i)}", "system": "bot"} for i in range(40)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return path
+
+    settings, _ = scripted(respond=lambda m: json.dumps({"rationale": "r", "score": int(prompt_text(m).split("grade ")[-1][0])}))
+    config = RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, parse_retries=0, concurrency=1)
+    baseline = run("answers", answers(tmp_path / "base.jsonl", lambda i: 4 + i % 2, lambda i: f"Question {i}?"), config, progress=False)
+    changed = {f"q{i:02d}" for i in range(0, 40, 4)}  # every fourth question asked differently, under the same id
+    worse = answers(tmp_path / "worse.jsonl", lambda i: 2 + i % 2, lambda i: f"Another question {i}?" if i % 4 == 0 else f"Question {i}?")
+    options = {"stop_when_decided": True, "decide_against": str(baseline.run_dir), "decision_margin": 0.2}
+    decision = run("answers", worse, config.model_copy(update={"options": options}), progress=False).metrics["run"]["decision"]
+    assert decision["pairs"][0]["decision"] == "regression"
+    assert set(decision["units_other_content"]) <= changed and decision["units_other_content"]

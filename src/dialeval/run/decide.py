@@ -44,6 +44,8 @@ class DecisionWatch:
     decision: dict[str, Any] | None = None
     planned: int = 0  # units in the item list, fixed before judging: the sequence is tuned for a quarter of them
     baseline: str | None = None  # a baseline run folder: the run is one system, compared with it (a gate)
+    base_hashes: dict[str, str] = field(default_factory=dict)  # baseline unit -> its content hash
+    other_content: set[str] = field(default_factory=set)  # run units whose baseline unit asked something else
     sent: Counter[str] = field(default_factory=Counter)  # item id -> requests that left (cancelled in flight: spent)
 
     @classmethod
@@ -112,7 +114,23 @@ class DecisionWatch:
         units = per_dim.get(self.criterion or "", {})
         for unit, score in units.items():
             key = str(record["pair"]) if record.get("pair") and len(units) == 1 else unit
-            self.note(side or (RUN if self.baseline else str(record.get("system"))), key, float(score))
+            who = side or (RUN if self.baseline else str(record.get("system")))
+            if self.baseline and not self.same_content(who, key, row.get("unit_hash")):
+                continue  # the baseline judged other content under this unit id: not the same unit
+            self.note(who, key, float(score))
+
+    def same_content(self, side: str, unit: str, content: Any) -> bool:
+        """Whether a run's unit asked what the baseline's unit of the same id asked (its row's
+        ``unit_hash``); a unit that did not is counted in ``other_content`` and never paired."""
+        if not isinstance(content, str):
+            return True  # a row from before unit hashes: paired by id
+        if side == BASE:
+            self.base_hashes[unit] = content
+            return True
+        if self.base_hashes.get(unit, content) != content:
+            self.other_content.add(unit)
+            return False
+        return True
 
     def add_pairwise(self, record: dict[str, Any]) -> None:
         """``dialogue`` with ``versus``: a verdict scores A 1 (A wins), 0.5 (tie) or 0, and B the rest."""
@@ -188,4 +206,5 @@ class DecisionWatch:
         known = [c for c in per_item if c is not None]
         saved = sum(max(0, int(c) - self.sent[i.id]) for i, c in zip(skipped, known)) if len(known) == len(per_item) else None
         return {**self.decision, "items": len(items), "items_skipped": len(skipped),
-                "items_cancelled": sum(1 for i in skipped if self.sent[i.id]), "calls_saved": saved}
+                "items_cancelled": sum(1 for i in skipped if self.sent[i.id]), "calls_saved": saved,
+                **({"units_other_content": sorted(self.other_content)} if self.other_content else {})}
