@@ -1,4 +1,4 @@
-"""`dialeval run | report | list | metrics | compare | view | trust`: the command line over the runner.
+"""`dialeval run | report | list | metrics | compare | view | trust | label`: the command line over the runner.
 
 Imports stay light here (argparse, no torch, transformers or chromadb) so that
 `dialeval --help` and `dialeval list` answer at once; a run imports what it needs.
@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--base-url", help="base URL for openai-compatible models")
     r.add_argument("--limit", type=int, help="evaluate only the first N items in natural id order (VDAct: N dialogue ids), the same in every data file")
     r.add_argument("--concurrency", type=int, help="items and model requests in flight")
+    r.add_argument("--processes", type=int, help="worker processes sharing the items and the limits (API models; default 1)")
+    r.add_argument("--shard", metavar="I/N", help="judge the I-th of N parts of the items into its own run folder (`dialeval merge` joins them)")
     r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
     r.add_argument("--output-dir", help="where run folders go (default: runs)")
     r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
@@ -76,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
     rep.add_argument("run_dir")
+
+    mg = sub.add_parser("merge", help="join the shard folders of one run (run --shard i/n) into one run folder")
+    mg.add_argument("runs", nargs="+", metavar="RUN", help="every shard folder of the run (1/n ... n/n)")
+    mg.add_argument("--out", help="the joined run's folder (default: beside the first shard, named by the run's id)")
+    mg.add_argument("--data", help="the data file, where it is not at the path the shards' config.json names")
 
     sub.add_parser("list", help="benchmarks, agents and model backends")
 
@@ -112,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from dialeval.trust.cli import add_parser as add_trust
 
-    add_trust(sub)
+    add_trust(sub)  # and label
     return p
 
 
@@ -166,7 +173,7 @@ def _leave_now(line: str) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from dialeval.config import ConfigError, load_config
     from dialeval.run.batch_rounds import NO_WAIT_EXIT, BatchesPending
-    from dialeval.evaluation import RunInterrupted, run
+    from dialeval.evaluation import RunInterrupted, run, run_warnings
 
     model = None
     if args.model:
@@ -176,6 +183,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         data=args.data,
         limit=args.limit,
         concurrency=args.concurrency,
+        processes=args.processes,
+        shard=args.shard,
         run_id=args.run_id,
         output_dir=args.output_dir,
         options=_options(args.option) or None,
@@ -210,34 +219,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         items = (result.metrics.get("run") or {}).get("items", len(result.records))
         print(f"dialeval: nothing to do: all {items} items done in {result.run_dir} (--fresh evaluates them again)", file=sys.stderr)
     print(_summary(result.run_dir))
-    for warning in _warnings(result.metrics):
+    for warning in run_warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)
-    if not result.complete:
-        print(f"dialeval: {result.summary}; re-run the same command to retry them")
-        return 1
-    return measured_exit(result, fail_on)
+    return measured_exit(result, fail_on) if result.complete else _incomplete(result.summary)
 
 
-def _warnings(metrics: dict[str, object]) -> list[str]:
-    run = metrics.get("run", {}) if isinstance(metrics.get("run"), dict) else {}
-    usage = run.get("usage", {}) if isinstance(run, dict) else {}
-    out = []
-    if isinstance(usage, dict) and usage.get("unpriced_calls"):
-        models = ", ".join(usage.get("unpriced_models", []))
-        out.append(f"cost unknown: no price is known for {models}; set `price` or `price_as` for it")
-    system = run.get("system_outputs") if isinstance(run, dict) else None
-    if isinstance(system, dict) and system.get("warning"):
-        out.append(str(system["warning"]))
-    judges = run.get("warnings") if isinstance(run, dict) else None  # judges past the unreadable share
-    out.extend(str(w) for w in judges or [])
-    provenance = run.get("provenance") if isinstance(run, dict) else None
-    if isinstance(provenance, dict):
-        from dialeval.run.provenance import mixed_code_warning
-
-        mixed = mixed_code_warning(provenance)
-        if mixed:
-            out.append(mixed)
-    return out
+def _incomplete(summary: str, how: str = "re-run the same command") -> int:
+    print(f"dialeval: {summary}; {how} to retry them")
+    return 1
 
 
 def _summary(run_dir: Path) -> str:
@@ -350,6 +339,12 @@ def _main(argv: list[str] | None) -> int:
             write_report(args.run_dir)
             print(_summary(Path(args.run_dir)))
             return 0
+        if args.command == "merge":
+            from dialeval.evaluation import merge
+
+            merged = merge(args.runs, args.out, args.data)
+            print(_summary(merged.run_dir))
+            return 0 if merged.complete else _incomplete(merged.summary, "`dialeval run` without --shard resumes this run")
         if args.command == "list":
             return _cmd_list()
         if args.command == "metrics":
@@ -371,10 +366,10 @@ def _main(argv: list[str] | None) -> int:
             from dialeval.gate.cli import run_gate_command
 
             return run_gate_command(args)
-        if args.command == "trust":
+        if args.command in ("trust", "label"):
             from dialeval.trust.cli import command as trust
 
-            return trust(args, _options(args.option))
+            return trust(args, _options(getattr(args, "option", [])))
         if args.command == "view":
             from dialeval.report.viewer import serve, write_site
 

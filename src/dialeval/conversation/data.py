@@ -120,6 +120,11 @@ class _Reader(MessageReader):
         )
 
 
+def check_record(path: str | Path, record: str | int, raw: Any) -> Conversation:
+    """One record read alone as a conversation (an importer checks each on its own)."""
+    return _Reader(Path(path), record).conversation(raw)
+
+
 def read_conversations(path: str | Path, fmt: str = "dialogue", columns: dict[str, str] | None = None) -> list[tuple[str | int, Conversation]]:
     """Every conversation of a JSON or JSONL file with its record's name for messages; ids unique.
     Another ``fmt`` (otel, langsmith, langfuse, hf) is imported first (dialeval.data.importers)."""

@@ -31,6 +31,7 @@ class Refusal(str):
 
 
 # an answer: text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
+# of the request's first tool; a chat completion also takes a list of calls {"name", "arguments"}
 Respond = Callable[[dict[str, Any]], "str | tuple[str, str] | tuple[str, str, dict[str, Any]]"]
 
 
@@ -79,6 +80,16 @@ def prompt_of(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _tool_calls(body: dict[str, Any], calls: Any, number: int) -> list[dict[str, Any]]:
+    """A chat completion's ``tool_calls``: one call of the first tool with ``calls`` as its
+    input, or each ``{"name", "arguments"}`` of a list (ids unique across the server's answers)."""
+    if isinstance(calls, dict):
+        first = (body.get("tools") or [{"function": {"name": "answer"}}])[0]
+        calls = [{"name": (first.get("function") or first).get("name", "answer"), "arguments": calls}]
+    return [{"id": f"call_{number}_{i}", "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}} for i, c in enumerate(calls)]
+
+
 class _Server(ThreadingHTTPServer):
     # a class attribute, since listen() runs in the constructor: with the default backlog
     # of 5, a burst of concurrent connections overflows it and clients wait for a SYN
@@ -106,9 +117,11 @@ class OpenAIStub:
         echo_auth: bool = False,
         hold_until: int | None = None,
         served_model: str | None = None,
+        logprobs: Callable[[dict[str, Any], str], list[tuple[str, float]]] | None = None,
     ):
         self.respond = respond or (lambda body: '{"ok": true}')
         self.served_model = served_model  # the model name answers carry (default: the one asked for)
+        self.logprobs = logprobs  # (body, answer) -> its tokens and their log-probabilities, sent when a request asks
         self.hang = hang  # chat requests are accepted and never answered
         self.hang_models = hang_models  # GET /models too
         self.api_key = api_key  # when set, other keys get 401
@@ -218,6 +231,9 @@ class OpenAIStub:
                     "cache_creation_input_tokens": cache_write,
                 },
             }
+        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": str(text)} if refused else {"role": "assistant", "content": text}
+        if tool_input is not None:
+            message["tool_calls"] = _tool_calls(body, tool_input, number)
         return {
             "id": f"chatcmpl-{number}",
             "object": "chat.completion",
@@ -225,7 +241,10 @@ class OpenAIStub:
             "model": self.served_model or body.get("model", "stub"),
             "choices": [{
                 "index": 0, "finish_reason": finish,
-                "message": {"role": "assistant", "content": None, "refusal": str(text)} if refused else {"role": "assistant", "content": text},
+                "message": message,
+                **({"logprobs": {"content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": []}
+                                             for t, lp in self.logprobs(body, text)]}}
+                   if self.logprobs is not None and body.get("logprobs") and not refused else {}),
             }],
             "usage": {
                 "prompt_tokens": prompt_tokens,

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dialeval.trust.cascades import card_lines
 from dialeval.figures import Bars, Figure
 from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.report.tables import cell, markdown_table, num
@@ -94,6 +95,7 @@ def render(card: dict[str, Any]) -> str:
     missing = [f"- {cell(c['label'])}, {p}: {cell(c['probes'][p]['why_not'])}" for c in card["candidates"] for p in probe_names
                if c["probes"][p]["fails"] is None]
     lines += ["", "Not measured:", "", *missing] if missing else []
+    lines += card_lines(card)  # issue 49: cascades and juries (none: nothing)
     if card.get("prediction_powered"):
         lines += ["", *_corpus_section(card["prediction_powered"])]
     lines += ["", "## Runs", ""]
