@@ -123,6 +123,11 @@ class Benchmark:
     # (item, run options) -> the model calls evaluating it takes, for protocols whose depth
     # is fixed (the progress bar's total); None or an item's None: not known in advance
     calls_per_item: Callable[[Any, dict[str, Any]], int | None] | None = None
+    # item -> what the item asks of the system under test, JSON-able, without the system's own
+    # output (a question and its reference, not the answer): each row records its hash, and the
+    # gate refuses a baseline that judged other content under the same unit ids. None: the
+    # whole item but its ``id`` and ``system``
+    unit_content: Callable[[Any], Any] | None = None
 
 
 # name -> module that registers it (imported lazily)

@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-preflight", action="store_true", help="skip the reachability check of API models before the first item")
     r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    r.add_argument("--fail-on", action="append", default=[], metavar="'FIGURE OP NUMBER'", help="exit 1 when this holds "
+                   "at the end, e.g. 'unparsed.share > 0.1' (any figure a gate rule can name; docs/gate.md)")
     r.add_argument(
         "--no-wait",
         action="store_true",
@@ -171,7 +173,7 @@ def _leave_now(line: str) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from dialeval.config import ConfigError, load_config
     from dialeval.run.batch_rounds import NO_WAIT_EXIT, BatchesPending
-    from dialeval.evaluation import RunInterrupted, run
+    from dialeval.evaluation import RunInterrupted, run, run_warnings
 
     model = None
     if args.model:
@@ -189,6 +191,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fresh=True if args.fresh else None,
         preflight=False if args.no_preflight else None,
     )
+    from dialeval.gate.cli import measured_exit, parse_rule
+    fail_on = [parse_rule(text, "--fail-on") for text in args.fail_on]  # a bad expression stops before any call
     # a bare `--model dry-run` prices the roles as the config's own model would cost
     config = load_config(args.config, **overrides, model=model)
     if args.no_cache:
@@ -215,36 +219,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         items = (result.metrics.get("run") or {}).get("items", len(result.records))
         print(f"dialeval: nothing to do: all {items} items done in {result.run_dir} (--fresh evaluates them again)", file=sys.stderr)
     print(_summary(result.run_dir))
-    for warning in _warnings(result.metrics):
+    for warning in run_warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)
-    return 0 if result.complete else _incomplete(result.summary)
+    return measured_exit(result, fail_on) if result.complete else _incomplete(result.summary)
 
 
 def _incomplete(summary: str, how: str = "re-run the same command") -> int:
     print(f"dialeval: {summary}; {how} to retry them")
     return 1
-
-
-def _warnings(metrics: dict[str, object]) -> list[str]:
-    run = metrics.get("run", {}) if isinstance(metrics.get("run"), dict) else {}
-    usage = run.get("usage", {}) if isinstance(run, dict) else {}
-    out = []
-    if isinstance(usage, dict) and usage.get("unpriced_calls"):
-        models = ", ".join(usage.get("unpriced_models", []))
-        out.append(f"cost unknown: no price is known for {models}; set `price` or `price_as` for it")
-    system = run.get("system_outputs") if isinstance(run, dict) else None
-    if isinstance(system, dict) and system.get("warning"):
-        out.append(str(system["warning"]))
-    judges = run.get("warnings") if isinstance(run, dict) else None  # judges past the unreadable share
-    out.extend(str(w) for w in judges or [])
-    provenance = run.get("provenance") if isinstance(run, dict) else None
-    if isinstance(provenance, dict):
-        from dialeval.run.provenance import mixed_code_warning
-
-        mixed = mixed_code_warning(provenance)
-        if mixed:
-            out.append(mixed)
-    return out
 
 
 def _summary(run_dir: Path) -> str:

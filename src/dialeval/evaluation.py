@@ -155,3 +155,27 @@ def run(
         if notes:
             raise RunInterrupted(notes[-1]) from None
         raise
+
+
+def run_warnings(metrics: dict[str, object]) -> list[str]:
+    """What the end of a run warns about, one line each: unknown cost, the system under test's
+    failures, judges past the unreadable share, code that changed between sessions."""
+    run = metrics.get("run", {}) if isinstance(metrics.get("run"), dict) else {}
+    usage = run.get("usage", {}) if isinstance(run, dict) else {}
+    out = []
+    if isinstance(usage, dict) and usage.get("unpriced_calls"):
+        models = ", ".join(usage.get("unpriced_models", []))
+        out.append(f"cost unknown: no price is known for {models}; set `price` or `price_as` for it")
+    system = run.get("system_outputs") if isinstance(run, dict) else None
+    if isinstance(system, dict) and system.get("warning"):
+        out.append(str(system["warning"]))
+    judges = run.get("warnings") if isinstance(run, dict) else None  # judges past the unreadable share
+    out.extend(str(w) for w in judges or [])
+    provenance = run.get("provenance") if isinstance(run, dict) else None
+    if isinstance(provenance, dict):
+        from dialeval.run.provenance import mixed_code_warning
+
+        mixed = mixed_code_warning(provenance)
+        if mixed:
+            out.append(mixed)
+    return out

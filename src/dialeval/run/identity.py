@@ -222,3 +222,17 @@ def prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> None
             ) from None
         check_same_setup(run_dir, before, resolved)
     config_path.write_text(json.dumps(resolved, indent=2))
+
+
+def unit_hash(bench: Any, item: Any) -> str:
+    """The content hash of what ``item`` asks (``Benchmark.unit_content``; by default the whole
+    item but its id and system), recorded in its row: two runs paired on a unit id judged the
+    same unit only when these agree."""
+    if bench.unit_content is not None:
+        content = bench.unit_content(item)
+    elif hasattr(item, "model_dump"):
+        content = {k: v for k, v in item.model_dump(mode="json").items() if k not in ("id", "system")}
+    else:
+        content = repr(item)
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -32,7 +32,7 @@ from dialeval.models.usage import CallRecord, Ledger, current_ledger
 from dialeval.run import provenance
 from dialeval.run.decide import DecisionWatch, split_options
 from dialeval.run.folder import CONFIG, RESULTS, RunLock, check_folder, check_run_id, drop_outdated_report, results_by_id
-from dialeval.run.identity import data_digest, identity, prepare_folder, referenced_files, resolved_config, run_id
+from dialeval.run.identity import data_digest, identity, prepare_folder, referenced_files, resolved_config, run_id, unit_hash
 from dialeval.run.items import ItemJob, ItemRunner, limit_items, load_items, shard_items
 from dialeval.run.preflight import (
     await_preflight,
@@ -230,7 +230,7 @@ async def _run_items(
                 stopped = await pool.run(tally, record)
                 return stopped, batched
             on_row = watch.recorder(record, lambda line: [stop(line) for stop in halt]) if watch else record
-            runner = ItemRunner(job, on_row, tally.call_ended)
+            runner = ItemRunner(job, on_row, tally.call_ended, on_request=watch.request_left if watch else None)
             halt.append(runner.halt)
             for item in todo:
                 runner.add(item)
@@ -315,5 +315,6 @@ async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, 
     finally:
         current_ledger.reset(token)
     row["seconds"] = round(time.perf_counter() - started, 3)
+    row["unit_hash"] = unit_hash(bench, item)  # the gate pairs two runs' units only when they judged the same content
     row["usage"] = [c.__dict__ for c in ledger.calls]
     return row
