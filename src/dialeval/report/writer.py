@@ -193,7 +193,7 @@ def render_report(
         + (f", {run['not_evaluated']} not evaluated (run stopped)" if run.get("not_evaluated") else ""),
         *provenance_lines(run.get("provenance") or {}),
         *batch_line(run.get("batches")),
-        *header(bench, resolved, usage),
+        *header(bench, resolved, usage, rows),
         "## Results",
         "",
         bench.tables(metrics) if run["finished"] else "_No item finished._",

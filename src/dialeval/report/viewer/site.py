@@ -145,16 +145,15 @@ def read_scored(folder: Path) -> RunData:
 
 
 def item_data(item: Any) -> Any:
-    """A data item as JSON-like values, for pages of benchmarks without a turn-by-turn view."""
-    import dataclasses
+    """A data item as JSON-like values, for pages of benchmarks without a turn-by-turn view.
+
+    Why pydantic's converter: a dataclass holding pydantic records (KGDS's item) printed as
+    a Python repr (``SBK=[Paragraph(paragraph_index=1, ...``) through ``asdict``."""
+    from pydantic_core import to_jsonable_python
 
     if item is None:
         return None
-    if hasattr(item, "model_dump"):
-        return item.model_dump(mode="json")
-    if dataclasses.is_dataclass(item) and not isinstance(item, type):
-        return json.loads(json.dumps(dataclasses.asdict(item), default=str))
-    return str(item)
+    return to_jsonable_python(item, fallback=str)
 
 
 def write_run(run_dir: str | Path) -> Path:
