@@ -73,6 +73,21 @@ def test_the_agent_by_import_path_grades_and_shows_in_the_role_table(my_package,
     assert role_row == "| judge | `my_package.verifiers:strict_judge` | `dry-run` |"  # not "no call recorded"
 
 
+def test_the_runs_index_shows_which_agent_and_template_a_run_swapped_in(my_package, tmp_path):
+    from dialeval.report.viewer import write_site
+
+    template = my_package / "my_package" / "strict_judge.txt"
+    for name, overrides in (("packaged", {}), ("swapped", {"agents": {"judge": "my_package.verifiers:strict_judge"},
+                                                           "templates": {"judge": str(template)}})):
+        config = load_config(None, model="dry-run", output_dir=str(tmp_path / "runs"), cache_path=None, run_id=name, **overrides)
+        run("answers", DATA, config, progress=False)
+    write_site(tmp_path / "runs")
+    index = (tmp_path / "runs" / "index.html").read_text()
+    rows = {name: index[index.index(f">{name}</a>"):].split("</tr>")[0] for name in ("packaged", "swapped")}
+    assert "agent judge=my_package.verifiers:strict_judge" in rows["swapped"] and "template judge=strict_judge.txt" in rows["swapped"]
+    assert 'class="muted swap"' not in rows["packaged"]
+
+
 def test_the_plugin_module_registers_the_agent_and_the_words_benchmark(my_package, tmp_path):
     words_yaml, answers_yaml = [b for b in _blocks("yaml") if b.startswith("plugins:")]
     where = f"\noutput_dir: {tmp_path / 'runs'}\ncache_path: null\n"

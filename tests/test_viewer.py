@@ -239,3 +239,16 @@ def test_each_disagreement_links_to_both_runs_side_by_side(server, browser, tmp_
     sides.nth(1).locator("a.item-link").click()  # and on to the item's page in its run
     assert page.locator("h1").inner_text().startswith("item good-4")
     page.screenshot(path=str(tmp_path / "pair.png"))
+
+
+@pytest.mark.parametrize(("values", "labels"), [
+    ([0.5, 0.5, 0.5], ["0.50"]),  # one value: one bar (this drew 0.50 ... 9.50)
+    ([0.25, 0.75, 1.0], ["0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.80", "0.90"]),  # a precision: 0-1
+    ([0, 3, 5], ["0", "1", "2", "3", "4", "5"]),  # a small integer scale: one bar per value
+])
+def test_a_histograms_axis_fits_its_values(values, labels):
+    from dialeval.report.viewer.run_page import histogram
+
+    bars = histogram(values, "EP, notes off")["bars"]
+    assert [b["label"] for b in bars] == labels
+    assert sum(b["count"] for b in bars) == len(values)

@@ -8,7 +8,7 @@ the configured ones, so the header cannot claim a model that was never asked.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from dialeval.benchmarks import Benchmark, RunFacts
 from dialeval.report.tables import code, markdown_table
@@ -43,7 +43,7 @@ def citation(bench: Benchmark) -> str:
 
 
 def role_rows(
-    bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, dict[str, Any]], rows: list[dict[str, Any]]
+    bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, dict[str, Any]], rows: Sequence[dict[str, Any]] = ()
 ) -> list[str]:
     """``| role | agent | model(s) called |`` for each role of the benchmark.
 
@@ -60,7 +60,7 @@ def role_rows(
     return markdown_table(["role", "agent", "model(s) called"], table, "lll")
 
 
-def _agents_by_role(rows: list[dict[str, Any]]) -> dict[str, set[str]]:
+def _agents_by_role(rows: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
     """role -> the agent names its recorded calls carry (``results.jsonl``'s ``calls``)."""
     out: dict[str, set[str]] = {}
     for r in rows:
@@ -132,7 +132,7 @@ def batch_line(batches: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any], rows: Sequence[dict[str, Any]] = ()) -> list[str]:
     """The report lines that follow the run facts: what was evaluated, roles, glossary."""
     lines = [f"- evaluated: {evaluated(bench, resolved)}", ""]
     if bench.roles:

@@ -41,6 +41,7 @@ class ItemResult(BaseModel):
     cost_usd: float | None = None  # the item's model calls; None when one has no known price
     models: list[str] = Field(default_factory=list)  # the models its calls went to
     judge_models: list[str] = Field(default_factory=list)  # those of its judges (not the system under test's)
+    system_models: list[str] = Field(default_factory=list)  # those of the system under test (MMRC's, MMDU's responder)
     detail: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
@@ -68,6 +69,7 @@ class ItemResult(BaseModel):
             cost_usd=sum(float(u.get("cost") or 0.0) for u in usage) if priced else None,
             models=sorted({str(u["model"]) for u in usage if u.get("model")}),
             judge_models=sorted({str(u["model"]) for u in usage if u.get("model") and u.get("agent") not in system_agents}),
+            system_models=sorted({str(u["model"]) for u in usage if u.get("model") and u.get("agent") in system_agents}),
             detail=detail,
         )
 

@@ -83,8 +83,12 @@ def histogram(values: list[float], dimension: str = "") -> dict[str, Any]:
     if all(float(v).is_integer() for v in values) and high - low <= 20:
         labels = [str(int(v)) for v in range(int(low), int(high) + 1)]
         tally = [sum(1 for v in values if int(v) == int(low) + i) for i in range(len(labels))]
+    elif high == low:  # one value: one bar, not ten bins of an invented width (EP 0.5 drew 0.50 ... 9.50)
+        labels, tally = [f"{low:.2f}"], [len(values)]
     else:
-        width = (high - low) / BINS or 1.0
+        if low >= 0.0 and high <= 1.0:  # a precision or a share: its whole 0-1 range
+            low, high = 0.0, 1.0
+        width = (high - low) / BINS
         tally = [0] * BINS
         for v in values:
             tally[min(int((v - low) / width), BINS - 1)] += 1

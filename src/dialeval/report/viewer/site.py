@@ -76,6 +76,7 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
         "benchmark": run.benchmark,
         "models": run_models(run.config),
         "options": option_text(run.config.get("options") or {}),  # runs alike in all but options read apart
+        "swaps": swaps(run.config),  # and runs alike in all but an agent or a template
         "item_count": info.get("items", len(run.items)),
         "finished": info.get("finished", len(run.items) - run.failed),
         "failed": info.get("failed", run.failed),
@@ -87,6 +88,19 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
         "running": running,
         "href": f"{run.path.name}/{VIEW}/index.html",
     }
+
+
+def swaps(config: dict[str, Any]) -> list[str]:
+    """``agent judge=my_pkg.verifiers:strict``, ``template judge=strict.txt``: the roles whose
+    agent or template the run's config chose instead of the packaged one (a file by its name)."""
+    from dialeval.report.compare import option_text
+
+    context = config.get("context") or {}
+    out = []
+    for kind, chosen in (("agent", context.get("agents")), ("template", context.get("templates"))):
+        if isinstance(chosen, dict) and chosen:
+            out += [f"{kind} {part}" for part in option_text({str(k): v for k, v in chosen.items()}).split(", ")]
+    return out
 
 
 def _cost(run: RunData) -> float | None:
