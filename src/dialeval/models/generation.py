@@ -27,6 +27,7 @@ class Generation:
     cache_write_tokens: int = 0
     uncached_cost: float | None = None  # what the call would cost without prompt caching
     refusal: str | None = None  # issue 33: the model declined (OpenAI's ``refusal``, Anthropic's stop reason)
+    deduplicated: bool = False  # the answer of an identical request of this run, shared (models/single_flight.py)
 
     @property
     def truncated(self) -> bool:

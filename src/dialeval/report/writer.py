@@ -228,6 +228,9 @@ def render_report(
             f"({t['unpriced_calls']} calls); set `price` or `price_as` for that model. "
             f"Priced calls alone cost {priced_cost(t):.4f} USD.",
         ]
+    if t.get("deduplicated"):
+        lines += ["", f"Identical requests of this run sent once and shared: {t['deduplicated']} calls took the first "
+                      "one's answer (deduplicated: no request, no cost)."]
     retried = retries_text(t)
     if retried:
         lines += ["", f"Requests sent again after the server refused or failed them: {retried}."]
