@@ -231,7 +231,7 @@ def test_a_cut_off_answer_is_judged_as_it_stands_and_counted(tmp_path, running_d
     assert (mr["answer"], mr["answer_status"], mr["score"]) == ("Eight weeks.", "truncated", 4)
     assert sum("weeks before" in text_of(p[-1]) for p in _question_prompts(model)) == 1  # not retried
     assert result.metrics["conditions"]["off"]["abilities"]["MR"] == {
-        "mean": 4.0, "n": 1, "cut_off": 1, "empty": 0, "judge_failed": 0, "errored": 0,
+        "mean": 4.0, "ci": None, "n": 1, "cut_off": 1, "empty": 0, "judge_failed": 0, "errored": 0,
     }  # fmt: skip
     assert json.loads((result.run_dir / "metrics.json").read_text())["conditions"]["off"]["abilities"]["MR"]["cut_off"] == 1
 
