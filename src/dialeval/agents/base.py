@@ -218,9 +218,8 @@ async def ask(
     The returned ``messages`` include the final answer, for multi-turn agents.
     ``retries`` overrides the run's corrective retries and ``retry_truncated=False``
     keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
-    system under test gets no second chance its paper did not give it. ``sample_index``
-    asks for a distinct sample of an identical prompt (identical requests of a run are
-    otherwise sent once and shared: :mod:`dialeval.models.single_flight`).
+    system under test gets no second chance its paper did not give it. ``sample_index``: a
+    distinct sample of an identical prompt (otherwise sent once per run and shared).
     """
     start_meter(None if ctx.client.injected else ctx.client.endpoint)  # retries, 429s, the server's model name
     conversation = list(messages)
@@ -335,9 +334,8 @@ async def ask(
     return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
 
 
-async def ask_text(
-    ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply", sample_index: int | None = None
-) -> AgentCall:
+async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply",
+                   sample_index: int | None = None) -> AgentCall:
     """One free-text call (a system under test replies in prose, not JSON).
 
     ``ok`` needs a non-empty answer that was not cut off; ``truncated``, ``unparsed``

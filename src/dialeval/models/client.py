@@ -223,23 +223,18 @@ class ModelClient:
         sample_index: int | None = None,
     ) -> Generation:
         """Answer ``messages``: from the cache when possible, else from the model, once per
-        identical request of the run (:mod:`dialeval.models.single_flight`).
-
-        ``json_schema`` narrows ``schema``'s JSON schema for this call (e.g. an array
-        length known in advance); local models decode under it. ``sample_index`` makes a
-        request distinct on purpose (a sampling judge asked twice). Nothing is stored here:
-        the caller calls :meth:`remember` once the answer has been parsed and validated,
-        so only answers that ended ``ok`` are replayed.
-        """
+        identical request of the run (:mod:`~dialeval.models.single_flight`; ``sample_index``
+        makes a request distinct on purpose). ``json_schema`` narrows ``schema``'s JSON schema
+        for this call (e.g. an array length known in advance); local models decode under it.
+        Nothing is stored here: the caller calls :meth:`remember` once the answer has been
+        parsed and validated, so only answers that ended ``ok`` are replayed."""
         from dialeval.jsonsafe import sendable
         from dialeval.models.cache import cache_key
-        from dialeval.models.single_flight import current_flights
+        from dialeval.models.single_flight import shared
 
         messages = sendable(self._prefilled(messages, schema))  # a quoted reply's lone surrogate goes as U+FFFD
         key = cache_key(self.cache_parts(messages, schema, json_schema, sample_index))
-        flights = current_flights.get()
-        answer = lambda: self._answer(messages, schema, json_schema, placeholder, key, cache_path, read_cache)  # noqa: E731
-        return await (flights.share(key, answer) if flights is not None else answer())
+        return await shared(key, lambda: self._answer(messages, schema, json_schema, placeholder, key, cache_path, read_cache))
 
     async def _answer(
         self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None,

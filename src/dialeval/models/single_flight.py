@@ -60,3 +60,9 @@ class Flights:
 
 
 current_flights: contextvars.ContextVar[Flights | None] = contextvars.ContextVar("dialeval_flights", default=None)
+
+
+async def shared(key: str, send: Callable[[], Awaitable[Generation]]) -> Generation:
+    """``send()``'s answer, shared with identical requests when a run's flights are open."""
+    flights = current_flights.get()
+    return await (flights.share(key, send) if flights is not None else send())
