@@ -91,7 +91,7 @@ def markdown(board: dict[str, Any], sweep_dir: Path) -> str:
     for m in board["models"]:
         f = m["figures"].get(dim) or {}
         run = Path(m["run"])
-        link = f"[{cell(run.name)}]({_relative(run / 'report.md', sweep_dir)})"
+        link = f"[{cell(run.name)}]({relative(run / 'report.md', sweep_dir)})"
         rows.append([f"{m['rank']}{' (tie)' if m['tied'] else ''}" if m["rank"] else "-", code(m["model"], table=True),
                      num(f.get("mean"), 3), ci(f.get("ci"), 3), f.get("n", 0), "n/a" if m["cost_usd"] is None else f"{m['cost_usd']:.4f}",
                      f"{m['seconds']:.1f}", "yes" if m["complete"] else f"no ({m['failed']} failed)", link])
@@ -111,7 +111,8 @@ def markdown(board: dict[str, Any], sweep_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _relative(path: Path, start: Path) -> str:
+def relative(path: Path, start: Path) -> str:
+    """``path`` as a link from a page in ``start`` (``../../runs/<run>/report.md``)."""
     import os
 
-    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+    return Path(os.path.relpath(Path(path).resolve(), start.resolve())).as_posix()

@@ -6,7 +6,6 @@ its items and every call; the page is the one place to start from.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ def write_page(board: dict[str, Any], sweep_dir: Path) -> Path:
     from dialeval.report.plots import draw
     from dialeval.report.viewer.render import render
     from dialeval.report.viewer.site import write_run
+    from dialeval.sweeps.leaderboard import relative
 
     dim = board["rank_by"]
     shown = [m for m in board["models"] if (m["figures"].get(dim) or {}).get("mean") is not None]
@@ -31,9 +31,6 @@ def write_page(board: dict[str, Any], sweep_dir: Path) -> Path:
         run = Path(m["run"])
         view = write_run(run) if run.is_dir() else None  # the run's own pages, linked from its row
         rows.append({**m, "figure": m["figures"].get(dim) or {}, "name": run.name,
-                     "report": _relative(run / "report.md", sweep_dir), "view": _relative(view, sweep_dir) if view else None})
+                     "report": relative(run / "report.md", sweep_dir), "view": relative(view, sweep_dir) if view else None})
     return render("sweep.html", sweep_dir / "index.html", board=board, rows=rows, plots=list(plots.values()))
 
-
-def _relative(path: Path, start: Path) -> str:
-    return Path(os.path.relpath(Path(path).resolve(), start.resolve())).as_posix()
