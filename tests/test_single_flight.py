@@ -65,3 +65,13 @@ def test_sample_index_makes_an_identical_prompt_a_distinct_request(indices, sent
         raws = asyncio.run(in_a_run())
         assert len(server.requests) == sent
     assert len(set(raws)) == sent  # two samples differ; one shared answer is the same twice
+
+
+@pytest.mark.timeout(120)
+def test_identical_batched_calls_are_left_to_the_batch_round_which_shares_them_itself(tmp_path):
+    """A batch round starts once every item waits on it; an item waiting on another's shared
+    call would never count as waiting (the run hung)."""
+    model = ModelSettings(spec="dry-run:openai:gpt-4o-mini", batch=True)
+    config = RunConfig(model=model, output_dir=str(tmp_path / "runs"), cache_path=None, concurrency=4)
+    result = run("answers", _data(tmp_path), config, progress=False)
+    assert result.complete and result.metrics["run"]["batches"]["rounds"] == 1

@@ -234,7 +234,8 @@ class ModelClient:
 
         messages = sendable(self._prefilled(messages, schema))  # a quoted reply's lone surrogate goes as U+FFFD
         key = cache_key(self.cache_parts(messages, schema, json_schema, sample_index))
-        return await shared(key, lambda: self._answer(messages, schema, json_schema, placeholder, key, cache_path, read_cache))
+        return await shared(key, lambda: self._answer(messages, schema, json_schema, placeholder, key, cache_path, read_cache),
+                            alone=bool(self.settings.batch and batch_queue.get()))  # a batch round shares identical calls itself
 
     async def _answer(
         self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None,

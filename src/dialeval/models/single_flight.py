@@ -62,7 +62,11 @@ class Flights:
 current_flights: contextvars.ContextVar[Flights | None] = contextvars.ContextVar("dialeval_flights", default=None)
 
 
-async def shared(key: str, send: Callable[[], Awaitable[Generation]]) -> Generation:
-    """``send()``'s answer, shared with identical requests when a run's flights are open."""
-    flights = current_flights.get()
+async def shared(key: str, send: Callable[[], Awaitable[Generation]], *, alone: bool = False) -> Generation:
+    """``send()``'s answer, shared with identical requests when a run's flights are open.
+
+    ``alone``: a call that shares by other means (a batch round answers all identical calls
+    of the round at once, and starts only when every item waits on it: an item waiting on
+    another item's flight would never count as waiting, and the run would hang)."""
+    flights = None if alone else current_flights.get()
     return await (flights.share(key, send) if flights is not None else send())
