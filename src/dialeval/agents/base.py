@@ -188,6 +188,7 @@ async def ask(
     retry_truncated: bool = True,
     json_schema: dict[str, Any] | None = None,
     score: Callable[[T], float | None] | None = None,
+    sample_index: int | None = None,
 ) -> Answer[T]:
     """Call the model and parse its answer into ``schema``, retrying with corrections.
 
@@ -198,7 +199,8 @@ async def ask(
     The returned ``messages`` include the final answer, for multi-turn agents.
     ``retries`` overrides the run's corrective retries and ``retry_truncated=False``
     keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
-    system under test gets no second chance its paper did not give it.
+    system under test gets no second chance its paper did not give it. ``sample_index``: a
+    distinct sample of an identical prompt (otherwise sent once per run and shared).
     ``score`` reads an answer as one number where the role is an ensemble or a cascade
     (default: a numeric ``verdict``/``score``/``rating`` field): their verdicts are combined on it.
     """
@@ -206,12 +208,12 @@ async def ask(
         from dialeval.agents.ensemble import ask_composite
 
         options = dict(validate=validate, placeholder=placeholder, retries=retries, retry_truncated=retry_truncated,
-                       json_schema=json_schema)
+                       json_schema=json_schema, sample_index=sample_index)
         return await ask_composite(ctx, agent, messages, schema, score, options)  # type: ignore[arg-type]
     start_meter(None if ctx.client.injected else ctx.client.endpoint)  # retries, 429s, the server's model name
     conversation = list(messages)
     totals: dict[str, Any] = {
-        "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0,
+        "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0, "deduplicated": 0,
         "cached_input_tokens": 0, "cache_write_tokens": 0, "uncached_cost": 0.0,
     }
     estimated = False
@@ -235,6 +237,7 @@ async def ask(
                 placeholder=dummy,
                 cache_path=ctx.cache_path,
                 read_cache=ctx.read_cache,
+                sample_index=sample_index,
             )
         except Exception as err:  # the backend gave up after its own retries
             error = _error_record(ctx, agent, err, **totals)
@@ -248,7 +251,7 @@ async def ask(
         totals["uncached_cost"] += gen.cost if gen.uncached_cost is None else gen.uncached_cost
         totals["cached_input_tokens"] += gen.cached_input_tokens
         totals["cache_write_tokens"] += gen.cache_write_tokens
-        totals["cached" if gen.cached else "requests"] += 0 if gen.estimated else 1
+        totals["cached" if gen.cached else "deduplicated" if gen.deduplicated else "requests"] += 0 if gen.estimated else 1
         cached_all = cached_all and gen.cached
         raw = _kept(gen.text)
         if gen.refused:  # issue 33: no correction cures a refusal; its text is what the model said
@@ -314,6 +317,7 @@ async def ask(
                 cost=totals["cost"],
                 requests=totals["requests"],
                 cached=totals["cached"],
+                deduplicated=totals["deduplicated"],
                 estimated=estimated,
                 priced=ctx.client.price is not None,
                 cached_input_tokens=totals["cached_input_tokens"],
@@ -324,7 +328,8 @@ async def ask(
     return Answer(value=value if status == "ok" else None, call=call, messages=conversation, confidence=confidence)
 
 
-async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply") -> AgentCall:
+async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply",
+                   sample_index: int | None = None) -> AgentCall:
     """One free-text call (a system under test replies in prose, not JSON).
 
     ``ok`` needs a non-empty answer that was not cut off; ``truncated``, ``unparsed``
@@ -335,7 +340,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
     start_meter(None if ctx.client.injected else ctx.client.endpoint)
     try:
         gen = await ctx.client.generate(
-            messages, placeholder=placeholder, cache_path=ctx.cache_path, read_cache=ctx.read_cache
+            messages, placeholder=placeholder, cache_path=ctx.cache_path, read_cache=ctx.read_cache, sample_index=sample_index
         )
     except Exception as err:  # the backend gave up after its own retries
         reason, entry = _error_record(ctx, agent, err)
@@ -365,8 +370,9 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
             input_tokens=gen.input_tokens,
             output_tokens=gen.output_tokens,
             cost=gen.cost,
-            requests=0 if (gen.cached or gen.estimated) else 1,
+            requests=0 if (gen.cached or gen.estimated or gen.deduplicated) else 1,
             cached=1 if gen.cached else 0,
+            deduplicated=1 if gen.deduplicated and not gen.estimated else 0,
             estimated=gen.estimated,
             priced=ctx.client.price is not None,
             cached_input_tokens=gen.cached_input_tokens,
