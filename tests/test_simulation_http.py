@@ -40,7 +40,7 @@ def test_a_scripted_user_gets_a_refund_from_an_http_bot(tmp_path):
     # the notes the simulated user kept at its first turn come back in its later prompts (from the Chroma store)
     assert record["turns"][0]["notes_change"]["added"] == ["persona/name"]
     assert len(simulator) == 2 and "(no notes yet)" in simulator[0] and "- persona/name: Dana" in simulator[1]
-    assert sent[1]["session"] == "sim-refund" and [m["role"] for m in sent[1]["history"]] == ["user", "assistant", "user"]
+    assert sent[1]["session"] == "sim-refund#1" and [m["role"] for m in sent[1]["history"]] == ["user", "assistant", "user"]
     assert [a["findings"] for a in record["audits"]] == [[], []]
     assert record["criteria"] == [{"criterion": "refund_given", "verdict": "yes", "status": "ok", "passed": True}]
     assert result.metrics["suite"]["1"]["pass_hat_k"] == 1.0 and result.metrics["bot_failures"] == 0

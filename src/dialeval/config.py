@@ -166,7 +166,7 @@ def dry_run_over(override: Any, previous: Any) -> Any:
     try:
         before = ModelSettings.model_validate(previous)
     except ValidationError as err:  # the config's own model is wrong: say so, as without the dry run
-        raise ConfigError(f"the config's field 'model': {_message(ModelSettings, err.errors()[0])}") from None
+        raise ConfigError(f"the config's field 'model': {field_message(ModelSettings, err.errors()[0])}") from None
     new = f"dry-run:{before.spec}"
     if before.batch:  # the estimate counts the rounds and prices the batches the config would run
         return {**(override if isinstance(override, dict) else {}), "spec": new, "batch": True}
@@ -284,7 +284,7 @@ def unknown_key(key: str, valid: list[str]) -> str:
     return f"unknown key; valid: {', '.join(valid)}" + did_you_mean(key, valid)
 
 
-def _message(model: type[BaseModel], e: Any) -> str:
+def field_message(model: type[BaseModel], e: Any) -> str:
     """pydantic's message, or for an unknown key the valid keys and the closest one."""
     if e["type"] == "extra_forbidden" and e["loc"]:
         holder = _model_at(model, tuple(p for p in e["loc"][:-1] if not isinstance(p, int)))
@@ -300,7 +300,7 @@ def describe_error(err: ValidationError, model: type[BaseModel] = BaseModel) -> 
     lines = []
     for e in err.errors():
         where = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        lines.append(f"field '{where}': {_message(model, e)}")
+        lines.append(f"field '{where}': {field_message(model, e)}")
     return "; ".join(lines)
 
 
@@ -311,7 +311,7 @@ def parse_options(model: type[O], options: dict[str, Any] | None, benchmark: str
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "options"
-        raise ConfigError(f"{benchmark} option '{where}': {_message(model, first)}") from None
+        raise ConfigError(f"{benchmark} option '{where}': {field_message(model, first)}") from None
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:

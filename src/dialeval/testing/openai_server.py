@@ -30,7 +30,12 @@ class Refusal(str):
     ``refusal`` stop reason with no content block (``respond`` returns ``Refusal("...")``)."""
 
 
-# an answer: text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
+class ToolCalls(list):  # type: ignore[type-arg]
+    """A chat completion that calls tools: ``ToolCalls([("cancel_order", {"order_id": "W1"})])``,
+    as a model given ``tools`` answers (OpenAI's ``tool_calls``, finish reason ``tool_calls``)."""
+
+
+# an answer: ToolCalls, text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
 Respond = Callable[[dict[str, Any]], "str | tuple[str, str] | tuple[str, str, dict[str, Any]]"]
 
 
@@ -180,6 +185,8 @@ class OpenAIStub:
         reply with usage counted, and cached tokens when prompt caching is emulated.
         ``messages_api`` picks Anthropic's Messages shape over a chat completion."""
         reply = self.respond(body)
+        if isinstance(reply, ToolCalls):
+            return self._tool_calls(body, reply, number)
         if not isinstance(reply, tuple):
             reply = (reply, "stop")
         text, finish = reply[0], reply[1]
@@ -233,6 +240,19 @@ class OpenAIStub:
                 "total_tokens": prompt_tokens + completion_tokens,
                 "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
+        }
+
+    def _tool_calls(self, body: dict[str, Any], calls: ToolCalls, number: int) -> dict[str, Any]:
+        made = [{"id": f"call_{number}_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                for i, (name, args) in enumerate(calls)]
+        prompt_tokens = max(1, len(prompt_of(body)) // 4)
+        completion_tokens = max(1, len(json.dumps(made)) // 4)
+        return {
+            "id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
+            "model": self.served_model or body.get("model", "stub"),
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": made}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
         }
 
     def _over_limit(self, body: dict[str, Any]) -> bool:

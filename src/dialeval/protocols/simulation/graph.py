@@ -18,8 +18,9 @@ from dialeval.config import EvalContext
 from dialeval.protocols.simulation import nodes  # noqa: F401  (registers the agents, also when Studio loads this file alone)
 from dialeval.protocols.simulation.common import ROLES, SimulationOptions
 from dialeval.protocols.simulation.judging import judge_conversation
-from dialeval.protocols.simulation.nodes import bot_node, context_of, item_id
-from dialeval.protocols.simulation.rules import SIMULATOR_REASONS, checks_of, criterion_passes, outcome, stop_reason
+from dialeval.protocols.simulation.environment import check_state
+from dialeval.protocols.simulation.nodes import bot_node, context_of, item_id, session_id
+from dialeval.protocols.simulation.rules import SIMULATOR_REASONS, actions_of, checks_of, criterion_passes, outcome, stop_reason
 from dialeval.protocols.simulation.scenario import scenario_of
 
 
@@ -29,7 +30,8 @@ class SimulationInput(TypedDict):
     id: Annotated[str, Field(description="the scenario's id")]
     persona: Annotated[str, Field(description="who the simulated user is")]
     goal: Annotated[str, Field(description="what the user wants from the bot")]
-    success: Annotated[dict[str, Any], Field(description="{criteria: [rubric criteria, level conversation], checks: [{said}|{pattern}|{tool, args}]}")]
+    success: Annotated[dict[str, Any], Field(description="{criteria: [rubric criteria, level conversation], actions: {match, calls: [{name, args}]}, "
+                                                          "checks: [{said}|{pattern}|{tool, args}|{not_tool}], state: 'module:function'}")]
     hidden_facts: NotRequired[Annotated[dict[str, str], Field(description="what the user knows and says only when asked")]]
     opening: NotRequired[Annotated[str, Field(description="the first user message (else the simulator opens)")]]
     images: NotRequired[Annotated[list[Any], Field(description="pictures the user may show: files or data: URLs")]]
@@ -43,6 +45,8 @@ class SimulationOutput(TypedDict):
     audits: Annotated[list[dict[str, Any]], operator.add]  # one per simulated user turn
     stop_reason: str
     checks: list[dict[str, Any]]  # the model-free success checks at the end
+    actions: dict[str, Any] | None  # the bot's tool calls against success.actions
+    final_state: dict[str, Any] | None  # success.state's answer for this conversation's session
     criteria: list[dict[str, Any]]  # the success criteria's verdicts
     judged: dict[str, Any]  # the dialogue judge's output (turn_units, conversation_units, ...)
     outcome: str
@@ -81,12 +85,16 @@ async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
     turns, audits = state.get("turns", []), state.get("audits", [])
     reason = stop_reason(scenario, turns, audits) or "max_turns"
     checks = checks_of(scenario, turns)
+    actions = actions_of(scenario.success.actions, turns)
     judged: dict[str, Any] = {}
+    final_state = None
     if outcome(reason, checks, [], audits) != "simulator_failure":
         judged = await judge_conversation(context, scenario, item_id(state), turns)
+        if scenario.success.state and not context.default_model.parsed.is_dry_run:  # a dry run never called the bot
+            final_state = await check_state(scenario.success.state, session_id(state))
     criteria = criterion_passes(scenario, judged.get("conversation_units", []))
-    return {"stop_reason": reason, "checks": checks, "criteria": criteria, "judged": judged,
-            "outcome": outcome(reason, checks, criteria, audits)}
+    return {"stop_reason": reason, "checks": checks, "actions": actions, "final_state": final_state, "criteria": criteria,
+            "judged": judged, "outcome": outcome(reason, checks, criteria, audits, actions, final_state)}
 
 
 def build_graph():

@@ -49,6 +49,11 @@ def item_id(state: State) -> str:
     return f"{state.get('id', 'input')}#{trial}" if trial else str(state.get("id", "input"))
 
 
+def session_id(state: State) -> str:
+    """The session id the bot is called with (a state check reads the bot's environment by it)."""
+    return f"sim-{item_id(state)}"
+
+
 def user_turns(state: State) -> list[State]:
     return [t for t in state.get("turns", []) if t["role"] == "user"]
 

@@ -15,6 +15,7 @@ from dialeval.protocols.simulation.bots import describe as describe_bot
 from dialeval.protocols.simulation.bots import parse_bot
 from dialeval.protocols.simulation.bots import resolve as resolve_bot
 from dialeval.protocols.simulation.common import SimulationOptions
+from dialeval.protocols.simulation.environment import state_function
 from dialeval.protocols.simulation.judging import check_judging
 from dialeval.protocols.simulation.scenario import Scenario, load_scenarios
 from dialeval.protocols.simulation.transcript import dialogue_record
@@ -46,13 +47,15 @@ def load(path: Path, options: dict[str, Any]) -> list[Trial]:
     parsed = options_of(options)
     scenarios = load_scenarios(path)
     check_judging(scenarios, parsed, path)  # the dialogue judge's own checks, before any call
-    k = parsed.k
-    return [Trial(id=s.id if k == 1 else f"{s.id}#{t}", scenario=s, trial=t) for s in scenarios for t in range(1, k + 1)]
+    for index, scenario in enumerate(scenarios):
+        if scenario.success.state:  # imported now: a wrong name stops the run before any call
+            state_function(scenario.success.state, path, f"{index} (id={scenario.id!r})")
+    # `scenario#trial` at every k, so labels and baselines made at one k match another
+    return [Trial(id=f"{s.id}#{t}", scenario=s, trial=t) for s in scenarios for t in range(1, parsed.k + 1)]
 
 
 def to_input(item: Trial, options: dict[str, Any]) -> dict[str, Any]:
-    data = item.scenario.model_dump(by_alias=True, exclude_none=True)
-    return {**data, "trial": item.trial} if options.get("k", 1) != 1 else data
+    return {**item.scenario.model_dump(by_alias=True, exclude_none=True), "trial": item.trial}
 
 
 def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
@@ -67,6 +70,8 @@ def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
         "user_turns": sum(1 for t in state.get("turns", []) if t["role"] == "user"),
         "bot_failure": failure,
         "checks": state.get("checks", []),
+        "actions": state.get("actions"),
+        "final_state": state.get("final_state"),
         "criteria": state.get("criteria", []),
         "audits": state.get("audits", []),
         "turns": state.get("turns", []),
