@@ -128,8 +128,9 @@ def user_simulator():
             [turn_line(t) for t in turns[-options.window_turns:]],
             [f"- {e.key}: {e.value}" for e in notes], options.context_budget,
         )
-        answer = await SIMULATOR.ask(ctx, messages, validate=checker(len(scenario.images)), placeholder=dry_run_turn,
-                                     json_schema=json_schema(len(scenario.images)))
+        can_stop = any(t["role"] == "assistant" for t in turns)  # never before the bot has spoken
+        answer = await SIMULATOR.ask(ctx, messages, validate=checker(len(scenario.images), can_stop), placeholder=dry_run_turn,
+                                     json_schema=json_schema(len(scenario.images), can_stop))
         call = answer.call.model_dump()
         if answer.value is None:
             return {"turns": [{"number": number, "role": "user", "text": "", "unparsed": True, "call": call}]}
