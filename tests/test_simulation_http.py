@@ -198,3 +198,15 @@ def test_a_spoiled_conversation_is_simulated_again_with_a_new_seed(tmp_path):
     assert spoiled["stop_reason"] == "audit_failure" and spoiled["audits"][0]["findings"][0]["rule"] == "persona"
     assert record["outcome"] == "success" and record["turns"][0]["text"].startswith("Hi, my blender")
     assert result.metrics["resimulated"] == 1 and result.metrics["simulator_failures"] == 0
+
+
+def test_judging_the_conversations_again_uses_each_scenarios_own_rubric(tmp_path):
+    polite = {**REFUND, "id": "polite", "success": {"criteria": [{"name": "polite", "description": "The bot was polite."}]}}
+    with OpenAIStub(respond=models) as server:
+        result = simulate(tmp_path, server, "tests.simulation_helpers:reply", suite(tmp_path, REFUND, polite))
+        written = result.run_dir / "conversations.jsonl"
+        config = http_config(tmp_path / "again", {"spec": "openai-compatible:stub", "base_url": server.base_url})
+        again = run("dialogue", str(written), config, progress=False)  # no rubric option: each conversation names its own
+    assert [json.loads(line)["metadata"]["rubric"] for line in written.read_text().splitlines()] == ["rubrics/refund.yaml", "rubrics/polite.yaml"]
+    judged = {r["id"]: [u["criterion"] for u in r["conversation_units"] + r["turn_units"]] for r in again.records}
+    assert judged == {"refund#1": ["refund_given"], "polite#1": ["polite"]}

@@ -303,3 +303,16 @@ def test_a_bot_turn_is_one_dialogue_turn_in_the_file_and_for_the_judge(tmp_path)
     assert bot.text == "One moment.\nIt has shipped.\nAnything else?" and len(reloaded.turns) == 2
     assert [(c.name, c.arguments, c.result) for c in bot.tool_calls] == [("lookup", {"order_id": "A123"}, "shipped")]
     assert Conversation.model_validate({"id": "c1", "turns": dialogue_turns(turns)}).turns == reloaded.turns  # the judge's input
+
+
+def test_a_conversation_naming_its_own_rubric_is_checked_at_load_unless_the_run_names_one(tmp_path):
+    record = {"id": "c1", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+              "metadata": {"rubric": "rubrics/missing.yaml"}}
+    data = tmp_path / "conversations.jsonl"
+    data.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    dialogue = get_benchmark("dialogue")
+    with pytest.raises(DataError) as err:
+        dialogue.load(data, {})
+    assert "record 1 (id='c1')" in str(err.value) and "field 'metadata.rubric'" in str(err.value)
+    [conversation] = dialogue.load(data, {"rubric": "dialogue"})  # the run's rubric wins: the conversation's is not read
+    assert conversation.metadata["rubric"] == "rubrics/missing.yaml"

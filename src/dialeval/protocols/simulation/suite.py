@@ -16,7 +16,7 @@ from dialeval.protocols.simulation.bots import parse_bot
 from dialeval.protocols.simulation.bots import resolve as resolve_bot
 from dialeval.protocols.simulation.common import SimulationOptions
 from dialeval.protocols.simulation.environment import state_function
-from dialeval.protocols.simulation.judging import check_judging
+from dialeval.protocols.simulation.judging import check_judging, rubric_name
 from dialeval.protocols.simulation.scenario import Scenario, load_scenarios
 from dialeval.protocols.simulation.transcript import dialogue_record
 from dialeval.config import parse_options
@@ -115,6 +115,9 @@ def after_run(run_dir: Path, records: list[dict[str, Any]], metrics: dict[str, A
         if r["outcome"] == "simulator_failure" or not any(t["role"] == "assistant" and not t.get("failure") for t in r["turns"]):
             continue
         meta = {"scenario": r["scenario"], "trial": r["trial"], "outcome": r["outcome"], "stop_reason": r["stop_reason"]}
+        rubric = Path("rubrics") / rubric_name(r["scenario"])
+        if (run_dir / rubric).is_file():  # judged again without a rubric option, each conversation on its scenario's rubric
+            meta["rubric"] = rubric.as_posix()
         lines.append(json.dumps(dialogue_record(r["id"], r["turns"], meta), ensure_ascii=False))
     (run_dir / DIALOGUE_FILE).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
