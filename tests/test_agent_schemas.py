@@ -84,6 +84,10 @@ def narrowed_cases() -> list[tuple[str, dict[str, Any], type[BaseModel], Callabl
         for can_stop in (True, False):
             cases.append((f"simulated user, {images} pictures, can stop {can_stop}", json_schema(images, can_stop), SimulatedTurn,
                           checker(images, can_stop)))
+    from dialeval.agents.simulation_auditor import ConversationAudit, conversation_schema, turn_checker
+
+    for turns in ([1], [1, 3, 5], [2, 4]):
+        cases.append((f"conversation audit of turns {turns}", conversation_schema(turns), ConversationAudit, turn_checker(turns)))
     for scale in (["yes", "no"], [True, False], [1, 5], [0, 3], ["good", "fair", "poor"], ["Yes", "Partly", "No"]):
         criterion = Criterion.model_validate({"name": "c", "description": "d", "scale": scale})
         cases.append((f"dialogue verdict on {scale}", verdict.json_schema(criterion), verdict.Verdict, verdict.checker(criterion)))

@@ -41,7 +41,9 @@ def test_a_scripted_user_gets_a_refund_from_an_http_bot(tmp_path):
     assert record["turns"][0]["notes_change"]["added"] == ["persona/name"]
     assert len(simulator) == 2 and "(no notes yet)" in simulator[0] and "- persona/name: Dana" in simulator[1]
     assert sent[1]["session"] == "sim-refund#1" and [m["role"] for m in sent[1]["history"]] == ["user", "assistant", "user"]
-    assert [a["findings"] for a in record["audits"]] == [[], []]
+    # each simulated turn passed the code checks as it was written; the model reviewed the conversation once at the end
+    assert [(a["turn"], a["status"], a["findings"]) for a in record["audits"]] == [(1, "code", []), (3, "code", []), (None, "ok", [])]
+    assert record["audits"][2]["turns"] == [1, 3] and record["audits"][2]["call"]["agent"] == "simulation.conversation_auditor"
     assert record["criteria"] == [{"criterion": "refund_given", "verdict": "yes", "status": "ok", "passed": True}]
     assert result.metrics["suite"]["1"]["pass_hat_k"] == 1.0 and result.metrics["bot_failures"] == 0
     # the conversation is written in the dialogue format, which the dialogue benchmark reads as it is
@@ -210,3 +212,26 @@ def test_judging_the_conversations_again_uses_each_scenarios_own_rubric(tmp_path
     assert [json.loads(line)["metadata"]["rubric"] for line in written.read_text().splitlines()] == ["rubrics/refund.yaml", "rubrics/polite.yaml"]
     judged = {r["id"]: [u["criterion"] for u in r["conversation_units"] + r["turn_units"]] for r in again.records}
     assert judged == {"refund#1": ["refund_given"], "polite#1": ["polite"]}
+
+
+def invents_a_fact(body):
+    """The scripted models, with a conversation auditor that flags an invented fact the code cannot see."""
+    text = prompt_of(body)
+    if "<turns_to_check>" in text:
+        return json.dumps({"rationale": "turn 3 invents a receipt", "findings": [{"turn": 3, "rule": "invented_fact", "evidence": "It is A123."}]})
+    return models(body)
+
+
+@pytest.mark.parametrize("audit, audit_calls", [("conversation", 1), ("turn", 2), ("off", 0)])
+def test_the_audit_modes_and_their_calls(tmp_path, audit, audit_calls):
+    with OpenAIStub(respond=invents_a_fact) as server:
+        result = simulate(tmp_path, server, "tests.simulation_helpers:reply", suite(tmp_path), audit=audit)
+        prompts = [prompt_of(b) for b in server.completions]
+    [record] = result.records
+    assert sum("You check a simulated user" in p for p in prompts) == audit_calls
+    if audit == "conversation":  # the finding spoils the conversation: the simulator's failure, not judged
+        assert record["outcome"] == "simulator_failure" and record["stop_reason"] == "audit_failure"
+        assert record["audits"][-1]["findings"] == [{"rule": "invented_fact", "evidence": "It is A123.", "turn": 3}]
+        assert not any("refund_given" in p and "You check" not in p and "You play" not in p for p in prompts)
+    else:
+        assert record["outcome"] == "success"

@@ -16,6 +16,7 @@ from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas 
 
 from dialeval.config import EvalContext
 from dialeval.protocols.simulation import nodes  # noqa: F401  (registers the agents, also when Studio loads this file alone)
+from dialeval.protocols.simulation.audit import audit_conversation
 from dialeval.protocols.simulation.common import ROLES, SimulationOptions
 from dialeval.protocols.simulation.judging import judge_conversation
 from dialeval.protocols.simulation.environment import check_state
@@ -55,15 +56,16 @@ class SimulationOutput(TypedDict):
 
 
 class SimulationState(SimulationInput, SimulationOutput, total=False):
-    pass
+    conversation_audited: bool  # the conversation audit has run on this attempt
 
 
 def route(state: dict[str, Any]) -> str:
-    """The stop rule, the graph's one conditional edge."""
+    """The stop rule, the graph's one conditional edge (an ended conversation passes the
+    conversation audit, which goes on to the judge when the run audits per turn or not at all)."""
     reason = stop_reason(scenario_of(state), state.get("turns", []), state.get("audits", []))
     if reason is None:
         return ROLES.node("user_simulator")
-    return "resimulate" if reason in SIMULATOR_REASONS else "judge"
+    return "resimulate" if reason in SIMULATOR_REASONS else "audit_conversation"
 
 
 async def resimulate(state: dict[str, Any], runtime: Any) -> Command[Any]:
@@ -74,8 +76,8 @@ async def resimulate(state: dict[str, Any], runtime: Any) -> Command[Any]:
         return Command(goto="judge")
     turns, audits = state.get("turns", []), state.get("audits", [])
     spoiled = {"attempt": attempt, "stop_reason": stop_reason(scenario_of(state), turns, audits), "turns": turns, "audits": audits}
-    return Command(goto=ROLES.node("user_simulator"),
-                   update={"turns": Overwrite([]), "audits": Overwrite([]), "attempt": attempt + 1, "resimulated": [spoiled]})
+    return Command(goto=ROLES.node("user_simulator"), update={"turns": Overwrite([]), "audits": Overwrite([]), "attempt": attempt + 1,
+                                                              "resimulated": [spoiled], "conversation_audited": False})
 
 
 async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
@@ -102,10 +104,11 @@ def build_graph():
     ROLES.add_nodes(builder)
     builder.add_node("bot", bot_node)
     builder.add_node("resimulate", resimulate, destinations=(ROLES.node("user_simulator"), "judge"))
+    builder.add_node("audit_conversation", audit_conversation, destinations=("resimulate", "judge"))
     builder.add_node("judge", judge)
     builder.add_edge(START, ROLES.node("user_simulator"))
     builder.add_edge(ROLES.node("user_simulator"), ROLES.node("simulation_auditor"))
     builder.add_edge(ROLES.node("simulation_auditor"), "bot")
-    builder.add_conditional_edges("bot", route, [ROLES.node("user_simulator"), "resimulate", "judge"])
+    builder.add_conditional_edges("bot", route, [ROLES.node("user_simulator"), "resimulate", "audit_conversation"])
     builder.add_edge("judge", END)
     return builder.compile(name="simulation").with_config(recursion_limit=1000)

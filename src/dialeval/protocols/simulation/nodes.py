@@ -18,6 +18,7 @@ from dialeval.agents.judge import Judge
 from dialeval.agents.responder import DRY_RUN_REPLY
 from dialeval.agents.simulated_user import SimulatedTurn, checker, dry_run_turn, facts_text, images_text, json_schema
 from dialeval.agents.simulation_auditor import TurnAudit, rule_findings, rules_text
+from dialeval.models.prompt_cache import mark_stable_prefix
 from dialeval.config import EvalContext
 from dialeval.memory.notes import NoteEntry, flatten, unflatten
 from dialeval.models.usage import count_tokens
@@ -129,7 +130,7 @@ def user_simulator():
             [f"- {e.key}: {e.value}" for e in notes], options.context_budget,
         )
         can_stop = any(t["role"] == "assistant" for t in turns)  # never before the bot has spoken
-        answer = await SIMULATOR.ask(ctx, messages, validate=checker(len(scenario.images), can_stop), placeholder=dry_run_turn,
+        answer = await SIMULATOR.ask(ctx, stable_prefix(messages, "</pictures>"), validate=checker(len(scenario.images), can_stop), placeholder=dry_run_turn,
                                      json_schema=json_schema(len(scenario.images), can_stop))
         call = answer.call.model_dump()
         if answer.value is None:
@@ -145,20 +146,38 @@ def user_simulator():
 
 
 def audit_record(turn: State, findings: list[dict[str, Any]], status: str, rationale: str | None, call: Any) -> dict[str, Any]:
+    """One simulated turn's audit: ``status`` ``code`` when no model was asked (code checks only)."""
     return {"turn": turn["number"], "status": status, "findings": findings, "rationale": rationale, "call": call}
+
+
+def code_findings(scenario: Any, turns: list[State]) -> list[Any]:
+    """The code checks of the latest simulated turn, against the bot's turn before it."""
+    bot_before = next((turn_line(t) for t in reversed(turns[:-1]) if t["role"] == "assistant"), "")
+    return rule_findings(turns[-1].get("text", ""), scenario.hidden_facts, bot_before, f"{scenario.persona}\n{scenario.goal}")
+
+
+def stable_prefix(messages: list[Any], closing_tag: str) -> list[Any]:
+    """The prompt with its scenario block (up to ``closing_tag``, the same at every turn of a
+    conversation) noted as a cacheable prefix (Anthropic's breakpoints; OpenAI caches prefixes itself)."""
+    last = messages[-1]
+    end = str(last.content).find(closing_tag)
+    return [*messages[:-1], mark_stable_prefix(last, [end + len(closing_tag)])] if end >= 0 and isinstance(last.content, str) else messages
 
 
 @register_agent("simulation.auditor", role="simulation_auditor", benchmark="simulation")
 def auditor():
-    """Checks each simulated user turn against its scenario: persona, hidden facts, no invented facts, no early stop, one turn."""
+    """Checks each simulated user turn against its scenario: in code first (no call when code
+    flags it), then by the model when ``audit`` is ``turn`` (else once at the end, see audit.py)."""
 
     async def node(state: State, context: EvalContext) -> dict[str, Any]:
         options = SimulationOptions.of(context)
         turn = state.get("turns", [])[-1]
-        if turn["role"] != "user" or turn.get("scripted") or turn.get("unparsed") or not options.audit:
+        if turn["role"] != "user" or turn.get("scripted") or turn.get("unparsed"):
             return {}
         scenario = scenario_of(state)
-        coded = [f.model_dump() for f in rule_findings(turn.get("text", ""))]
+        coded = [f.model_dump() for f in code_findings(scenario, state["turns"])]
+        if coded or options.audit != "turn":
+            return {"audits": [audit_record(turn, coded, "code", None, None)]}
         ctx = AUDITOR.context(context)
         values = {"persona": scenario.persona, "goal": scenario.goal, "hidden_facts": facts_text(scenario.hidden_facts),
                   "rules": rules_text(), "simulated_turn": turn_line(turn)}
@@ -167,8 +186,8 @@ def auditor():
             lambda _note, conversation: ctx.template.render(**values, conversation=conversation),
             [turn_line(t) for t in earlier[-options.window_turns:]], [], options.context_budget,
         )
-        answer = await AUDITOR.ask(ctx, messages)
-        found = coded + ([f.model_dump() for f in answer.value.findings] if answer.value else [])
+        answer = await AUDITOR.ask(ctx, stable_prefix(messages, "</hidden_facts>"))
+        found = [f.model_dump() for f in answer.value.findings] if answer.value else []
         rationale = answer.value.rationale if answer.value else None
         return {"audits": [audit_record(turn, found, answer.call.status, rationale, answer.call.model_dump())]}
 
