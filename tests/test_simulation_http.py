@@ -13,7 +13,7 @@ from dialeval.testing.bot_server import BotStub
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import fake_embed
 from tests.helpers import http_config
-from tests.simulation_helpers import GOOD_BOT, REFUND, http_reply, models, suite
+from tests.simulation_helpers import GOOD_BOT, REFUND, http_reply, models, suite, user_says
 
 
 @pytest.fixture(autouse=True)
@@ -235,3 +235,28 @@ def test_the_audit_modes_and_their_calls(tmp_path, audit, audit_calls):
         assert not any("refund_given" in p and "You check" not in p and "You play" not in p for p in prompts)
     else:
         assert record["outcome"] == "success"
+
+
+def test_notes_go_to_chroma_only_once_they_outgrow_the_prompt(tmp_path, monkeypatch):
+    embedded: list[str] = []
+
+    def counting_embed(texts, *args, **kwargs):
+        embedded.extend(texts)
+        return fake_embed(texts, *args, **kwargs)
+
+    monkeypatch.setattr("dialeval.memory.embeddings.embed", counting_embed)
+
+    def many_notes(number, conversation):
+        said = user_says(number, conversation)
+        return {**said, "notes": {"facts": {f"fact_{number}_{i}": f"value {i}" for i in range(3)}}}
+
+    with OpenAIStub(respond=lambda body: models(body, many_notes)) as server:
+        few = simulate(tmp_path / "few", server, "tests.simulation_helpers:reply", suite(tmp_path))
+        assert embedded == [] and not (few.run_dir / "notes").exists()  # 6 entries fit note_top_k=12: no store at all
+        many = simulate(tmp_path / "many", server, "tests.simulation_helpers:reply", suite(tmp_path), note_top_k=2)
+        prompts = [prompt_of(b) for b in server.completions if "You play a person" in prompt_of(b)]
+    # written once, when the second turn needed a search (the 3 entries, and the bot's last turn as the query)
+    assert embedded == ["facts fact 1 0: value 0", "facts fact 1 1: value 1", "facts fact 1 2: value 2",
+                        "[turn 2] Bot: Sorry to hear that! What is your order number?"] and (many.run_dir / "notes").exists()
+    assert prompts[-1].count("- facts/fact_1_") == 2  # the 2 closest of 3 entries
+    assert many.records[0]["turns"][0]["notes"] == {"facts": {"fact_1_0": "value 0", "fact_1_1": "value 1", "fact_1_2": "value 2"}}

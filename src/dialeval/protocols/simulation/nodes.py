@@ -20,10 +20,11 @@ from dialeval.agents.simulated_user import SimulatedTurn, checker, dry_run_turn,
 from dialeval.agents.simulation_auditor import TurnAudit, rule_findings, rules_text
 from dialeval.models.prompt_cache import mark_stable_prefix
 from dialeval.config import EvalContext
-from dialeval.memory.notes import NoteEntry, flatten, unflatten
 from dialeval.models.usage import count_tokens
 from dialeval.protocols.simulation import bots
 from dialeval.protocols.simulation.common import SimulationOptions
+from dialeval.protocols.simulation.notes import change_of, notes_to_show
+from dialeval.secrets import scrub_data
 from dialeval.protocols.simulation.scenario import scenario_of
 from dialeval.protocols.simulation.transcript import bot_messages, turn_line
 
@@ -79,31 +80,9 @@ def fitted(render: Any, lines: list[str], notes: list[str], budget: int) -> tupl
             n_lines = 0
 
 
-def open_store(options: SimulationOptions, context: EvalContext) -> Any:
-    from dialeval.memory.client import open_note_store
-
-    return open_note_store(options.memory, context.run_dir)
-
-
-async def notes_to_show(store: Any, key: str, query: str, k: int) -> list[NoteEntry]:
-    entries = await asyncio.to_thread(store.entries, key)
-    if len(entries) <= k:
-        return entries
-    return list(await asyncio.to_thread(store.search, key, query or "goal", k))
-
-
-async def remember(store: Any, key: str, new: dict[str, Any], turn: int) -> dict[str, Any]:
-    """Merge the simulator's new notes into its stored note; the change made."""
-    entries = await asyncio.to_thread(store.entries, key)
-    merged = {**flatten(unflatten(entries)), **flatten(new)}
-    note = unflatten([NoteEntry(path, value, 0) for path, value in merged.items()])
-    change = await asyncio.to_thread(store.update, key, note, turn)
-    return change.as_dict()
-
-
 @register_agent("simulation.user_simulator", role="user_simulator", benchmark="simulation")
 def user_simulator():
-    """Plays the scenario's user one turn at a time, keeping notes in the run's note store."""
+    """Plays the scenario's user one turn at a time, keeping notes (in Chroma once they outgrow the prompt: notes.py)."""
 
     async def node(state: State, context: EvalContext) -> dict[str, Any]:
         options = SimulationOptions.of(context)
@@ -113,11 +92,8 @@ def user_simulator():
         if not turns and scenario.opening:
             return {"turns": [{"number": 1, "role": "user", "text": scenario.opening, "image": None, "stop": None, "scripted": True}]}
         key = f"simulator:{item_id(state)}:{seed_of(state)}"
-        store = await asyncio.to_thread(open_store, options, context)
-        if not any(t["role"] == "user" and not t.get("scripted") for t in turns):  # a fresh conversation: no old notes
-            await asyncio.to_thread(store.clear, key)
         last_bot = next((turn_line(t) for t in reversed(turns) if t["role"] == "assistant"), "")
-        notes = await notes_to_show(store, key, last_bot, options.note_top_k)
+        notes = await notes_to_show(options, context, key, turns, last_bot)
         ctx = SIMULATOR.context(context)
         values = {
             "persona": scenario.persona, "goal": scenario.goal, "hidden_facts": facts_text(scenario.hidden_facts),
@@ -130,16 +106,16 @@ def user_simulator():
             [f"- {e.key}: {e.value}" for e in notes], options.context_budget,
         )
         can_stop = any(t["role"] == "assistant" for t in turns)  # never before the bot has spoken
-        answer = await SIMULATOR.ask(ctx, stable_prefix(messages, "</pictures>"), validate=checker(len(scenario.images), can_stop), placeholder=dry_run_turn,
-                                     json_schema=json_schema(len(scenario.images), can_stop))
+        answer = await SIMULATOR.ask(ctx, stable_prefix(messages, "</pictures>"), validate=checker(len(scenario.images), can_stop),
+                                     placeholder=dry_run_turn, json_schema=json_schema(len(scenario.images), can_stop))
         call = answer.call.model_dump()
         if answer.value is None:
             return {"turns": [{"number": number, "role": "user", "text": "", "unparsed": True, "call": call}]}
         said = answer.value
-        change = await remember(store, key, said.notes, number) if said.notes else None
+        kept = scrub_data(said.notes)  # a model's answer, written to the run folder
         image = scenario.images[said.image - 1].source if said.image else None
         turn = {"number": number, "role": "user", "text": said.message.strip(), "image": image, "stop": said.stop,
-                "call": call, "notes_change": change}
+                "call": call, "notes": kept, "notes_change": change_of(turns, kept, number)}
         return {"turns": [turn]}
 
     return node
