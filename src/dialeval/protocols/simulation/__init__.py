@@ -14,7 +14,7 @@ from dialeval.protocols.simulation.common import ROLES
 from dialeval.protocols.simulation.suite import (
     after_run, aggregate, describe, dialogue_roles, item_scores, load, score_dimensions, tables, to_input, to_record,
 )
-from dialeval.protocols.simulation.view import conversation_view
+from dialeval.protocols.simulation.view import conversation_view, item_labels
 
 
 def _graph():
@@ -37,6 +37,7 @@ register_benchmark(
         tables=tables,
         **dialogue_roles(ROLES.benchmark_fields()),
         item_scores=item_scores,
+        item_labels=item_labels,
         conversation_view=conversation_view,
         after_run=after_run,
         describe=describe,

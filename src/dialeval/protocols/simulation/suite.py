@@ -58,12 +58,28 @@ def to_input(item: Trial, options: dict[str, Any]) -> dict[str, Any]:
     return {**item.scenario.model_dump(by_alias=True, exclude_none=True), "trial": item.trial}
 
 
+def calls_of(state: dict[str, Any], judged: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every model call of the conversation in order (spoiled attempts first, then each simulated
+    turn and its audit, the conversation audit, the judge), as the viewer lists an item's calls."""
+    out: list[dict[str, Any]] = []
+    for attempt in [*state.get("resimulated", []), state]:
+        audits = attempt.get("audits", [])
+        for turn in attempt.get("turns", []):
+            out += [turn["call"]] if turn.get("call") else []
+            out += [a["call"] for a in audits if a.get("turn") == turn["number"] and a.get("call")]
+        out += [a["call"] for a in audits if a.get("turn") is None and a.get("call")]
+    for part in ("turn_units", "conversation_units", "note_updates"):
+        out += [u["call"] for u in judged.get(part, []) if isinstance(u, dict) and u.get("call")]
+    return out
+
+
 def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
     judged = state.get("judged") or {}
     failure = next((t["failure"] for t in state.get("turns", []) if t.get("failure")), None)
     return {
         "id": item.id,
         "scenario": item.scenario.id,
+        "scenario_spec": item.scenario.model_dump(exclude_none=True, exclude={"images", "metadata"}, by_alias=True),
         "trial": item.trial,
         "outcome": state.get("outcome"),
         "stop_reason": state.get("stop_reason"),
@@ -79,6 +95,7 @@ def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
         "turn_units": judged.get("turn_units", []),
         "conversation_units": judged.get("conversation_units", []),
         "note_updates": judged.get("note_updates", []),
+        "calls": calls_of(state, judged),
     }
 
 
