@@ -123,6 +123,9 @@ class Benchmark:
     # (item, run options) -> the model calls evaluating it takes, for protocols whose depth
     # is fixed (the progress bar's total); None or an item's None: not known in advance
     calls_per_item: Callable[[Any, dict[str, Any]], int | None] | None = None
+    # (document, output file, how many, run config) -> summary: `dialeval scenarios` writes a
+    # data file of this benchmark from a document, to review (simulation: a scenario suite)
+    suite_writer: Callable[[Path, Path, int, Any], dict[str, Any]] | None = None
 
 
 # name -> module that registers it (imported lazily)

@@ -17,6 +17,12 @@ from dialeval.protocols.simulation.suite import (
 from dialeval.protocols.simulation.view import conversation_view, item_labels
 
 
+def _write_suite(source, out, n, config):  # type: ignore[no-untyped-def]
+    from dialeval.protocols.simulation.writer import write_suite
+
+    return write_suite(source, out, n, config)
+
+
 def _graph():
     from dialeval.protocols.simulation.graph import build_graph
 
@@ -38,6 +44,7 @@ register_benchmark(
         **dialogue_roles(ROLES.benchmark_fields()),
         item_scores=item_scores,
         item_labels=item_labels,
+        suite_writer=_write_suite,
         conversation_view=conversation_view,
         after_run=after_run,
         describe=describe,
