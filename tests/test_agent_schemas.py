@@ -68,7 +68,7 @@ def test_every_judges_own_schema_is_accepted_by_its_parser(name):
 
 def narrowed_cases() -> list[tuple[str, dict[str, Any], type[BaseModel], Callable[[Any], str | None]]]:
     """(case, the schema a call sends, its answer model, the checker that call applies)."""
-    from dialeval.agents.base import numbered
+    from dialeval.agents.schemas import numbered
     from dialeval.agents.simulated_user import SimulatedTurn, checker, json_schema
     from dialeval.protocols.dialogue import verdict
     from dialeval.protocols.dialogue.grounding import Verification, one_per_fact

@@ -111,14 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     from dialeval.trust.cli import add_parser as add_trust
 
     add_trust(sub)
-    w = sub.add_parser("scenarios", help="write a simulation scenario suite from a document (a policy, a help page), to review")
-    w.add_argument("--from", dest="source", required=True, metavar="FILE", help="the document (text or markdown)")
-    w.add_argument("--n", type=int, default=40, help="how many scenarios (default 40)")
-    w.add_argument("--model", default=None, help="model spec (default: the config's or smollm2)")
-    w.add_argument("--base-url", help="base URL (openai-compatible servers)")
-    w.add_argument("--config", help="YAML config file (models, cache)")
-    w.add_argument("--out", default=None, help="the suite to write (default: <document>.scenarios.yaml)")
-    w.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    from dialeval.scenarios_cli import add_parser as add_scenarios
+
+    add_scenarios(sub)
     return p
 
 
@@ -306,28 +301,6 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_scenarios(args: argparse.Namespace) -> int:
-    """`dialeval scenarios --from FILE`: the simulation benchmark writes a suite from the document."""
-    from dialeval.benchmarks import get_benchmark
-    from dialeval.config import load_config
-
-    if args.n < 1:
-        print("dialeval: error: --n must be at least 1", file=sys.stderr)
-        return 2
-    model = {"spec": args.model, **({"base_url": args.base_url} if args.base_url else {})} if args.model else None
-    config = load_config(args.config, model=model)
-    if args.no_cache:
-        config = config.model_copy(update={"cache_path": None})
-    writer = get_benchmark("simulation").suite_writer
-    assert writer is not None
-    source = Path(args.source)
-    out = Path(args.out) if args.out else source.with_suffix(".scenarios.yaml")
-    summary = writer(source, out, args.n, config)
-    print(f"Wrote {summary['written']} scenarios to {summary['out']} ({summary['calls']} calls, {summary['dropped']} dropped "
-          f"as invalid or repeated; every prompt and answer in {summary['out']}.generation.json). Review them before use.")
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     """The command line; with no ``argv`` (the ``dialeval`` program itself) the process
     ends right after, so the collector's last sweep over every library object, about a
@@ -402,7 +375,9 @@ def _main(argv: list[str] | None) -> int:
 
             return trust(args, _options(args.option))
         if args.command == "scenarios":
-            return _cmd_scenarios(args)
+            from dialeval.scenarios_cli import command as scenarios
+
+            return scenarios(args)
         if args.command == "view":
             from dialeval.report.viewer import serve, write_site
 

@@ -161,17 +161,6 @@ def schema_with(schema: type[BaseModel], **fields: dict[str, Any]) -> dict[str, 
     return out
 
 
-def numbered(schema: type[BaseModel], field: str, key: str, n: int) -> dict[str, Any]:
-    """``schema``'s JSON schema with list ``field`` holding exactly ``n`` items whose ``key``
-    is 1..n in order: what a checker of "one verdict per fact, numbered" accepts."""
-    out = schema_with(schema)
-    ref = out["properties"][field]["items"]["$ref"].rsplit("/", 1)[-1]
-    item = out["$defs"][ref]
-    items = [{**item, "properties": {**item["properties"], key: {"const": i}}} for i in range(1, n + 1)]
-    out["properties"][field].update({"prefixItems": items, "items": False, "minItems": n, "maxItems": n})
-    return out
-
-
 def placeholder_for(schema: type[BaseModel]) -> BaseModel:
     """A schema-valid stand-in answer for dry runs: smallest values, empty lists."""
     values: dict[str, Any] = {}

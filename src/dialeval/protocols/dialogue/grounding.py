@@ -14,7 +14,8 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel
 
-from dialeval.agents.base import numbered, register_agent
+from dialeval.agents.base import register_agent
+from dialeval.agents.schemas import numbered
 from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions

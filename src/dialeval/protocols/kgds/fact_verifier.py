@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from dialeval.agents.base import numbered
+from dialeval.agents.schemas import numbered
 from dialeval.agents.judge import Judge
 from dialeval.protocols.kgds.common import format_numbered, options_of
 from dialeval.config import EvalContext
