@@ -44,6 +44,7 @@ def test_a_scripted_user_gets_a_refund_from_an_http_bot(tmp_path):
     # each simulated turn passed the code checks as it was written; the model reviewed the conversation once at the end
     assert [(a["turn"], a["status"], a["findings"]) for a in record["audits"]] == [(1, "code", []), (3, "code", []), (None, "ok", [])]
     assert record["audits"][2]["turns"] == [1, 3] and record["audits"][2]["call"]["agent"] == "simulation.conversation_auditor"
+    assert result.metrics["audited_turns"] == 2  # turns 1 and 3, each read by the code checks and the conversation audit
     assert record["criteria"] == [{"criterion": "refund_given", "verdict": "yes", "status": "ok", "passed": True}]
     assert result.metrics["suite"]["1"]["pass_hat_k"] == 1.0 and result.metrics["bot_failures"] == 0
     # the conversation is written in the dialogue format, which the dialogue benchmark reads as it is
