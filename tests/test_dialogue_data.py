@@ -12,8 +12,8 @@ from PIL import Image
 from dialeval.data.io import DataError
 from dialeval.errors import ConfigError
 from dialeval.protocols.dialogue.loading import options_of
-from dialeval.protocols.dialogue.data import load_conversations
-from dialeval.protocols.dialogue.rubric import load_rubric, parse_rubric
+from dialeval.conversation.data import load_conversations
+from dialeval.conversation.rubric import load_rubric, parse_rubric
 from tests.dialogue_helpers import write_jsonl
 
 ISSUE_RUBRIC = """

@@ -61,7 +61,8 @@ def test_session_mode_over_http(tmp_path):
     assert "Context mode: **session**" in report and "budget **3000** tokens" in report
     assert result.metrics["human_agreement"]["relevance"]["n"] == 2  # too few and too alike for a statistic:
     assert result.metrics["human_agreement"]["relevance"]["spearman"]["value"] is None  # n/a, never 0
-    assert "| relevance | 2 | 2 | n/a | n/a | n/a |" in report
+    assert "| relevance | 2 | 2 | n/a [1] | n/a [1] | n/a [1] |" in report  # each n/a says why below the table
+    assert "[1] 2 shared units: a correlation needs at least 3." in report
 
 
 def test_notes_mode_over_http_writes_the_note(tmp_path):

@@ -13,7 +13,7 @@ from PIL import Image
 from dialeval.data.images import ImageRef, image_tokens, source_label
 from dialeval.data.io import DataError
 from dialeval.protocols.dialogue.context import prompt_tokens
-from dialeval.protocols.dialogue.data import load_conversations
+from dialeval.conversation.data import load_conversations
 from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import scripted_reviewer, write_jsonl

@@ -12,10 +12,10 @@ import pytest
 from scipy import stats
 
 from dialeval.data.io import DataError
-from dialeval.protocols.dialogue.data import load_conversations
+from dialeval.conversation.data import load_conversations
 from dialeval.protocols.dialogue.human import agreement, human_ceiling, load_labels
-from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
-from dialeval.protocols.dialogue.rubric import parse_rubric
+from dialeval.conversation.labels import LabelWarning, only_labelled
+from dialeval.conversation.rubric import parse_rubric
 from tests.dialogue_helpers import write_jsonl
 
 RUBRIC = parse_rubric({"criteria": [
@@ -64,9 +64,11 @@ def test_the_human_ceiling_is_alpha_among_annotators_and_each_against_the_others
     assert ceiling["alpha"]["value"] == pytest.approx(expected_alpha, abs=1e-12)
     assert ceiling["alpha"]["ci_low"] <= ceiling["alpha"]["value"] <= ceiling["alpha"]["ci_high"]
     first = stats.spearmanr(data[:, 0], data[:, 1:].mean(axis=1)).statistic
-    assert ceiling["per_annotator"]["a1"] == {"n": 8, "spearman": pytest.approx(first)}
+    assert ceiling["per_annotator"]["a1"]["n"] == 8 and ceiling["per_annotator"]["a1"]["spearman"] == pytest.approx(first)
     assert ceiling["per_annotator"]["a5"]["spearman"] < 0 < ceiling["per_annotator"]["a1"]["spearman"]
-    assert ceiling["leave_one_out"] == pytest.approx(fmean(p["spearman"] for p in ceiling["per_annotator"].values()))
+    loo = ceiling["leave_one_out"]["spearman"]
+    assert loo["value"] == pytest.approx(fmean(p["spearman"] for p in ceiling["per_annotator"].values()))
+    assert loo["ci_low"] <= loo["value"] <= loo["ci_high"]
     assert ceiling["annotators"] == 5 and ceiling["multi_labelled"] == 8
 
 
@@ -76,7 +78,8 @@ def test_a_named_rule_combines_the_annotators(tmp_path, rule, expected):
     assert load_labels(path, RUBRIC, rule=rule).consensus() == {("c0/2", "engaging"): expected}
 
 
-def test_majority_of_labels_ties_go_to_the_worse_label(tmp_path):
+def test_majority_of_yes_and_no_ties_go_to_the_worse_label(tmp_path):
+    """yes/no has no middle label: a split vote goes to the lower one unless told otherwise."""
     path = write_jsonl(tmp_path / "h.jsonl", [{"id": "c0", "turn": 2, "criterion": "sensible", "score": ["yes", "no", "Yes", "no"]}])
     labels = load_labels(path, RUBRIC, rule="majority")
     assert labels.consensus() == {("c0/2", "sensible"): 1.0}  # "no" is rank 1, "yes" rank 2
@@ -157,8 +160,11 @@ def test_the_report_puts_the_human_ceiling_beside_the_judge(tmp_path):
     rows = agreement({"engaging": {f"c{i}/2": float(s) for i, s in enumerate(JUDGE)}}, labels)
     table = agreement_table(rows, labels.summary())
     ceiling = rows["engaging"]["human"]
-    assert f"| 5 | {ceiling['alpha']['value']:.2f} [" in table and f"| {ceiling['leave_one_out']:.2f} |" in table
-    assert "mean of the annotators per unit" in table and "1 answers without a label (N/A, null, NaN) skipped" in table
+    humans, judge = ceiling["leave_one_out"]["spearman"], ceiling["judges"]["judge"]["spearman"]
+    assert f"| engaging | humans (5 annotators, alpha among them {ceiling['alpha']['value']:.2f} [" in table
+    assert f"| 8 | {humans['value']:.2f} [{humans['ci_low']:.2f}, {humans['ci_high']:.2f}] |" in table
+    assert f"| engaging | judge, in each annotator's place | 8 | {judge['value']:.2f} [" in table
+    assert "mean of the annotators per unit" in table and "1 answers without a label (1 N/A) left out" in table
 
 
 def test_one_name_at_two_levels_stays_two_dimensions(tmp_path):
@@ -220,3 +226,103 @@ def test_a_label_naming_a_user_turn_is_left_out_of_every_figure_and_counted(tmp_
     assert (summary["labels"], summary["units"], summary["unknown"]) == (40, 8, 1)
     assert metrics["human_agreement"]["engaging"]["human"] == clean["human_agreement"]["engaging"]["human"]
     assert "1 labels for a criterion or unit that is not there skipped" in agreement_table(metrics["human_agreement"], summary)
+
+
+PREFERENCE = parse_rubric({"criteria": [
+    {"name": "preference", "description": "which reply is better", "scale": ["A better", "tie", "B better"]},
+    {"name": "quality", "description": "how good", "scale": [1, 5]},
+]}, "preference.yaml")
+
+
+def split_votes(tmp_path):
+    return write_jsonl(tmp_path / "h.jsonl", [
+        {"id": "c0", "turn": 2, "criterion": "preference", "score": ["A better", "B better"]},  # split
+        {"id": "c1", "turn": 2, "criterion": "preference", "score": ["B better", "A better", "A better"]},  # a majority
+        {"id": "c2", "turn": 2, "criterion": "quality", "score": [4, 5]},  # split on a five-point scale
+        {"id": "c3", "turn": 2, "criterion": "quality", "score": [1, 5, 2, 4]},  # split far apart: the middle is 3
+    ])
+
+
+@pytest.mark.parametrize("tie, expected", [
+    (None, {"c0/2": "tie", "c1/2": "A better", "c2/2": 4.0, "c3/2": 3.0}),  # the default on scales with a middle label
+    ("middle", {"c0/2": "tie", "c1/2": "A better", "c2/2": 4.0, "c3/2": 3.0}),
+    ("lower", {"c0/2": "B better", "c1/2": "A better", "c2/2": 4.0, "c3/2": 1.0}),
+    ("upper", {"c0/2": "A better", "c1/2": "A better", "c2/2": 5.0, "c3/2": 5.0}),
+    ("drop", {"c1/2": "A better"}),
+])
+def test_a_split_majority_is_broken_by_the_stated_rule(tmp_path, tie, expected):
+    """On A better / tie / B better, a vote split between A and B is no win for either side."""
+    labels = load_labels(split_votes(tmp_path), PREFERENCE, rule="majority", majority_tie=tie)
+    scale = PREFERENCE.get("preference").scale
+    got = {unit: scale.label_of(score) if criterion == "preference" else score
+           for (unit, criterion), score in labels.consensus().items()}
+    assert got == expected
+    summary = labels.summary()
+    assert summary["ties"] == {"preference": 1, "quality": 2}
+    assert summary["majority_tie"] == dict.fromkeys(("preference", "quality"), tie or "middle")
+
+
+def test_without_a_middle_label_the_default_tie_is_the_lower_label():
+    from dialeval.conversation.labels import Labels, break_tie
+
+    assert Labels("x", scales={"q": (1.0, 4.0)}).tie_rule("q") == "lower"
+    assert Labels("x", scales={"q": (1.0, 5.0)}).tie_rule("q") == "middle"
+    assert break_tie([1.0, 2.0], "middle", (1.0, 5.0)) == 2.0  # halfway is 1.5: the label nearer the centre
+    assert break_tie([4.0, 5.0], "middle", (1.0, 5.0)) == 4.0
+
+
+def test_fed_style_na_with_a_reason_is_no_label_and_the_reason_is_kept(tmp_path):
+    """FED writes an annotator's no-answer as "N/A (reason)": read as N/A, counted by reason, warned."""
+    path = write_jsonl(tmp_path / "h.jsonl", [
+        {"id": "c0", "turn": 2, "criterion": "engaging", "score": [3, "N/A (the reply is not a question)", 4]},
+        {"id": "c1", "turn": 2, "criterion": "engaging", "score": ["N/A (no context)", "n/a [no context]", 2]},
+    ])
+    labels = load_labels(path, RUBRIC, conversations(tmp_path))  # the run and the card warn each of its warnings
+    [warning] = labels.warnings
+    assert "3 answers without a label, read as N/A and left out: 2 N/A (no context) (record 2 (line 2)), 1 N/A (the reply is not a question) (record 1 (line 1))" in warning
+    assert labels.consensus() == {("c0/2", "engaging"): 3.5, ("c1/2", "engaging"): 2.0}
+    assert labels.summary()["no_label_by_kind"] == {"N/A (the reply is not a question)": 1, "N/A (no context)": 2}
+
+
+def test_nan_labels_are_counted_and_the_units_they_empty_are_named(tmp_path):
+    """24 labelled units, two of them NaN from every annotator: 22 units, and the file says so."""
+    path = tmp_path / "h.jsonl"
+    rows = [json.dumps({"id": f"c{i}", "turn": 2, "criterion": "engaging", "score": [i % 5, (i + 1) % 5]}) for i in range(22)]
+    rows += ['{"id": "c22", "turn": 2, "criterion": "engaging", "score": [NaN, NaN]}',
+             '{"id": "c23", "turn": 2, "criterion": "engaging", "score": NaN}']
+    path.write_text("\n".join(rows) + "\n")
+    labels = load_labels(path, RUBRIC, conversations(tmp_path, n=24))
+    assert len(labels.by_unit()) == 22 and labels.skipped == 3
+    summary = labels.summary()
+    assert summary["no_label_by_kind"] == {"NaN": 3} and summary["units_without_label"] == 2
+    [warning] = labels.warnings
+    assert "3 answers without a label" in warning and "2 units have no label left" in warning and "'c23/2'" in warning
+
+
+def test_an_exact_duplicate_row_is_warned_and_read_once(tmp_path):
+    row = {"id": "c0", "turn": 2, "criterion": "engaging", "score": 4}
+    path = write_jsonl(tmp_path / "h.jsonl", [row, {**row, "score": 2}, row])
+    labels = load_labels(path, RUBRIC)
+    assert labels.by_unit() == {("c0/2", "engaging"): {"#1": 4.0, "#2": 2.0}}
+    assert labels.duplicates == 1 and "record 3 (line 3): repeats record 1 (line 1) exactly; read once" in labels.warnings[0]
+
+
+def test_the_run_reads_majority_tie_from_its_options(tmp_path):
+    from dialeval.protocols.dialogue.human_compare import human_scores
+
+    rubric = tmp_path / "preference.yaml"
+    rubric.write_text("criteria:\n  - name: preference\n    description: which is better\n    scale: [A better, tie, B better]\n")
+    options = {"rubric": str(rubric), "human_rule": "majority"}
+    assert human_scores(split_votes(tmp_path), options)["preference"] == {"c0/2": 2.0, "c1/2": 3.0}
+    assert human_scores(split_votes(tmp_path), options | {"majority_tie": "drop"})["preference"] == {"c1/2": 3.0}
+
+
+def test_a_figure_the_labels_cannot_give_is_marked_and_its_reason_footnoted(tmp_path):
+    from dialeval.protocols.dialogue.human import agreement_table
+
+    labels = load_labels(write_jsonl(tmp_path / "h.jsonl", five_annotator_rows()), RUBRIC)
+    rows = agreement({"engaging": {f"c{i}/2": 3.0 for i in range(8)}}, labels)  # a judge that says 3 to everything
+    table = agreement_table(rows, labels.summary())
+    assert rows["engaging"]["spearman"]["value"] is None
+    assert "| engaging | 8 | 40 | n/a [1] | n/a [1] | n/a [1] |" in table
+    assert "[1] the judge gives every shared unit the same score: a correlation is undefined." in table

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from dialeval.data.io import DataError
-from dialeval.protocols.dialogue.data import load_conversations
+from dialeval.conversation.data import load_conversations
 from dialeval.protocols.dialogue.human import agreement, load_labels
 from dialeval.protocols.dialogue.metrics import aggregate, item_scores, tables
 from dialeval.protocols.dialogue.pairwise import combine
-from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.conversation.rubric import load_rubric
 from tests.dialogue_helpers import write_jsonl
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dialeval.errors import ConfigError
-from dialeval.protocols.dialogue.rubric import MAX_CRITERIA, parse_rubric
+from dialeval.conversation.rubric import MAX_CRITERIA, parse_rubric
 
 
 def criterion(name="tone", **fields):

@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage
 from dialeval.data.io import DataError
 from dialeval.protocols.dialogue.loading import to_record
 from dialeval.protocols.dialogue.context import build_view, turn_line
-from dialeval.protocols.dialogue.data import load_conversations
+from dialeval.conversation.data import load_conversations
 from dialeval.protocols.dialogue.view import conversation_view
 from tests.dialogue_helpers import write_jsonl
 

@@ -15,7 +15,7 @@ from dialeval.cli import main
 from dialeval.data import exporters
 from dialeval.data.importers import import_records
 from dialeval.data.io import DataError
-from dialeval.protocols.dialogue.data import Conversation, load_conversations
+from dialeval.conversation.data import Conversation, load_conversations
 from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.dialogue_helpers import fake_embed, write_jsonl
@@ -65,7 +65,7 @@ def _otel_line(messages: object) -> dict:
 
 
 @pytest.mark.parametrize("fmt, name, content, words", [
-    ("otel", "t.jsonl", "{not json\n", "record 1: not an OTLP/JSON TracesData object"),
+    ("otel", "t.jsonl", "{not json\n", "record 1: not valid JSON"),
     ("otel", "t.jsonl", json.dumps(_otel_line([{"role": "assistant", "content": "hi"}])) + "\n",
      "field 'span b7ad6b7169203331: gen_ai.output.messages.0': a message is {role, parts: [...]}"),
     ("otel", "t.jsonl", json.dumps(_otel_line([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c"}]}])) + "\n",
@@ -196,3 +196,12 @@ def test_otel_lines_in_a_json_file(tmp_path):
     (tmp_path / "array.json").write_text("[" + ",".join(lines.splitlines()) + "]", encoding="utf-8")
     expected = import_records("otel", FIXTURES / "agent_demo_otel.jsonl")
     assert import_records("otel", tmp_path / "spans.json") == expected == import_records("otel", tmp_path / "array.json")
+
+
+def test_langfuse_v2_observation_rows(tmp_path):
+    """The v2 observations API returns flat rows (the SDK's ``ObservationV2``): read like a trace's observations."""
+    traces = json.loads((FIXTURES / "agent_demo_langfuse.json").read_text())["data"]
+    rows = [{**o, "traceId": t["id"], "sessionId": t.get("sessionId")} for t in traces for o in t["observations"]]
+    (tmp_path / "page.json").write_text(json.dumps({"data": rows, "meta": {"cursor": None}}))
+    expected = {c.id: shape(c) for c in load_conversations(FIXTURES / "agent_demo_langfuse.json", "langfuse")}
+    assert {c.id: shape(c) for c in load_conversations(tmp_path / "page.json", "langfuse")} == expected

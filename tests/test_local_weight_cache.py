@@ -50,6 +50,19 @@ def test_a_gguf_model_is_dequantized_once_then_read_from_the_weight_cache(tmp_pa
     assert second.tokenizer.chat_template == first.tokenizer.chat_template and second.eos_ids == first.eos_ids
 
 
+def test_a_model_saved_to_the_weight_cache_is_left_as_it_was(tmp_path, weight_cache):
+    """The cache is written from copies: the loaded model keeps its GGUF settings."""
+    import torch
+
+    engine = local_loading._load(str(build_gguf_lm(tmp_path / "tiny.gguf")))
+    assert getattr(engine.model.config, "quantization_config", None) is not None
+    assert getattr(engine.model, "hf_quantizer", None) is not None
+    again = local_loading._load(str(tmp_path / "tiny.gguf"))  # read back from the cache
+    first, second = engine.model.state_dict(), again.model.state_dict()
+    assert first.keys() == second.keys()
+    assert all(torch.equal(first[name], second[name]) for name in first)  # tied weights too
+
+
 def test_a_changed_gguf_file_is_dequantized_again(tmp_path, weight_cache):
     gguf = build_gguf_lm(tmp_path / "tiny.gguf", seed=0)
     local_loading._load(str(gguf))

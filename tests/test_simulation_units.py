@@ -16,7 +16,7 @@ from dialeval.cli import main
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.errors import ConfigError, DataError
 from dialeval.metrics.passk import pass_at_k, pass_hat_k, suite_pass_k
-from dialeval.protocols.dialogue.data import Conversation
+from dialeval.conversation.data import Conversation
 from dialeval.report.cautions import judge_warnings
 from dialeval.protocols.simulation.bots import CallableBot, EndpointBot, GraphBot, HttpBot, dig, fill, parse_bot, reply_messages
 from dialeval.protocols.simulation.rules import stop_reason

@@ -11,7 +11,7 @@ import pytest
 
 from dialeval.errors import ConfigError
 from dialeval.metrics.trajectory import Call, Rule, match
-from dialeval.protocols.dialogue.rubric import parse_rubric
+from dialeval.conversation.rubric import parse_rubric
 from dialeval.report.viewer import write_site
 from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub, prompt_of

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from dialeval.errors import ConfigError
-from dialeval.trust import perturb, probes, stats
+from dialeval.trust import perturb, probes
 from dialeval.trust.candidates import candidates_of, family_of
 from dialeval.trust.recommend import recommend
 from dialeval.trust.render import render
@@ -19,30 +19,30 @@ from tests.test_golden_tables import check_golden
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_row_statistics_equal_scipy_and_krippendorff(seed):
+def test_the_card_the_report_and_compare_read_one_alpha_at_one_level(seed, tmp_path):
+    """The same labelled pairs (a whole-number judge against averaged labels) give the same
+    alpha, ordinal as every column says, on the card, in the run report and in compare."""
+    from dialeval.metrics.agreement import agreement as compared
+    from dialeval.protocols.dialogue.human import agreement as reported, load_labels
+    from dialeval.conversation.rubric import parse_rubric
+    from dialeval.trust.agreement import judge_figures
+    from tests.dialogue_helpers import write_jsonl
+
     rng = np.random.default_rng(seed)
     x = rng.integers(1, 6, 40).astype(float)
-    y = (np.clip(x + rng.integers(-1, 2, 40), 1, 5) + rng.integers(1, 6, 40)) / 2  # means of two labels: halves
-    both = np.stack([x, y])
-    assert stats.spearman_rows(x[None], y[None])[0] == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
-    assert stats.kendall_rows(x[None], y[None])[0] == pytest.approx(scipy_stats.kendalltau(x, y).statistic)
-    assert stats.alpha_rows(x[None], y[None])[0] == pytest.approx(krippendorff.alpha(reliability_data=both, level_of_measurement="ordinal"))
-    assert stats.alpha_rows(x[None], y[None], "interval")[0] == pytest.approx(
-        krippendorff.alpha(reliability_data=both, level_of_measurement="interval"))
-
-
-def test_kendall_from_pairs_equals_scipy_on_continuous_scores():
-    """Many distinct values: tau counts pairs directly instead of a table of levels."""
-    rng = np.random.default_rng(5)
-    z = rng.normal(size=30)
-    w = z + rng.normal(size=30)
-    assert stats.kendall_rows(z[None], w[None])[0] == pytest.approx(scipy_stats.kendalltau(z, w).statistic)
-
-
-def test_an_interval_leaves_out_resamples_where_the_figure_is_undefined():
-    figure = stats.paired([1, 1, 1, 2], [1, 2, 2, 3], "spearman", resamples=200)
-    assert figure["ci_low"] <= figure["value"] <= figure["ci_high"]
-    assert stats.paired([3, 3, 3], [1, 2, 3], "spearman") == {"value": None, "ci_low": None, "ci_high": None}
+    pairs = [[int(q), int(np.clip(q + rng.integers(-1, 2), 1, 5))] for q in rng.integers(1, 6, 40)]
+    y = np.array([np.mean(p) for p in pairs])  # means of two labels: halves
+    expected = krippendorff.alpha(reliability_data=np.stack([x, y]), level_of_measurement="ordinal")
+    labels = {f"u{i}": {"a": float(p[0]), "b": float(p[1])} for i, p in enumerate(pairs)}
+    card = judge_figures({f"u{i}": v for i, v in enumerate(x)}, labels, resamples=50)
+    rubric = parse_rubric({"criteria": [{"name": "q", "description": "quality", "scale": [1, 5]}]}, "r.yaml")
+    rows = write_jsonl(tmp_path / "h.jsonl", [{"id": f"u{i}", "turn": 2, "criterion": "q", "score": p} for i, p in enumerate(pairs)])
+    report = reported({"q": {f"u{i}/2": v for i, v in enumerate(x)}}, load_labels(rows, rubric))["q"]
+    compare = compared(list(x), list(y))
+    assert card["krippendorff_alpha"]["value"] == pytest.approx(expected)
+    assert report["krippendorff_alpha"]["value"] == pytest.approx(expected) and report["alpha_level"] == "ordinal"
+    assert compare["krippendorff_alpha"] == pytest.approx(expected) and compare["alpha_level"] == "ordinal"
+    assert card["spearman"]["value"] == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
 
 
 def test_a_probe_fails_only_when_its_whole_interval_is_past_the_limit():
@@ -75,13 +75,16 @@ def test_the_ceiling_puts_each_annotator_against_the_others():
     from dialeval.trust.agreement import ceiling
 
     labels = {f"u{i}": {"a": float(1 + i % 5), "b": float(1 + (i + (i % 3 == 0)) % 5), "c": float(1 + i % 5)} for i in range(15)}
-    out = ceiling(labels, resamples=200)
+    out, held = ceiling(labels, resamples=200, judge={u: s["a"] for u, s in labels.items()})
     data = np.array([[labels[u][k] for u in labels] for k in "abc"])
     assert out["alpha_among_annotators"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
     others = {k: [np.mean([labels[u][j] for j in "abc" if j != k]) for u in labels] for k in "abc"}
     expected = np.mean([scipy_stats.spearmanr(data[i], others[k]).statistic for i, k in enumerate("abc")])
     assert out["spearman"]["value"] == pytest.approx(expected) and out["annotators"] == 3
-    assert ceiling({"u1": {"a": 3.0}, "u2": {"a": 4.0}})["units"] == 0  # one label per unit: no ceiling
+    # the judge (here annotator a's labels again) in each annotator's place, against the same means
+    as_judge = np.mean([scipy_stats.spearmanr(data[0], others[k]).statistic for k in "abc"])
+    assert held["spearman"]["value"] == pytest.approx(as_judge) and held["units"] == 15
+    assert ceiling({"u1": {"a": 3.0}, "u2": {"a": 4.0}})[0]["units"] == 0  # one label per unit: no ceiling
 
 
 def test_the_recommendation_prefers_the_cheapest_close_candidate_that_fails_no_probe():
@@ -140,7 +143,9 @@ def fixed_card() -> dict:
                    "exact_agreement": _figure(0.6), "adjacent_agreement": _figure(0.95, 0.04)}
         ceiling = {"units": 12, "annotators": 3, "alpha_among_annotators": 0.74, **{k: _figure(0.8) for k in ("spearman", "kendall_tau_b", "krippendorff_alpha")},
                    "exact_agreement": _figure(0.7), "adjacent_agreement": _figure(0.97, 0.02)}
-        return {"label": label, "spec": {"label": label}, "alpha": alpha, "agreement": {"turn/helpfulness": {**figures, "ceiling": ceiling}},
+        held = {"units": 12, **{k: _figure(alpha - 0.04) for k in ("spearman", "kendall_tau_b", "krippendorff_alpha")}}
+        return {"label": label, "spec": {"label": label}, "alpha": alpha,
+                "agreement": {"turn/helpfulness": {**figures, "ceiling": ceiling, "leave_one_out": held}},
                 "probes": found, "failed_probes": probes.failed(found), "cost_per_1000_units": cost, "seconds_per_1000_units": 120.0,
                 "unreadable": 1, "failed_items": 0, "runs": {"base": f"trust/x/runs/{label}-base"}}
     rows = [candidate("openai:gpt-4o", 0.78, 2.5, 0.02), candidate("openai:gpt-4o-mini", 0.75, 0.15, 0.3)]

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.evaluation import RunResult, run
-from dialeval.testing.openai_server import OpenAIStub, ToolCalls, prompt_of
+from dialeval.testing.openai_server import OpenAIStub, prompt_of
 
 TASKS = Path(__file__).with_name("tasks.yaml")
 BOT = {"graph": "examples.retail.shop:build_bot"}
@@ -53,6 +53,11 @@ def user_turn(prompt: str) -> dict[str, Any]:
     return {"message": "Could you help me with that?", "stop": None}
 
 
+def call(name: str, arguments: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]]:
+    """The scripted model's answer that calls one tool (the test server's form)."""
+    return "", "tool_calls", [{"name": name, "arguments": arguments}]
+
+
 def agent_turn(body: dict[str, Any], faulty: bool) -> Any:
     """The bot's scripted model: look the order up, then act by the policy (or, faulty: refund
     what the policy forbids, return to a gift card, try to cancel a delivered order)."""
@@ -63,21 +68,21 @@ def agent_turn(body: dict[str, Any], faulty: bool) -> Any:
     reason = "ordered by mistake" if "mistake" in users else "no longer needed" if "no longer" in users else None
     last = messages[-1]
     if last["role"] != "tool":
-        return ToolCalls([("get_order", {"order_id": orders[-1]})]) if orders else "Could you give me your order number?"
+        return call("get_order", {"order_id": orders[-1]}) if orders else "Could you give me your order number?"
     called = next(m for m in reversed(messages) if m["role"] == "assistant" and m.get("tool_calls"))["tool_calls"][0]["function"]
     looked_up = json.loads(next(m["content"] for m in messages if m["role"] == "tool" and m["content"].startswith("{")))
     order = json.loads(called["arguments"])["order_id"]
     if called["name"] == "get_order" and wants_return:
         item = next(i for i, name in looked_up["items"].items() if name.split()[-1] in users.lower())
-        return ToolCalls([("return_items", {"order_id": order, "item_ids": [item], "refund_to": "gift_card" if faulty else "original"})])
+        return call("return_items", {"order_id": order, "item_ids": [item], "refund_to": "gift_card" if faulty else "original"})
     if called["name"] == "get_order" and (looked_up["status"] == "pending" or faulty):
         if reason is None and looked_up["status"] == "pending":
             return "What is the reason: ordered by mistake, or no longer needed?"
-        return ToolCalls([("cancel_order", {"order_id": order, "reason": reason or "no longer needed"})])
+        return call("cancel_order", {"order_id": order, "reason": reason or "no longer needed"})
     if called["name"] == "get_order":
         return f"Order {order} was delivered, so it cannot be cancelled; you can return its items instead."
     if called["name"] == "cancel_order" and faulty:
-        return ToolCalls([("refund_order", {"order_id": order, "amount": looked_up["total"]})])
+        return call("refund_order", {"order_id": order, "amount": looked_up["total"]})
     if called["name"] == "return_items":
         return f"The return has started; the refund goes to your {'gift card' if faulty else 'original payment method'}."
     if called["name"] == "refund_order":

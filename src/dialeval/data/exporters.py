@@ -3,10 +3,11 @@ source system ingests, keyed by the ids its importer kept (``metadata.source``).
 
 - LangSmith: feedback records (``langsmith.schemas.FeedbackCreate``) on the run that
   produced the judged turn; a conversation's verdict goes on its last trace's root run.
-- Langfuse: score records (the public API's ``POST /api/public/scores`` body) on the
-  generation (observation) that produced the turn, with its trace; a conversation's
-  verdict goes on the session (or the last trace when there is none).
-- Every format: one row per unit (conversation, turn, criterion) for CSV or parquet.
+- Langfuse: score records (the public API's ``POST /api/public/scores`` body, the SDK's
+  ``CreateScoreRequest``) on the generation (observation) that produced the turn, with its
+  trace; a conversation's verdict goes on the session (or the last trace when there is none).
+- Every format: one row per unit (conversation, turn, criterion) for CSV or parquet; a
+  simulation trial adds its outcome and its model-free checks as units.
 
 Only read verdicts (a score) are exported as scores; the others are counted, never sent
 as a default value. Pure functions over result records.
@@ -20,13 +21,33 @@ from typing import Any, Iterator
 NAMESPACE = uuid.UUID("6f1c1f36-3a5e-4f43-9a55-2d0c3b1e9d40")  # feedback ids derive from it: a re-export replaces, not doubles
 
 
+SCORED_OUTCOMES = {"success": 1.0, "failure": 0.0, "bot_failure": 0.0}  # a simulation trial's outcome as a score
+
+
+def _outcomes(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A simulation trial's outcome and its model-free checks, as conversation-level units
+    (``simulator_failure`` / ``judge_failure`` are no verdict on the bot: no score)."""
+    if "outcome" not in record:
+        return []
+    outcome = record.get("outcome")
+    out = [{"criterion": "outcome", "level": "conversation", "status": "ok" if outcome in SCORED_OUTCOMES else str(outcome),
+            "verdict": outcome, "score": SCORED_OUTCOMES.get(str(outcome)), "rationale": record.get("stop_reason")}]
+    for check in record.get("checks") or []:
+        passed = check.get("passed")
+        out.append({"criterion": f"check: {check.get('check')}", "level": "conversation", "status": "ok",
+                    "verdict": "passed" if passed else "failed", "score": 1.0 if passed else 0.0, "rationale": None})
+    return out
+
+
 def units(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """One row per judged unit of a dialogue run, with the source ids of its conversation and turn."""
+    """One row per judged unit of a dialogue or simulation run (a trial's outcome and checks
+    too), with the source ids of its conversation and turn."""
     for record in records:
         source = (record.get("metadata") or {}).get("source") or {}
         turn_ids = source.get("turn_ids") or {}
         conversation_ids = source.get("conversation_ids") or []
-        for unit in [*record.get("turn_units", []), *record.get("conversation_units", [])]:
+        traces = source.get("call_traces") or source.get("observation_traces") or {}
+        for unit in [*record.get("turn_units", []), *record.get("conversation_units", []), *_outcomes(record)]:
             turn = unit.get("turn")
             yield {
                 "conversation": record["id"],
@@ -41,7 +62,7 @@ def units(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 "source_turn_id": turn_ids.get(str(turn)) if turn is not None else None,
                 "source_conversation_id": conversation_ids[-1] if conversation_ids else None,
                 "source_session_id": source.get("session_id"),
-                "source_trace_id": (source.get("observation_traces") or {}).get(turn_ids.get(str(turn))) if turn is not None else None,
+                "source_trace_id": traces.get(turn_ids.get(str(turn))) if turn is not None else (conversation_ids[-1] if conversation_ids else None),
             }
 
 
@@ -60,15 +81,18 @@ def langsmith_feedback(records: list[dict[str, Any]], run_name: str) -> tuple[li
             skipped += 1
             continue
         run_id = uuid.UUID(target)
+        trace = row["source_trace_id"]
         feedback = FeedbackCreate(
             id=uuid.uuid5(NAMESPACE, f"{run_name}/{run_id}/{row['criterion']}"),
             # a label verdict goes as its word alone: its rank (yes=2, no=1) would be averaged as a number there
-            run_id=run_id, trace_id=None, key=row["criterion"],
+            run_id=run_id, trace_id=uuid.UUID(trace) if trace else None, key=row["criterion"],
             score=None if isinstance(row["verdict"], str) else float(row["score"]),
             value=row["verdict"] if isinstance(row["verdict"], str) else None, comment=row["rationale"],
             feedback_source=FeedbackSourceBase(type="api", metadata={"dialeval_run": run_name, "conversation": row["conversation"], "turn": row["turn"]}),
         )
-        out.append(feedback.model_dump(mode="json", exclude_none=True))
+        dumped = feedback.model_dump(mode="json", exclude_none=True)
+        dumped.setdefault("trace_id", None)  # a field FeedbackCreate requires (None when the trace is unknown)
+        out.append(dumped)
     return out, skipped
 
 

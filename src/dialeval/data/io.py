@@ -50,6 +50,8 @@ def read_records(path: str | Path) -> list[Any]:
                 raise DataError(path, f"not valid JSON ({err.msg} at column {err.colno})", record=len(records), line=number) from None
             except RecursionError:
                 raise DataError(path, _too_deep(), record=len(records), line=number) from None
+            except ValueError as err:  # e.g. a number of more digits than Python converts
+                raise DataError(path, f"not readable JSON ({str(err)[:120]})", record=len(records), line=number) from None
             _check_depth(path, records[-1], len(records) - 1, number)
             records.lines.append(number)
         return records
@@ -60,6 +62,8 @@ def read_records(path: str | Path) -> list[Any]:
     except RecursionError:
         deep_record, deep_line = _deep_place(text)
         raise DataError(path, _too_deep(), record=deep_record, line=deep_line) from None
+    except ValueError as err:  # e.g. a number of more digits than Python converts
+        raise DataError(path, f"not readable JSON ({str(err)[:120]})") from None
     rows = data if isinstance(data, list) else [data]
     for index, raw in enumerate(rows):
         _check_depth(path, raw, index if isinstance(data, list) else None)

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.gate.rules import GateError, load_rules  # light: the parser is built on every `dialeval` call
+from dialeval.subcommands import Subcommands
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: Subcommands) -> None:
     """Register ``gate`` on the CLI's sub-parsers."""
     g = sub.add_parser("gate", help="fail CI on thresholds and real regressions against a baseline run (exit 0/1/2)")
     g.add_argument("run", metavar="RUN", help="the run folder to gate")

@@ -15,6 +15,7 @@ from typing import Any, Sequence, cast
 import numpy as np
 
 from dialeval.metrics import SEED
+from dialeval.metrics.alpha import ALPHA_LEVEL
 
 RESAMPLES = 9999
 # resampled values held at once (float64: 8 bytes each); scipy draws the same resamples
@@ -58,9 +59,9 @@ def correlations(a: Sequence[float], b: Sequence[float]) -> dict[str, float | No
     return out
 
 
-def krippendorff_alpha(a: Sequence[float], b: Sequence[float], level: str) -> float | None:
-    """Krippendorff's alpha of two coders (``ordinal`` for integer scales, else ``interval``),
-    from value counts: the package's figure without its units x values x values array."""
+def krippendorff_alpha(a: Sequence[float], b: Sequence[float], level: str = ALPHA_LEVEL) -> float | None:
+    """Krippendorff's alpha of two coders at the one stated level (:data:`ALPHA_LEVEL`, as
+    the run report and the trust card read it), from value counts."""
     from dialeval.metrics.alpha import krippendorff_alpha as alpha
 
     if len(a) < 2 or len(set(a) | set(b)) < 2:
@@ -121,8 +122,8 @@ def agreement(a: Sequence[float], b: Sequence[float], *, seed: int = SEED) -> di
         **correlations(a, b),
         "exact_agreement": (sum(d == 0 for d in diffs) / n) if n and discrete else None,
         "adjacent_agreement": (sum(d <= 1 for d in diffs) / n) if n and discrete else None,
-        "krippendorff_alpha": krippendorff_alpha(a, b, "ordinal" if discrete else "interval") if n else None,
-        "alpha_level": "ordinal" if discrete else "interval",
+        "krippendorff_alpha": krippendorff_alpha(a, b, ALPHA_LEVEL) if n else None,
+        "alpha_level": ALPHA_LEVEL,
     }
     if n:
         out.update(mean_difference(a, b, seed=seed))

@@ -16,6 +16,10 @@ from typing import Literal
 import numpy as np
 
 Level = Literal["nominal", "ordinal", "interval"]
+# The one level every report, comparison and card states (in its column names): a rubric's
+# scale is ordered, and an averaged label (2.5) falls between its neighbours by rank, so an
+# interval reading of whole-number judges against averaged humans is never mixed in.
+ALPHA_LEVEL: Level = "ordinal"
 BATCH_CELLS = 2_000_000  # resample x unit x coder cells held at once (float64)
 
 
@@ -23,7 +27,7 @@ class Reliability:
     """Coders' values of some units (``data``: units x coders, NaN where a coder gave no
     value), prepared once so that :meth:`alpha` of many unit weightings is cheap."""
 
-    def __init__(self, data: np.ndarray, level: Level = "ordinal") -> None:
+    def __init__(self, data: np.ndarray, level: Level = ALPHA_LEVEL) -> None:
         data = np.asarray(data, dtype=float)
         present = ~np.isnan(data)
         self.level = level
@@ -92,7 +96,7 @@ class Reliability:
         return w @ per_unit
 
 
-def krippendorff_alpha(data: np.ndarray, level: Level = "ordinal") -> float | None:
+def krippendorff_alpha(data: np.ndarray, level: Level = ALPHA_LEVEL) -> float | None:
     """Alpha of ``data`` (units x coders, NaN: no value); ``None`` where undefined."""
     value = float(Reliability(data, level).alpha()[0])
     return value if np.isfinite(value) else None

@@ -22,7 +22,7 @@ import numpy as np
 if TYPE_CHECKING:
     from scipy import sparse
 
-from dialeval.metrics.alpha import Level, Reliability
+from dialeval.metrics.alpha import ALPHA_LEVEL, Level, Reliability
 
 SEED = 0
 RESAMPLES = 999
@@ -36,11 +36,11 @@ def _finite(x: Any) -> float | None:
     return None if x is None or not math.isfinite(float(x)) else float(x)
 
 
-def _draws(n: int, seed: int) -> Iterator[np.ndarray]:
+def _draws(n: int, seed: int, resamples: int | None = None) -> Iterator[np.ndarray]:
     """The bootstrap's resamples as unit indices, one at a time (the same stream as
     ``rng.integers(0, n, n)`` per resample, so the figures do not depend on batching)."""
     rng = np.random.default_rng(seed)
-    for _ in range(RESAMPLES):
+    for _ in range(resamples or RESAMPLES):
         yield rng.integers(0, n, n)
 
 
@@ -89,59 +89,99 @@ def _varies(weights: np.ndarray, hot: tuple[Any, ...]) -> np.ndarray:
     return np.all([(np.asarray(h.T @ weights.T).T > 0).sum(axis=1) > 1 for h, _ in hot], axis=0)
 
 
-def paired_agreement(a: Sequence[float], b: Sequence[float], *, level: Level = "ordinal", seed: int = SEED) -> dict[str, Interval]:
+class Paired:
+    """Two sides' scores of the same units, prepared once so that the three statistics of
+    many unit weightings (bootstrap resamples) are cheap: :meth:`values`, :meth:`draws`."""
+
+    def __init__(self, a: Sequence[float], b: Sequence[float], level: Level = ALPHA_LEVEL) -> None:
+        from scipy import sparse
+
+        self.x, self.y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        n = self.n = len(self.x)
+        self.hot = (_one_hot(self.x), _one_hot(self.y))
+        self.reliability = Reliability(np.column_stack([self.x, self.y]), level)
+        self.shape = (self.hot[0][0].shape[1], self.hot[1][0].shape[1])
+        self.tabled = self.shape[0] * self.shape[1] <= TABLE_CELLS  # few distinct values: Kendall from tables
+        self.pairs = sparse.csr_matrix((np.ones(n), (np.arange(n), self.hot[0][1] * self.shape[1] + self.hot[1][1])),
+                                       shape=(n, self.shape[0] * self.shape[1]))
+        # tau depends on order and ties only: small integer ranks sort faster than the values
+        self.rx, self.ry = (h[1].astype(np.min_scalar_type(h[0].shape[1])) for h in self.hot)
+
+    @property
+    def defined(self) -> bool:
+        """At least 3 units and both sides vary: the statistics exist."""
+        return self.n >= 3 and len(set(self.x)) > 1 and len(set(self.y)) > 1
+
+    @property
+    def step(self) -> int:
+        """Resamples per batch: at most :data:`BATCH_CELLS` weights (or table cells) at once."""
+        return max(1, BATCH_CELLS // max(self.n, self.shape[0] * self.shape[1] if self.tabled else 0))
+
+    def values(self) -> dict[str, float]:
+        from scipy import stats
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return {"spearman": stats.spearmanr(self.x, self.y).statistic,
+                    "kendall_tau_b": stats.kendalltau(self.x, self.y, variant="b").statistic,
+                    "krippendorff_alpha": self.reliability.alpha()[0]}
+
+    def draws(self, weights: np.ndarray) -> dict[str, np.ndarray]:
+        """Each statistic for each row of ``weights`` (resamples x units: how often each unit
+        was drawn); NaN where a side is constant among the drawn units."""
+        from scipy import stats
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ok = _varies(weights, self.hot)
+            if self.tabled:
+                kendall = np.where(ok, _weighted_kendall(weights, self.pairs, self.shape), np.nan)
+            else:
+                picks = (np.repeat(np.arange(self.n), w.astype(int)) for w in weights)
+                kendall = np.array([stats.kendalltau(self.rx[p], self.ry[p], variant="b").statistic if good else np.nan
+                                    for p, good in zip(picks, ok)])
+            return {"spearman": np.where(ok, _weighted_spearman(weights, self.hot), np.nan),
+                    "kendall_tau_b": kendall,
+                    "krippendorff_alpha": np.where(ok, self.reliability.alpha(weights), np.nan)}
+
+
+def weights_of(n: int, seed: int = SEED, resamples: int | None = None, step: int | None = None) -> Iterator[np.ndarray]:
+    """The bootstrap's resamples of ``n`` units as count vectors, ``step`` rows at a time
+    (``resamples`` default: :data:`RESAMPLES`)."""
+    resamples = resamples or RESAMPLES
+    step = step or resamples
+    stream = _draws(n, seed, resamples)
+    for start in range(0, resamples, step):
+        yield np.stack([np.bincount(next(stream), minlength=n) for _ in range(min(step, resamples - start))]).astype(float)
+
+
+def paired_agreement(a: Sequence[float], b: Sequence[float], *, level: Level = ALPHA_LEVEL, seed: int = SEED,
+                     resamples: int | None = None) -> dict[str, Interval]:
     """Spearman, Kendall tau-b and alpha of ``a`` against ``b`` (same units, same order),
     each ``{"value", "ci_low", "ci_high"}``; ``None`` where undefined (under 3 units, or
     one side constant)."""
     empty: Interval = {"value": None, "ci_low": None, "ci_high": None}
-    if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
+    paired = Paired(a, b, level) if len(a) >= 3 else None
+    if paired is None or not paired.defined:
         return {name: dict(empty) for name in STATISTICS}
-    from scipy import sparse, stats
-
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    n = len(x)
-    hot = (_one_hot(x), _one_hot(y))
-    reliability = Reliability(np.column_stack([x, y]), level)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        values = {
-            "spearman": stats.spearmanr(x, y).statistic,
-            "kendall_tau_b": stats.kendalltau(x, y, variant="b").statistic,
-            "krippendorff_alpha": reliability.alpha()[0],
-        }
-        draws: dict[str, list[np.ndarray]] = {name: [] for name in STATISTICS}
-        shape = (hot[0][0].shape[1], hot[1][0].shape[1])
-        tabled = shape[0] * shape[1] <= TABLE_CELLS  # few distinct values: Kendall from tables
-        pairs = sparse.csr_matrix((np.ones(n), (np.arange(n), hot[0][1] * shape[1] + hot[1][1])), shape=(n, shape[0] * shape[1]))
-        step = max(1, BATCH_CELLS // max(n, shape[0] * shape[1] if tabled else 0))
-        # tau depends on order and ties only: small integer ranks sort faster than the values
-        rx, ry = (h[1].astype(np.min_scalar_type(h[0].shape[1])) for h in hot)
-        stream = _draws(n, seed)
-        for start in range(0, RESAMPLES, step):
-            batch = [next(stream) for _ in range(min(step, RESAMPLES - start))]
-            weights = np.stack([np.bincount(p, minlength=n) for p in batch]).astype(float)
-            ok = _varies(weights, hot)
-            draws["spearman"].append(np.where(ok, _weighted_spearman(weights, hot), np.nan))
-            draws["krippendorff_alpha"].append(np.where(ok, reliability.alpha(weights), np.nan))
-            draws["kendall_tau_b"].append(np.where(ok, _weighted_kendall(weights, pairs, shape), np.nan) if tabled else np.array([
-                stats.kendalltau(rx[p], ry[p], variant="b").statistic if good else np.nan for p, good in zip(batch, ok)
-            ]))
-    return {name: _interval(values[name], np.concatenate(draws[name])) for name in STATISTICS}
+    draws: dict[str, list[np.ndarray]] = {name: [] for name in STATISTICS}
+    for weights in weights_of(paired.n, seed, resamples, paired.step):
+        for name, drawn in paired.draws(weights).items():
+            draws[name].append(drawn)
+    values = paired.values()
+    return {name: interval(values[name], np.concatenate(draws[name])) for name in STATISTICS}
 
 
-def alpha_with_ci(data: np.ndarray, level: Level = "ordinal", *, seed: int = SEED) -> Interval:
+def alpha_with_ci(data: np.ndarray, level: Level = ALPHA_LEVEL, *, seed: int = SEED) -> Interval:
     """Krippendorff's alpha of ``data`` (units x coders, NaN: no value) with a 95%
     percentile bootstrap CI over units (the annotators' own agreement)."""
     reliability = Reliability(data, level)
-    n = reliability.units
     step = max(1, BATCH_CELLS // max(np.size(data), 1))
-    stream = _draws(n, seed)
-    draws = [reliability.alpha(np.stack([np.bincount(next(stream), minlength=n) for _ in range(min(step, RESAMPLES - start))]).astype(float))
-             for start in range(0, RESAMPLES, step)]
-    return _interval(reliability.alpha()[0], np.concatenate(draws))
+    draws = [reliability.alpha(weights) for weights in weights_of(reliability.units, seed, step=step)]
+    return interval(reliability.alpha()[0], np.concatenate(draws))
 
 
-def _interval(value: float, draws: np.ndarray) -> Interval:
+def interval(value: float, draws: np.ndarray) -> Interval:
     if not np.isfinite(draws).any():
         return {"value": _finite(value), "ci_low": None, "ci_high": None}
     low, high = np.nanpercentile(draws, [2.5, 97.5])

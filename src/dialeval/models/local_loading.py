@@ -6,7 +6,6 @@ Nothing is downloaded; a model that is missing fails with a message naming the s
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import os
@@ -103,14 +102,13 @@ def _load(source: str) -> LocalEngine:
             if loaded is not None:
                 tokenizer, model = loaded
             else:
-                with _gguf_read_once():
-                    tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
-                    model = AutoModelForCausalLM.from_pretrained(
-                        where,
-                        dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
-                        device_map="auto" if gpu else None,
-                        **kwargs,
-                    )
+                tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
+                model = AutoModelForCausalLM.from_pretrained(
+                    where,
+                    dtype="auto" if gpu and "gguf_file" not in kwargs else torch.float32,
+                    device_map="auto" if gpu else None,
+                    **kwargs,
+                )
                 if cache is not None:
                     _save_weight_cache(cache, tokenizer, model)
     except (OSError, ValueError) as err:
@@ -178,28 +176,32 @@ def _save_weight_cache(folder: Path, tokenizer: Any, model: Any) -> None:
     """Keep the dequantized weights as safetensors (written aside, then renamed into place,
     so a reader never sees half a folder). A cache that cannot be written is skipped.
 
-    transformers marks a model loaded from GGUF as quantized and refuses to save it, though
-    its weights are plain float32 once dequantized; they are saved as such (and only then).
+    transformers marks a model loaded from GGUF as quantized and its ``save_pretrained``
+    refuses it, though the weights are plain float32 once dequantized. So the parts are
+    written with public savers, and the loaded model is left untouched: the weights by
+    safetensors' ``save_model`` (which drops tied duplicates, as ``save_pretrained`` does),
+    a copy of the config without its GGUF quantization entry, the generation config and
+    the tokenizer.
     """
     import torch
+    from safetensors.torch import save_model
 
     if any(t.dtype != torch.float32 for t in model.state_dict().values()):
         return  # weights still packed in GGUF blocks: nothing dequantized to keep
     staging = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    quantizer = getattr(model, "hf_quantizer", None)
-    settings = model.config.__dict__.pop("quantization_config", None)
+    settings = model.config.to_dict()
+    settings.pop("quantization_config", None)
     try:
-        model.hf_quantizer = None
         staging.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(staging)
+        save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
+        type(model.config).from_dict(settings).save_pretrained(staging)
+        if getattr(model, "generation_config", None) is not None:
+            model.generation_config.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         staging.rename(folder)
     except OSError:  # read-only home, full disk, or another process got there first
         pass
     finally:
-        model.hf_quantizer = quantizer
-        if settings is not None:
-            model.config.quantization_config = settings
         shutil.rmtree(staging, ignore_errors=True)
 
 
@@ -220,30 +222,6 @@ def _is_vision(where: str, kwargs: dict[str, Any]) -> bool:
     return is_vision_config(AutoConfig.from_pretrained(where, **kwargs))
 
 
-def _gguf_read_once() -> Any:
-    """Memoize gguf's ``get_tensor_name_map`` and ``GGUFReader`` while a GGUF model loads.
-
-    transformers rebuilds the same name map once per module (about 400 times, 9 of the 25
-    seconds SmolLM2 took to load) and parses the whole file three times, for the config,
-    the tokenizer and the weights (about 5 s each for SmolLM2's vocabulary). Both depend
-    only on their arguments, and a reader only reads.
-    """
-    import contextlib
-
-    stack = contextlib.ExitStack()
-    try:
-        import gguf
-    except ImportError:
-        return stack
-    from unittest import mock
-
-    for name in ("get_tensor_name_map", "GGUFReader"):
-        original = getattr(gguf, name, None)
-        if original is not None:
-            stack.enter_context(mock.patch.object(gguf, name, functools.lru_cache(maxsize=None)(original)))
-    return stack
-
-
 _ENGINES: dict[str, LocalEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 
@@ -257,8 +235,14 @@ def load_engine(source: str) -> LocalEngine:
 
 
 def _quiet_loading() -> Any:
-    """transformers' loading bars off while a model loads: SmolLM2's GGUF de-quantizing and
-    weight bars printed about 30 lines per run inside the run's own bar. Warnings still show."""
+    """transformers' loading bars off while a model loads (they printed inside the run's own
+    bar), through its public switch, and back on afterwards. Warnings still show.
+
+    The GGUF dequantizer draws its bar with tqdm directly, not through that switch; it runs
+    once per GGUF file and machine (``make setup`` does it, its stderr dropped), since every
+    later load reads the weight cache. Replacing its ``tqdm`` for the whole process, as an
+    earlier version did, is not worth one bar.
+    """
     import contextlib
 
     from transformers.utils import logging as hf_logging
@@ -267,12 +251,4 @@ def _quiet_loading() -> Any:
     if hf_logging.is_progress_bar_enabled():
         hf_logging.disable_progress_bar()
         stack.callback(hf_logging.enable_progress_bar)
-    try:  # the GGUF loader uses tqdm directly: make it follow transformers' switch
-        from transformers import modeling_gguf_pytorch_utils as gguf_loader
-    except ImportError:
-        return stack
-    if hasattr(gguf_loader, "tqdm"):
-        from unittest import mock
-
-        stack.enter_context(mock.patch.object(gguf_loader, "tqdm", hf_logging.tqdm))
     return stack

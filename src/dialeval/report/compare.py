@@ -22,13 +22,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from dialeval.config import ConfigError
+from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.report.cautions import FEW_UNITS
+from dialeval.report.compare_human import ceiling_of, ceiling_table, human_scores as read_human
+from dialeval.report.compare_notes import HUMAN, Footnotes, not_computed
 from dialeval.report.compare_plots import agreement_plots
 from dialeval.report.results import RunData, read_run
 from dialeval.report.tables import cell, code, markdown_table, num, pct
 
 TOP_DISAGREEMENTS = 10
-HUMAN = "human"  # the label of the human-labels column (compare --human)
 
 
 class CompareError(ConfigError):
@@ -135,8 +137,11 @@ def compare_runs(
         raise CompareError(f"{', '.join(dry)}: a dry run's scores are placeholders, not a judge's; compare runs that called a model")
     scores = [r.data.scores() for r in runs]
     labels = [r.label for r in runs]
+    human_rule = None
     if human is not None:
-        human_scores, ceiling = _human_scores(bench, runs[0], human)
+        human_scores, ratings = read_human(bench, runs[0], human)
+        human_rule = str((runs[0].data.config.get("options") or {}).get("human_rule", "mean"))
+        ceiling = ceiling_of(ratings, dict(zip(labels, scores)))
         scores.append(human_scores)
         labels.append(HUMAN)
     dimensions = list(dict.fromkeys(d for s in scores for d in s))
@@ -161,6 +166,7 @@ def compare_runs(
                     {"unit": u, "a": va, "b": vb, **_words(words[i], words[j], dim, u)} for u, va, vb in worst if va != vb
                 ]
                 entry["pairs"] = [[u, va, vb] for u, va, vb in zip(units, x, y)]
+                entry["not_computed"] = not_computed(entry, human_rule if labels[j] == HUMAN else None)
             else:
                 entry["n"] = 0
             comparisons.append(entry)
@@ -199,36 +205,6 @@ def coverage_warnings(runs: list[Run], scores: list[dict[str, dict[str, float]]]
             out.append(f"{runs[i].label} and {runs[j].label} judged different items: {len(units[i])} and {len(units[j])} "
                        f"scored units, {shared} in common; only those {shared} are compared")
     return out
-
-
-def _human_scores(bench: Any, run: Run, path: str | Path) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
-    """Human labels as scores per dimension and unit, read by the benchmark with the first
-    run's options, and per dimension the annotators' own agreement (where the benchmark
-    gives each annotator's labels); a file an option named (a rubric) is the run's own
-    copy of it (``option_files`` in its metrics), not a path relative to the current folder."""
-    import tempfile
-
-    from dialeval.metrics.annotators import annotator_agreement
-
-    if bench.human_scores is None:
-        raise CompareError(f"benchmark {bench.name!r} does not read human labels (Benchmark.human_scores)")
-    options = dict(run.data.config.get("options") or {})
-    saved = run.data.metrics.get("option_files") or {}
-    with tempfile.TemporaryDirectory(prefix="dialeval-compare-") as folder:
-        for key, copy in saved.items():
-            if key in options and isinstance(copy, dict) and isinstance(copy.get("text"), str):
-                written = Path(folder) / key / Path(str(copy.get("name") or key)).name
-                written.parent.mkdir()
-                written.write_text(copy["text"], encoding="utf-8")
-                options[key] = str(written)
-        scores = bench.human_scores(Path(path), options)
-        ratings = bench.human_ratings(Path(path), options) if bench.human_ratings else {}
-    ceiling = {dim: annotator_agreement(units) for dim, units in ratings.items()}
-    if not any(set(units) & set(run.data.scores().get(dim, {})) for dim, units in scores.items()):
-        named = sum(len(units) for units in scores.values())
-        raise CompareError(f"{path}: none of its {named} labelled units is a unit {run.label} scored "
-                           "(ids are conversation ids; turns count every message from 1; criteria as in the rubric)")
-    return scores, ceiling
 
 
 def _unique_labels(runs: list[Run]) -> None:
@@ -275,7 +251,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines += [f"**Warning: {cell(w)}.**" for w in result.get("warnings", [])] + ([""] if result.get("warnings") else [])
     if result.get("human"):
         lines += [f"Human labels ({HUMAN}): {code(result['human'])}", ""]
-        lines += _ceiling_table(result.get("human_ceiling") or {})
+        lines += ceiling_table(result.get("human_ceiling") or {})
     lines += ["## Runs", ""]
     lines += markdown_table(
         ["run", "models", "items", "finished", "failed", "calls", "unparsed", "truncated", "errors", "cost (USD)"],
@@ -290,15 +266,17 @@ def render_markdown(result: dict[str, Any]) -> str:
     )
     lines += ["", "## Agreement", "",
               "Mean difference is B - A, with a paired bootstrap 95% CI (BCa) and a two-sided paired "
-              "permutation p-value (9999 resamples, fixed seed). Alpha is Krippendorff's alpha "
-              "(ordinal for integer scales, interval otherwise). Units scored by only one run are counted, not compared.",
+              f"permutation p-value (9999 resamples, fixed seed). Alpha is Krippendorff's alpha ({ALPHA_LEVEL}, as in "
+              "every report and trust card). Units scored by only one run are counted, not compared.",
               ""]
+    notes = Footnotes()
     lines += markdown_table(
-        ["dimension", "A", "B", "n", "Pearson", "Spearman", "Kendall tau-b", "exact", "adjacent", "alpha", "mean A",
+        ["dimension", "A", "B", "n", "Pearson", "Spearman", "Kendall tau-b", "exact", "adjacent", f"alpha ({ALPHA_LEVEL})", "mean A",
          "mean B", "B - A [95% CI]", "p"],
-        [_agreement_row(c) for c in result["comparisons"]],
+        [_agreement_row(c, notes) for c in result["comparisons"]],
         "lllrrrrrrrrrlr",
     )
+    lines += notes.lines()
     for c in result["comparisons"]:
         if c.get("disagreements"):
             lines += ["", f"### Largest disagreements: {cell(c['dimension'])} ({cell(c['a'])} vs {cell(c['b'])})", ""]
@@ -309,23 +287,6 @@ def render_markdown(result: dict[str, Any]) -> str:
         lines += ["", "## Plots", ""]
         lines += [f"- {cell(key)}: [{name}]({name})" for key, name in result["plots"].items()]
     return "\n".join(lines) + "\n"
-
-
-def _ceiling_table(ceiling: dict[str, Any]) -> list[str]:
-    """The annotators' own agreement per dimension: the ceiling for the judge's rows."""
-    rows = [[cell(dim), c["annotators"], c["multi_labelled"], _interval(c["alpha"]), num(c["leave_one_out"], 3)]
-            for dim, c in ceiling.items() if c["annotators"] > 1]
-    if not rows:
-        return []
-    return ["The annotators' own agreement, the ceiling for the judge's rows against them:", "",
-            *markdown_table(["dimension", "annotators", "units with 2+ labels", "alpha (ordinal) [95% CI]",
-                             "annotator vs others (Spearman, mean)"], rows, "lrrll"), ""]
-
-
-def _interval(stat: dict[str, Any]) -> str:
-    if stat.get("value") is None or stat.get("ci_low") is None:
-        return num(stat.get("value"), 3)
-    return f"{num(stat['value'], 3)} [{num(stat['ci_low'], 3)}, {num(stat['ci_high'], 3)}]"
 
 
 def _words(a: dict[str, dict[str, str]], b: dict[str, dict[str, str]], dim: str, unit: str) -> dict[str, str]:
@@ -344,13 +305,20 @@ def _shown(d: dict[str, Any], side: str) -> str:
     return f"{d[side]:g}" + (f" ({cell(word)})" if word else "")
 
 
-def _agreement_row(c: dict[str, Any]) -> list[Any]:
-    """One line of the agreement table; a pair without shared units has blanks."""
+def _agreement_row(c: dict[str, Any], notes: Footnotes | None = None) -> list[Any]:
+    """One line of the agreement table; a pair without shared units has blanks; a figure
+    the data cannot give is marked, its reason in a footnote."""
     head = [cell(c["dimension"]), cell(c["a"]), cell(c["b"])]
     if not c["n"]:
         return [*head, 0, *[None] * 10]
+    why = c.get("not_computed") or {}
+
+    def shown(key: str, text: str) -> str:
+        return notes.mark(why[key]) if notes is not None and key in why and c.get(key) is None else text
+
     ci = f"{num(c['mean_diff'], 3)} [{num(c['ci_low'], 3)}, {num(c['ci_high'], 3)}]"
     n = f"{c['n']} (too few to read)" if c["n"] < FEW_UNITS else c["n"]  # see report/cautions.py
-    return [*head, n, *(num(c[k], 3) for k in ("pearson", "spearman", "kendall_tau_b")),
-            pct(c["exact_agreement"]), pct(c["adjacent_agreement"]),
-            *(num(c[k], 3) for k in ("krippendorff_alpha", "mean_a", "mean_b")), ci, num(c["p_value"], 4)]
+    return [*head, n, *(shown(k, num(c[k], 3)) for k in ("pearson", "spearman", "kendall_tau_b")),
+            shown("exact_agreement", pct(c["exact_agreement"])), shown("adjacent_agreement", pct(c["adjacent_agreement"])),
+            shown("krippendorff_alpha", num(c["krippendorff_alpha"], 3)), *(num(c[k], 3) for k in ("mean_a", "mean_b")),
+            ci, num(c["p_value"], 4)]

@@ -30,12 +30,8 @@ class Refusal(str):
     ``refusal`` stop reason with no content block (``respond`` returns ``Refusal("...")``)."""
 
 
-class ToolCalls(list):  # type: ignore[type-arg]
-    """A chat completion that calls tools: ``ToolCalls([("cancel_order", {"order_id": "W1"})])``,
-    as a model given ``tools`` answers (OpenAI's ``tool_calls``, finish reason ``tool_calls``)."""
-
-
-# an answer: ToolCalls, text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
+# an answer: text, (text, finish_reason), or (text, finish_reason, tool input) for a tool call
+# of the request's first tool; a chat completion also takes a list of calls {"name", "arguments"}
 Respond = Callable[[dict[str, Any]], "str | tuple[str, str] | tuple[str, str, dict[str, Any]]"]
 
 
@@ -82,6 +78,16 @@ def prompt_of(body: dict[str, Any]) -> str:
         else:
             parts.append(content or "")
     return "\n".join(parts)
+
+
+def _tool_calls(body: dict[str, Any], calls: Any, number: int) -> list[dict[str, Any]]:
+    """A chat completion's ``tool_calls``: one call of the first tool with ``calls`` as its
+    input, or each ``{"name", "arguments"}`` of a list (ids unique across the server's answers)."""
+    if isinstance(calls, dict):
+        first = (body.get("tools") or [{"function": {"name": "answer"}}])[0]
+        calls = [{"name": (first.get("function") or first).get("name", "answer"), "arguments": calls}]
+    return [{"id": f"call_{number}_{i}", "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}} for i, c in enumerate(calls)]
 
 
 class _Server(ThreadingHTTPServer):
@@ -185,8 +191,6 @@ class OpenAIStub:
         reply with usage counted, and cached tokens when prompt caching is emulated.
         ``messages_api`` picks Anthropic's Messages shape over a chat completion."""
         reply = self.respond(body)
-        if isinstance(reply, ToolCalls):
-            return self._tool_calls(body, reply, number)
         if not isinstance(reply, tuple):
             reply = (reply, "stop")
         text, finish = reply[0], reply[1]
@@ -225,6 +229,9 @@ class OpenAIStub:
                     "cache_creation_input_tokens": cache_write,
                 },
             }
+        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": str(text)} if refused else {"role": "assistant", "content": text}
+        if tool_input is not None:
+            message["tool_calls"] = _tool_calls(body, tool_input, number)
         return {
             "id": f"chatcmpl-{number}",
             "object": "chat.completion",
@@ -232,7 +239,7 @@ class OpenAIStub:
             "model": self.served_model or body.get("model", "stub"),
             "choices": [{
                 "index": 0, "finish_reason": finish,
-                "message": {"role": "assistant", "content": None, "refusal": str(text)} if refused else {"role": "assistant", "content": text},
+                "message": message,
             }],
             "usage": {
                 "prompt_tokens": prompt_tokens,
@@ -240,19 +247,6 @@ class OpenAIStub:
                 "total_tokens": prompt_tokens + completion_tokens,
                 "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
-        }
-
-    def _tool_calls(self, body: dict[str, Any], calls: ToolCalls, number: int) -> dict[str, Any]:
-        made = [{"id": f"call_{number}_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-                for i, (name, args) in enumerate(calls)]
-        prompt_tokens = max(1, len(prompt_of(body)) // 4)
-        completion_tokens = max(1, len(json.dumps(made)) // 4)
-        return {
-            "id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
-            "model": self.served_model or body.get("model", "stub"),
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": made}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
         }
 
     def _over_limit(self, body: dict[str, Any]) -> bool:

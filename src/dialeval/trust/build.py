@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -20,7 +21,7 @@ from dialeval.trust import PROBES, dialogue, perturb, probes, recommend
 from dialeval.trust.agreement import agreement, headline
 from dialeval.trust.candidates import Candidate, family_of
 from dialeval.trust.corpus import corpus_estimates, corpus_run
-from dialeval.trust.runs import PlannedRun, RunOutcome, check_candidates, execute, per_thousand, unreadable
+from dialeval.trust.runs import PlannedRun, RunOutcome, check_candidates, execute, per_thousand, price_of, unreadable
 from dialeval.trust.stats import RESAMPLES
 
 SCHEMA = "dialeval.trust/1"
@@ -47,6 +48,7 @@ class TrustSettings:
     dry_run: bool = False  # price the card and stop
     corpus: bool = False  # judge the whole data file with the recommended candidate: prediction-powered means
     budget: float | None = None  # USD: stop before the first call when the dry run prices the card above it
+    max_calls: int | None = None  # stop before the first call when the dry run counts more calls (unpriced candidates)
 
 
 @dataclass
@@ -97,7 +99,8 @@ def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[Pl
                 rubric.write_text(perturb.NEEDLE_RUBRIC, encoding="utf-8")
             needle_data = dialogue.write_conversations(data / "needle.jsonl", needle_records)
             runs.append(PlannedRun(candidate, "needle", needle_data,
-                                   {**_plain(settings.options), "rubric": str(rubric), "criteria": [perturb.NEEDLE_CRITERION], "facts": "off"}))
+                                   {**every_unit(_plain(settings.options)), "rubric": str(rubric), "criteria": [perturb.NEEDLE_CRITERION],
+                                    "facts": "off"}))
         if "consistency" in settings.probes:
             runs += [PlannedRun(candidate, f"repeat{k}", labelled, base, cached=False) for k in range(1, settings.repeats)]
     return runs, needles
@@ -110,8 +113,19 @@ def _plain(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
-    """The dialogue options of a candidate's plain run: the labelled criteria, no fact checks."""
-    return {**_plain(settings.options), "rubric": settings.rubric, "criteria": inputs.labels.rubric_criteria(), "facts": "off"}
+    """The dialogue options of a candidate's plain run: the labelled criteria, no fact checks,
+    and (``judge_only=labelled``, unless the options say ``all``) only the labelled units:
+    a turn nobody labelled adds calls and no figure."""
+    options = {**_plain(settings.options), "rubric": settings.rubric, "criteria": inputs.labels.rubric_criteria(), "facts": "off"}
+    if options.setdefault("judge_only", "labelled") == "labelled":
+        options["human_scores"] = str(Path(settings.labels).resolve())
+    return options
+
+
+def every_unit(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of a run over units the labels do not name (the corpus run, the needle
+    probe's planted conversations): every unit judged, no labels read."""
+    return {**{k: v for k, v in options.items() if k != "human_scores"}, "judge_only": "all"}
 
 
 def unit_families(conversations: list[dict[str, Any]]) -> dict[str, str]:
@@ -177,18 +191,25 @@ def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs
 
 
 def estimate(outcomes: list[RunOutcome]) -> dict[str, Any]:
-    """What the dry run says the card's calls cost, per candidate and in all; the corpus
-    run (``--corpus``) is priced apart for each candidate, since only the pick makes it."""
+    """What the dry run says the card's calls cost and how many they are, per candidate
+    and in all; the corpus run (``--corpus``) is priced apart for each candidate, since
+    only the pick makes it."""
     per: dict[str, float] = {}
     corpus: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    corpus_calls: dict[str, int] = {}
     unpriced: set[str] = set()
     for o in outcomes:
-        into = corpus if o.planned.probe == "corpus" else per
-        into[o.planned.candidate.label] = into.get(o.planned.candidate.label, 0.0) + priced_cost(o.usage)
+        label = o.planned.candidate.label
+        into, count = (corpus, corpus_calls) if o.planned.probe == "corpus" else (per, calls)
+        into[label] = into.get(label, 0.0) + priced_cost(o.usage)
+        count[label] = count.get(label, 0) + int(o.usage.get("calls") or 0)
         unpriced.update(o.usage.get("unpriced_models") or [])
     out = {"cost_usd": round(sum(per.values()), 6), "per_candidate": {k: round(v, 6) for k, v in per.items()},
+           "calls": sum(calls.values()), "calls_per_candidate": calls,
            "unpriced_models": sorted(unpriced), "runs": len(outcomes) - len(corpus)}
-    return {**out, "corpus_per_candidate": {k: round(v, 6) for k, v in corpus.items()}} if corpus else out
+    return {**out, "corpus_per_candidate": {k: round(v, 6) for k, v in corpus.items()},
+            "corpus_calls_per_candidate": corpus_calls} if corpus else out
 
 
 def priced_once(runs: list[PlannedRun], root: Path) -> dict[str, Any]:
@@ -201,30 +222,59 @@ def priced_once(runs: list[PlannedRun], root: Path) -> dict[str, Any]:
     saved = root / "estimate.json"
     if saved.is_file():
         kept = json.loads(saved.read_text(encoding="utf-8"))
-        if kept.get("key") == digest.hexdigest():
+        if kept.get("key") == digest.hexdigest() and "calls" in kept["estimate"]:  # older estimates did not count calls
             return dict(kept["estimate"])
     priced = estimate(execute(runs, root, None, dry_run=True))
     saved.write_text(json.dumps({"key": digest.hexdigest(), "estimate": priced}, indent=1), encoding="utf-8")
     return priced
 
 
+def check_budget(settings: TrustSettings) -> None:
+    """Before anything is read or sent: a budget is a finite amount of dollars, and a
+    candidate without a price (its cost would count as $0) is bounded by ``max_calls``."""
+    from dialeval.errors import ConfigError
+
+    if settings.budget is not None and not (math.isfinite(settings.budget) and settings.budget >= 0):
+        raise ConfigError(f"dialeval trust: --budget {settings.budget!r}: give a finite amount of dollars, 0 or more")
+    if settings.max_calls is not None and settings.max_calls < 1:
+        raise ConfigError(f"dialeval trust: --max-calls {settings.max_calls}: give at least 1")
+    unpriced = [c.label for c in settings.candidates if price_of(c.model) is None]
+    if settings.budget is not None and unpriced and settings.max_calls is None:
+        raise ConfigError(f"dialeval trust: --budget cannot bound {', '.join(map(repr, unpriced))}: no price is known for "
+                          "it, so its calls would count as $0; give its price in the candidate spec (model: {spec: ..., "
+                          "price: [input, output] USD per million tokens}) or bound the calls with --max-calls N; nothing was sent")
+
+
+def over_budget(settings: TrustSettings, priced: dict[str, Any]) -> None:
+    """Stop before the first call when the dry run prices the card (and the corpus run of
+    the dearest pick, with ``corpus``) above the budget, or counts more calls than allowed."""
+    from dialeval.errors import ConfigError
+
+    cost = priced["cost_usd"] + max(priced.get("corpus_per_candidate", {}).values(), default=0.0)
+    calls = priced["calls"] + max(priced.get("corpus_calls_per_candidate", {}).values(), default=0)
+    if settings.budget is not None and cost > settings.budget:
+        raise ConfigError(f"dialeval trust: the dry run prices the card at ${cost:.4f}, over the budget of "
+                          f"${settings.budget:g}; nothing was sent (drop candidates or probes, or raise --budget)")
+    if settings.max_calls is not None and calls > settings.max_calls:
+        raise ConfigError(f"dialeval trust: the dry run counts {calls} model calls for the card, over --max-calls "
+                          f"{settings.max_calls}; nothing was sent (drop candidates or probes, or raise --max-calls)")
+
+
 def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Build (or resume) the card; returns card.json's content, with ``folder`` set."""
     from dialeval.trust.render import write_card
 
+    check_budget(settings)
     check_candidates(settings.candidates)
     inputs = read_inputs(settings)
     folder = Path(settings.output_dir) / (settings.card_id or card_id(settings))
     runs, needles = plan(settings, inputs, folder)
-    extra = [corpus_run(c, settings.data, base_options(settings, inputs)) for c in settings.candidates] if settings.corpus else []
+    extra = [corpus_run(c, settings.data, every_unit(base_options(settings, inputs))) for c in settings.candidates] if settings.corpus else []
     priced = priced_once(runs + extra, folder / "dry-run")
     say(f"dialeval trust: {len(runs)} runs for {len(settings.candidates)} candidates; dry-run estimate "
-        f"${priced['cost_usd']:.4f}" + (f" (no price for {', '.join(priced['unpriced_models'])})" if priced["unpriced_models"] else ""))
-    if settings.budget is not None and priced["cost_usd"] > settings.budget:
-        from dialeval.errors import ConfigError
-
-        raise ConfigError(f"dialeval trust: the dry run prices the card at ${priced['cost_usd']:.4f}, over the budget of "
-                          f"${settings.budget:g}; nothing was sent (drop candidates or probes, or raise --budget)")
+        f"${priced['cost_usd']:.4f}, {priced['calls']} calls"
+        + (f" (no price for {', '.join(priced['unpriced_models'])})" if priced["unpriced_models"] else ""))
+    over_budget(settings, priced)
     if settings.dry_run:
         return {"schema": SCHEMA, "id": folder.name, "folder": str(folder), "estimate": priced, "dry_run": True}
     done = execute(runs, folder / "runs", settings.cache_path, on_run=lambda p: say(f"dialeval trust: {p.run_id}"))
@@ -239,7 +289,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
         "data": str(settings.data), "labels": str(settings.labels), "rubric": settings.rubric,
         "units": {"conversations": len(inputs.conversations), "labelled": len(inputs.labels.by_unit),
                   "labels": sum(len(s) for s in inputs.labels.by_unit.values()),
-                  "annotators": len({a for s in inputs.labels.by_unit.values() for a in s})},
+                  "annotators": len({a for s in inputs.labels.by_unit.values() for a in s}), **inputs.labels.summary},
         "label_warnings": inputs.labels.warnings[:20],
         "label_warning_count": len(inputs.labels.warnings),
         "tolerance": settings.tolerance,
@@ -253,7 +303,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     pick = next((c for c in settings.candidates if c.label == card["recommended"]["label"]), None)
     if settings.corpus and pick is not None:
         say(f"dialeval trust: judging every conversation of {settings.data} with {pick.label}")
-        card["prediction_powered"] = corpus_estimates(corpus_run(pick, settings.data, base_options(settings, inputs)),
+        card["prediction_powered"] = corpus_estimates(corpus_run(pick, settings.data, every_unit(base_options(settings, inputs))),
                                                       inputs.labels, folder / "runs", settings.cache_path)
         card["complete"] = card["complete"] and not card["prediction_powered"]["failed_items"]
     write_card(card, folder)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 from dialeval.trust import PROBES
+from dialeval.subcommands import Subcommands
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: Subcommands) -> None:
     t = sub.add_parser("trust", help="judge labelled units with candidate judges: agreement, bias probes, cost, a recommendation")
     t.add_argument("--data", required=True, help="the conversations (dialogue benchmark's format)")
     t.add_argument("--labels", required=True, help="human labels (id, turn, criterion, score; several annotators allowed)")
@@ -26,9 +28,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     t.add_argument("--id", help="the card's folder name (default: derived from data, labels, rubric and candidates)")
     t.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     t.add_argument("--dry-run", action="store_true", help="price every run of the card and stop (no model is called)")
-    t.add_argument("--budget", type=float, metavar="USD", help="stop before the first call if the dry run prices the card above this")
+    t.add_argument("--budget", type=dollars, metavar="USD",
+                   help="stop before the first call if the dry run prices the card above this (a candidate without a price "
+                        "needs its price in --candidates or --max-calls)")
+    t.add_argument("--max-calls", type=int, metavar="N", help="stop before the first call if the dry run counts more model calls")
     t.add_argument("--corpus", action="store_true",
                    help="then judge every conversation of --data with the recommended judge: prediction-powered means")
+
+
+def dollars(text: str) -> float:
+    """A budget: a finite amount, 0 or more (``nan`` or ``inf`` would bound nothing)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount of dollars") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite amount of dollars, 0 or more")
+    return value
 
 
 def command(args: argparse.Namespace, options: dict[str, object]) -> int:
@@ -48,6 +64,7 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
         candidates=candidates_of(args.judge, args.candidates, args.base_url), tolerance=args.tolerance,
         repeats=args.repeats, probes=probes, options=dict(options), output_dir=Path(args.output_dir), card_id=args.id,
         needle_min_replies=args.needle_min_replies, dry_run=args.dry_run, corpus=args.corpus, budget=args.budget,
+        max_calls=args.max_calls,
     )
     if args.no_cache:
         settings.cache_path = None

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.data.io import DataError
+from dialeval.conversation.labels import LabelWarning as LabelWarning  # a label left out: counted, listed, warned once
 
 Key = tuple[str, str]  # (unit, criterion): unit is ``<id>/<turn>`` or ``<id>``
 
@@ -29,6 +30,7 @@ class HumanLabels:
     scales: dict[str, tuple[float, float]]  # dimension -> (lowest, highest) score
     names: dict[str, str]  # dimension -> the rubric's criterion name (they differ for a name used at two levels)
     warnings: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)  # what the file held besides labels (N/A by kind, repeats)
 
     def criteria(self) -> list[str]:
         """The labelled dimensions, as the judge's scores name them."""
@@ -47,7 +49,7 @@ class HumanLabels:
 
 
 def load_rubric(ref: str) -> Any:
-    from dialeval.protocols.dialogue.rubric import load_rubric as load
+    from dialeval.conversation.rubric import load_rubric as load
 
     return load(ref)
 
@@ -59,14 +61,12 @@ def load_conversations(path: str | Path) -> list[Any]:
     return load_dataset("dialogue", path)
 
 
-class LabelWarning(UserWarning):
-    """A label the card leaves out (an unknown criterion, a turn that is not an assistant's): counted and listed."""
 
 
 def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> HumanLabels:
     """The labels file, one or several annotators per unit (``annotator`` or a list of
     ``score``s), checked against the rubric and the data."""
-    from dialeval.protocols.dialogue.labels import load_labels
+    from dialeval.conversation.labels import load_labels
 
     labels = load_labels(path, rubric, conversations)
     by_unit, warnings = labels.by_unit(), list(labels.warnings)
@@ -77,7 +77,8 @@ def read_labels(path: str | Path, rubric: Any, conversations: list[Any]) -> Huma
     known = _dimensions(rubric)
     levels = {d: c.level for d, c in known.items()}
     scales = {d: _bounds(c.scale) for d, c in known.items()}
-    return HumanLabels(by_unit, levels, scales, {d: c.name for d, c in known.items()}, warnings)
+    summary = {k: v for k, v in labels.summary().items() if k in ("no_label", "no_label_by_kind", "units_without_label", "duplicates")}
+    return HumanLabels(by_unit, levels, scales, {d: c.name for d, c in known.items()}, warnings, summary)
 
 
 def _dimensions(rubric: Any) -> dict[str, Any]:

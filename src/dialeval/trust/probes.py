@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from dialeval.metrics.alpha import krippendorff_alpha
 from dialeval.trust import stats
 
 # limit per probe: the figure that a judge without the bias stays on the good side of
@@ -113,9 +116,10 @@ def consistency(base: Scores, repeats: list[Scores], resamples: int = stats.RESA
     for c, units in base.items():
         shared = [u for u in units if all(u in r.get(c, {}) for r in repeats)]
         changed += [0.0 if all(r[c][u] == units[u] for r in repeats) else 1.0 for u in shared]
-        alpha = stats.paired([units[u] for u in shared], [repeats[0][c][u] for u in shared], "krippendorff_alpha", resamples)
-        if alpha["value"] is not None:
-            alphas.append(alpha["value"])
+        pairs = np.array([[units[u], repeats[0][c][u]] for u in shared], dtype=float).reshape(-1, 2)
+        alpha = krippendorff_alpha(pairs) if len(shared) >= 3 else None
+        if alpha is not None:
+            alphas.append(alpha)
     if len(changed) < 2:
         return not_measured("consistency", "fewer than two units were read in every repeat")
     return result("consistency", stats.share(changed, None, resamples), len(changed), repeat_alpha=sum(alphas) / len(alphas) if alphas else None, readings=len(repeats) + 1)

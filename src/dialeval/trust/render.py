@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.figures import Bars, Figure
+from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.report.tables import cell, markdown_table, num
 from dialeval.trust.probes import DESCRIPTIONS
 from dialeval.trust.recommend import fixed
 
-NAMES = {"spearman": "Spearman", "kendall_tau_b": "Kendall tau-b", "krippendorff_alpha": "alpha",
+NAMES = {"spearman": "Spearman", "kendall_tau_b": "Kendall tau-b", "krippendorff_alpha": f"alpha ({ALPHA_LEVEL})",
          "exact_agreement": "exact", "adjacent_agreement": "adjacent"}
+RANKED = ("spearman", "kendall_tau_b", "krippendorff_alpha")  # the figures read against the others' mean
 PROBE_TITLES = {"position": "position (flip rate)", "verbosity": "verbosity (score rise)",
                 "self_preference": "self-preference (gap)", "needle": "needle (caught)", "consistency": "consistency (changed)"}
 
@@ -59,7 +61,11 @@ def render(card: dict[str, Any]) -> str:
     lines += [
         f"Judged: {units['labelled']} labelled units in {units['conversations']} conversations, {units['labels']} labels "
         f"from {units['annotators']} annotators; rubric {cell(card['rubric'])}; tolerance {card['tolerance']:g} in mean "
-        f"Krippendorff's alpha. Dry-run estimate of the card: {_money(card['estimate']['cost_usd'])}."
+        f"Krippendorff's alpha ({ALPHA_LEVEL}). Dry-run estimate of the card: {_money(card['estimate']['cost_usd'])}."
+        + (f" {units['no_label']} answers without a label ("
+           + ", ".join(f"{n} {cell(kind)}" for kind, n in (units.get("no_label_by_kind") or {}).items())
+           + f") were left out; {units.get('units_without_label', 0)} units had no label left."
+           if units.get("no_label") else "")
         + ("" if card["complete"] else " **Incomplete: some items failed; run the same command again to retry them.**")
         + (f" The labels file gave {_warning_count(card)} warnings: those labels were skipped and left out of "
            "every figure." if card.get("label_warnings") else ""),
@@ -70,10 +76,15 @@ def render(card: dict[str, Any]) -> str:
     ]
     rows = [[cell(c["label"]), fixed(c["alpha"]) if c["alpha"] is not None else num(None), cell(", ".join(c["failed_probes"]) or "none"), _money(c["cost_per_1000_units"]),
              _seconds(c["seconds_per_1000_units"]), c["unreadable"], c["failed_items"]] for c in card["candidates"]]
-    lines += markdown_table(["candidate", "mean alpha", "failed probes", "cost / 1,000 units", "model time / 1,000 units",
+    lines += markdown_table(["candidate", f"mean alpha ({ALPHA_LEVEL})", "failed probes", "cost / 1,000 units", "model time / 1,000 units",
                              "unreadable", "failed items"], rows, "lrlrrrr")
     lines += ["", "## Agreement with the humans (95% bootstrap CI)", ""]
     lines += _agreement_table(card)
+    ceilings = any(a["ceiling"]["units"] for c in card["candidates"] for a in c["agreement"].values())
+    lines += [] if not ceilings else ["", "The ceiling reads each annotator against the mean of the others; \"as the humans\" reads the judge against "
+              "the same means, each annotator left out in turn (the fair comparison with the ceiling); \"vs the mean\" "
+              "reads it against the mean of all annotators, a less noisy reference the humans never get. Exact and "
+              "adjacent count matches with single labels, alike for humans and judge."]
     lines += ["", "## Probes (95% CI; a probe fails when its whole interval is past its limit)", ""]
     probe_names = list(card["probes_run"])
     rows = [[cell(c["label"]), *(_verdict(c["probes"][p]) for p in probe_names)] for c in card["candidates"]]
@@ -118,9 +129,22 @@ def _agreement_table(card: dict[str, Any]) -> list[str]:
                      *(_ci(ceiling[name]) for name in NAMES)])
         for c in card["candidates"]:
             row = c["agreement"].get(key)
-            if row is not None:
-                rows.append([cell(key), cell(c["label"]), row["n"], *(_ci(row[name]) for name in NAMES)])
+            if row is None:
+                continue
+            held = row.get("leave_one_out") or {}
+            if ceiling["units"] and held:
+                rows.append([cell(key), f"{cell(c['label'])}, as the humans", held["units"],
+                             *(_ci(held[name]) if name in RANKED else "" for name in NAMES)])
+            rows.append([cell(key), f"{cell(c['label'])}, vs the mean" if ceiling["units"] else cell(c["label"]), row["n"],
+                         *(_ci(row[name]) for name in NAMES)])
     return markdown_table(headers, rows, "llr" + "l" * len(NAMES))
+
+
+def _comparable(row: dict[str, Any]) -> dict[str, Any]:
+    """The judge's alpha read as the ceiling is (in each annotator's place) where there is a
+    ceiling, else against the labels."""
+    held = row.get("leave_one_out") or {}
+    return held["krippendorff_alpha"] if row["ceiling"]["units"] and held else row["krippendorff_alpha"]
 
 
 def figures(card: dict[str, Any]) -> list[Figure]:
@@ -136,9 +160,9 @@ def figures(card: dict[str, Any]) -> list[Figure]:
     first = {k: next(c["agreement"][k] for c in card["candidates"] if k in c["agreement"]) for k in keys}
     add("humans (ceiling)", [first[k]["ceiling"]["krippendorff_alpha"] for k in keys])
     for c in card["candidates"]:
-        add(c["label"], [c["agreement"][k]["krippendorff_alpha"] if k in c["agreement"] else None for k in keys])
-    out: list[Figure] = [Bars("trust-alpha", "Krippendorff's alpha with the humans (ceiling: the humans among themselves)",
-                              "alpha", keys, series, intervals)]
+        add(c["label"], [_comparable(c["agreement"][k]) if k in c["agreement"] else None for k in keys])
+    out: list[Figure] = [Bars("trust-alpha", f"Krippendorff's alpha ({ALPHA_LEVEL}) with the humans (ceiling: each annotator "
+                              "against the others' mean; a judge in each annotator's place)", "alpha", keys, series, intervals)]
     names = list(card["probes_run"])
     probe_series = {c["label"]: [c["probes"][p]["value"] for p in names] for c in card["candidates"]}
     probe_ci = {c["label"]: [(c["probes"][p]["ci_low"], c["probes"][p]["ci_high"]) if c["probes"][p]["ci_low"] is not None else None

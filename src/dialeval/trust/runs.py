@@ -15,6 +15,7 @@ from typing import Any
 
 from dialeval.config import ModelSettings, as_dry_run
 from dialeval.trust.candidates import Candidate
+from dialeval.trust.dialogue import LabelWarning
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def execute(plan: list[PlannedRun], root: Path, cache_path: str | None, *, dry_r
             on_run(planned)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # failed items are counted on the card
+            warnings.simplefilter("ignore", LabelWarning)  # the card warned of its labels once, before the runs
             result = dialeval.evaluate("dialogue", planned.data, config)
         run = dialeval.read_run(result.run_dir)
         calls = [c for item in run.items for c in item.calls]

@@ -1,32 +1,65 @@
 """Importers: conversations kept in tracing systems and datasets, read into dialogue records.
 
-Each format is one module with ``read(path, options) -> list[record]``; a record is what a
-dialogue data file holds (OpenAI ``messages`` with tool calls), with ``metadata.source``
-naming the ids in the source system so scores can be written back there.
+Each format is one module with ``read(path, options, log) -> list[record]``; a record is
+what a dialogue data file holds (OpenAI ``messages`` with tool calls), with
+``metadata.source`` naming the ids in the source system so scores can be written back
+there. The :class:`~.common.ImportLog` collects how calls were grouped, merges that did
+not fit and (with ``skip_bad``) the records left out.
 """
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from dialeval.data.importers.common import ImportLog
 from dialeval.errors import DataError
 
+__all__ = ["FORMATS", "ImportLog", "MergeWarning", "import_file", "import_records"]
+
+MAX_BYTES = 2 * 2**30  # a file is read whole: larger exports are split, not left to exhaust memory
 FORMATS = {
-    "otel": "OpenTelemetry GenAI spans (OTLP/JSON, the collector's file exporter)",
+    "otel": "OpenTelemetry GenAI spans and log records (OTLP/JSON: the collector's file exporter, or MessageToDict)",
     "langsmith": "LangSmith runs (JSON/JSONL as the SDK serializes langsmith.schemas.Run)",
-    "langfuse": "Langfuse traces with observations (JSON from its API or SDK)",
+    "langfuse": "Langfuse traces with observations (its API's JSON, or the SDK's spans as OTLP/JSON)",
     "hf": "Hugging Face dataset rows (save_to_disk folder, parquet/arrow, or to_json lines)",
 }
 
 
-def import_records(fmt: str, path: str | Path, options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The dialogue records of ``path`` read as ``fmt``."""
+def import_file(fmt: str, path: str | Path, options: dict[str, Any] | None = None,
+                log: ImportLog | None = None) -> tuple[list[dict[str, Any]], ImportLog]:
+    """The dialogue records of ``path`` read as ``fmt``, and what the import noted."""
     if fmt not in FORMATS:
         raise DataError(path, f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
     path = Path(path)
     if not path.exists():
         raise DataError(path, "file not found")
+    if path.is_dir() and fmt != "hf":
+        raise DataError(path, f"is a folder; {fmt} reads one exported file (give the file inside it)")
+    if path.is_file() and path.stat().st_size > MAX_BYTES:
+        raise DataError(path, f"{path.stat().st_size / 2**30:.1f} GiB, more than the {MAX_BYTES / 2**30:.0f} GiB an import reads "
+                        "into memory; split the export (by day or by project) and import the parts")
+    log = log or ImportLog()
     module = import_module(f"dialeval.data.importers.{fmt}")
-    return list(module.read(path, options or {}))
+    try:
+        records = list(module.read(path, options or {}, log))
+    except DataError as err:
+        from dialeval.data.importers.sniff import hint
+
+        err.args = (str(err) + hint(path, fmt),)  # the file may be another format: say which
+        raise
+    return records, log
+
+
+class MergeWarning(UserWarning):
+    """A merge of calls that did not fit, said where a run reads an export directly."""
+
+
+def import_records(fmt: str, path: str | Path, options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The dialogue records of ``path`` read as ``fmt`` (merges that did not fit as warnings)."""
+    records, log = import_file(fmt, path, options)
+    for line in log.warnings:
+        warnings.warn(f"{path}: {line}", MergeWarning, stacklevel=2)
+    return records

@@ -1,5 +1,6 @@
-"""What every importer shares: calls of a conversation merged in time order, OpenAI-shaped
-messages, and the record that keeps each unit's source id (so scores can go back there).
+"""What every importer shares: OpenAI-shaped messages in one comparable form (whatever
+shape the tracer logged: OpenAI dicts, LangChain's ``args`` tool calls, tool definitions
+logged as messages), and the log of what an import kept, grouped and refused.
 
 An importer returns dialogue records (OpenAI ``messages`` with ``tool_calls`` and ``tool``
 results); the dialogue loader then checks them like any data file.
@@ -8,71 +9,57 @@ results); the dialogue loader then checks them like any data file.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
+
+from dialeval.errors import DataError
 
 Message = dict[str, Any]
+T = TypeVar("T")
+LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "developer": "system",
+                   "user": "user", "assistant": "assistant", "function": "tool"}
 
 
-class History:
-    """A conversation rebuilt from its model calls in time order, with the call that produced
-    each message (None for the inputs: user messages, tool results)."""
+class ImportLog:
+    """What an import says besides its records: how calls were grouped, merges that did not
+    fit, and (with ``skip_bad``) the records it left out, each with file, record and reason.
+    Without ``skip_bad`` the first bad record stops the import."""
 
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.owners: list[str | None] = []
-        self.system: list[str] = []
+    def __init__(self, skip_bad: bool = False) -> None:
+        self.skip_bad = skip_bad
+        self.notes: list[str] = []
+        self.warnings: list[str] = []
+        self.bad: list[DataError] = []
 
-    def add(self, inputs: list[Message], outputs: list[Message], owner: str) -> None:
-        """One call's messages. A chat API is stateless, so a call usually repeats the history:
-        the longest tail of the history that opens the call is not added twice; a call that
-        sends only the newest messages overlaps nothing, and all of it is added."""
-        for message in inputs:
-            if message.get("role") == "system" and message.get("content") not in self.system:
-                self.system.append(message.get("content") or "")
-        call = [m for m in inputs if m.get("role") != "system"] + outputs
-        k = next((k for k in range(min(len(self.messages), len(call)), 0, -1) if self.messages[-k:] == call[:k]), 0)
-        new = call[k:]
-        produced = min(len(outputs), len(new))
-        self.messages += new
-        self.owners += [None] * (len(new) - produced) + [owner] * produced
+    def reject(self, error: DataError) -> None:
+        if not self.skip_bad:
+            raise error
+        self.bad.append(error)
 
-    def all_messages(self) -> list[Message]:
-        system = [{"role": "system", "content": "\n".join(s for s in self.system if s)}] if any(self.system) else []
-        return system + self.messages
-
-    def turn_ids(self) -> dict[int, str]:
-        """Each assistant turn's source id: the call that produced its last message (the reply shown)."""
-        out: dict[int, str] = {}
-        for turn, indices in assistant_turns(self.messages).items():
-            owner = self.owners[indices[-1]]
-            if owner is not None:
-                out[turn] = owner
-        return out
-
-
-def assistant_turns(messages: list[Message]) -> dict[int, list[int]]:
-    """Turn number -> indices of its assistant messages, numbered as the dialogue loader
-    numbers turns (a reply after tool results continues its turn)."""
-    out: dict[int, list[int]] = {}
-    turn = 0
-    open_turn = False
-    for index, message in enumerate(messages):
-        role = message.get("role")
-        if role == "user":
-            turn, open_turn = turn + 1, False
-        elif role == "assistant":
-            if not open_turn:
-                turn += 1
-            out.setdefault(turn, []).append(index)
-            open_turn = bool(message.get("tool_calls")) or (open_turn and not message.get("content"))
-        elif role == "tool":
-            open_turn = True
-    return out
+    def attempt(self, path: Any, record: str | int | None, work: Callable[[], T]) -> T | None:
+        """``work()``, or None with the record listed as bad; a value of the wrong type
+        deep inside a record is that record's error, never a traceback."""
+        try:
+            return work()
+        except DataError as err:
+            self.reject(err)
+        except (TypeError, KeyError, AttributeError, ValueError, IndexError, RecursionError) as err:
+            self.reject(DataError(path, f"not in the shape this format has ({type(err).__name__}: {str(err)[:120]})", record=record))
+        return None
 
 
 def openai_call(ident: Any, name: str, arguments: Any) -> Message:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
     return {"id": None if ident is None else str(ident), "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def parsed(value: Any) -> Any:
+    """A value tracers may keep as JSON text, parsed (text that is not JSON stays text)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
 
 
 def as_text(value: Any) -> str:
@@ -96,7 +83,6 @@ def record(
     return out
 
 
-
 def message(role: str, text: str = "", *, tool_calls: list[Message] | None = None, tool_call_id: str | None = None) -> Message:
     """A message in the one shape every importer writes (so that repeated history compares equal)."""
     out: Message = {"role": role, "content": text or None}
@@ -107,10 +93,42 @@ def message(role: str, text: str = "", *, tool_calls: list[Message] | None = Non
     return out
 
 
+def tool_definition(raw: Any) -> Message | None:
+    """A tool definition in OpenAI's ``{"type": "function", "function": {...}}`` form, or None
+    when ``raw`` is none (an OpenAI or LangChain tool schema, or Anthropic's ``input_schema``)."""
+    if not isinstance(raw, dict):
+        return None
+    function: dict[str, Any] = raw["function"] if isinstance(raw.get("function"), dict) else raw
+    if not isinstance(function.get("name"), str) or not ({"parameters", "input_schema", "description"} & set(function)):
+        return None
+    body = {k: v for k, v in function.items() if k in ("name", "description", "parameters", "strict")}
+    if "parameters" not in body and isinstance(function.get("input_schema"), dict):
+        body["parameters"] = function["input_schema"]
+    return {"type": "function", "function": body}
+
+
+def is_definition_message(raw: Any) -> bool:
+    """A tool *definition* logged as a ``role: tool`` message (Langfuse's LangChain handler
+    appends each bound tool to the input that way): a tool message with a schema as its
+    content and no call id."""
+    return (isinstance(raw, dict) and raw.get("role") == "tool" and raw.get("tool_call_id") is None
+            and tool_definition(raw.get("content")) is not None)
+
+
+def _arguments(call: dict[str, Any], function: dict[str, Any]) -> Any:
+    """A call's arguments: OpenAI's JSON text, or LangChain's ``args`` object."""
+    for holder, key in ((function, "arguments"), (call, "args"), (function, "args"), (call, "input")):
+        if key in holder:
+            return holder[key]
+    return None
+
+
 def from_openai(raw: Any, fail: Any) -> Message:
-    """An OpenAI chat message (as SDKs and tracers log it) in the importers' one shape;
+    """An OpenAI chat message (as SDKs and tracers log it, or LangChain's dict of a message:
+    ``type`` for the role, ``args`` for arguments) in the importers' one shape;
     ``fail(message)`` makes the error that names where it came from."""
-    if not isinstance(raw, dict) or raw.get("role") not in ("system", "developer", "user", "assistant", "tool"):
+    role = LANGCHAIN_ROLES.get(str(raw.get("role") or raw.get("type"))) if isinstance(raw, dict) else None
+    if role is None or not isinstance(raw, dict):
         raise fail(f"expected an OpenAI message with role system, user, assistant or tool, got {raw!r:.80}")
     content = raw.get("content")
     if isinstance(content, list):
@@ -120,6 +138,20 @@ def from_openai(raw: Any, fail: Any) -> Message:
         function = call.get("function", call) if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise fail("a tool call needs a function name")
-        calls.append(openai_call(call.get("id"), function["name"], function.get("arguments")))
-    role = "system" if raw["role"] == "developer" else raw["role"]
-    return message(role, as_text(content), tool_calls=calls, tool_call_id=raw.get("tool_call_id"))
+        calls.append(openai_call(call.get("id"), function["name"], _arguments(call, function)))
+    legacy = raw.get("function_call")
+    if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
+        calls.append(openai_call(None, legacy["name"], legacy.get("arguments")))
+    ident = raw.get("tool_call_id")
+    return message(role, as_text(content), tool_calls=calls, tool_call_id=None if ident is None else str(ident))
+
+
+def chat(raw: list[Any], fail: Any) -> tuple[list[Message], list[Message]]:
+    """A logged message list as (messages, tool definitions found among them)."""
+    messages, tools = [], []
+    for item in raw:
+        if is_definition_message(item):
+            tools.append(tool_definition(item["content"]))
+        else:
+            messages.append(from_openai(item, fail))
+    return messages, [t for t in tools if t is not None]

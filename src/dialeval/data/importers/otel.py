@@ -1,88 +1,49 @@
-"""OpenTelemetry GenAI spans, as the collector's file exporter writes them (OTLP/JSON: one
-``TracesData`` object a line whatever the suffix, or one object or a list of them in the file).
+"""OpenTelemetry GenAI telemetry (OTLP/JSON, see :mod:`.otlp`): spans and log records.
 
-A span is a model call when it holds the semantic conventions' ``gen_ai.input.messages``
-/ ``gen_ai.output.messages`` (as span attributes or on one of its events); its messages
-are lists of ``{role, parts}`` with ``text``, ``tool_call`` and ``tool_call_response``
-parts. Calls are grouped into conversations by ``gen_ai.conversation.id`` (else
-``session.id``, else the trace) and merged in start-time order. Parsed with the
-opentelemetry-proto classes and protobuf's JSON mapping.
+A model call is found in any of the shapes the GenAI semantic conventions have had:
+
+- current: ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (``[{role, parts}]``
+  with ``text``, ``tool_call`` and ``tool_call_response`` parts), as span attributes, on
+  a span event, or on the ``gen_ai.client.inference.operation.details`` log record the
+  instrumentations write in their event mode; ``gen_ai.system_instructions``,
+  ``gen_ai.tool.definitions``;
+- older: per-message events ``gen_ai.{system,user,assistant,tool}.message`` and
+  ``gen_ai.choice`` (log records with an OpenAI-like body, tied to their span);
+  ``gen_ai.prompt`` / ``gen_ai.completion`` JSON on span events; the flattened
+  ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` attributes (with
+  ``llm.request.functions.N.*`` tool definitions).
+
+Calls become conversations by ``gen_ai.conversation.id`` (else ``session.id``), else by
+trace and parent span, else by the time-and-prefix rule (:mod:`.calls`).
 """
 
 from __future__ import annotations
 
-import base64
-import json
+import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from dialeval.data.importers.common import History, Message, as_text, message, openai_call, record
-from dialeval.data.io import read_text
+from dialeval.data.importers.calls import Call, build
+from dialeval.data.importers.common import ImportLog, Message, as_text, from_openai, message, openai_call, parsed, tool_definition
+from dialeval.data.importers.otlp import Item, items
 from dialeval.errors import DataError
 
-ID_FIELDS = ("traceId", "spanId", "parentSpanId")
 GROUP_KEYS = ("gen_ai.conversation.id", "session.id")
+LEGACY_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user", "gen_ai.assistant.message": "assistant",
+                 "gen_ai.tool.message": "tool", "gen_ai.choice": "assistant"}
+FLAT = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
+FUNCTIONS = re.compile(r"llm\.request\.functions\.(\d+)\.(name|description|parameters)")
 
 
-def _hex_ids(value: Any) -> Any:
-    """OTLP/JSON writes trace and span ids as hex, protobuf's JSON mapping reads bytes as
-    base64: turn the ids into base64 before parsing (the OTLP spec asks for this)."""
-    if isinstance(value, dict):
-        return {k: (base64.b64encode(bytes.fromhex(v)).decode() if k in ID_FIELDS and isinstance(v, str) and v else _hex_ids(v))
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_hex_ids(v) for v in value]
-    return value
-
-
-def any_value(value: Any) -> Any:
-    """An OTLP ``AnyValue`` as a Python value."""
-    kind = value.WhichOneof("value")
-    if kind == "array_value":
-        return [any_value(v) for v in value.array_value.values]
-    if kind == "kvlist_value":
-        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
-    if kind == "bytes_value":
-        return base64.b64encode(value.bytes_value).decode()
-    return getattr(value, kind) if kind else None
-
-
-def spans(path: Path) -> list[tuple[int, Any]]:
-    """Every span of the file with the record (line) it came from."""
-    from google.protobuf.json_format import ParseDict, ParseError
-    from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
-
-    text = read_text(path)
-    try:  # one object (or a list of them) in the whole file...
-        whole = json.loads(text)
-        objects = [json.dumps(o) for o in whole] if isinstance(whole, list) else [text]
-    except json.JSONDecodeError:  # ...or one a line, as the file exporter writes, whatever the file's suffix
-        objects = text.splitlines()
-    out = []
-    for index, line in enumerate(objects):
-        if not line.strip():
-            continue
-        try:
-            data = ParseDict(_hex_ids(json.loads(line)), TracesData(), ignore_unknown_fields=True)
-        except (json.JSONDecodeError, ParseError, ValueError) as err:
-            raise DataError(path, f"not an OTLP/JSON TracesData object ({err})", record=index) from None
-        out += [(index, span) for rs in data.resource_spans for ss in rs.scope_spans for span in ss.spans]
-    return out
-
-
-def _messages(raw: Any, where: str, path: Path, record_index: int) -> list[Message]:
+def parts_messages(raw: Any, fail: Any) -> list[Message]:
     """GenAI messages (``[{role, parts}]``, JSON text or a structured value) as OpenAI messages."""
-    fail = lambda message_, field: DataError(path, message_, record=record_index, field=field)  # noqa: E731
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
-            raise fail("expected the messages as JSON text", where) from None
+    raw = parsed(raw)
     if not isinstance(raw, list):
-        raise fail("expected a list of messages {role, parts}", where)
+        raise fail("expected a list of messages {role, parts}", "")
     out: list[Message] = []
     for i, item in enumerate(raw):
-        at = f"{where}.{i}"
+        at = f".{i}"
         if not isinstance(item, dict) or not isinstance(item.get("parts"), list):
             raise fail("a message is {role, parts: [...]}", at)
         role = item.get("role")
@@ -103,37 +64,121 @@ def _messages(raw: Any, where: str, path: Path, record_index: int) -> list[Messa
     return out
 
 
-def read(path: Path, options: dict[str, Any]) -> list[dict[str, Any]]:
-    """Dialogue records from an OTLP/JSON span export."""
-    groups: dict[str, list[tuple[int, int, Any, dict[str, Any]]]] = {}
-    for index, span in spans(path):
-        attributes = {kv.key: any_value(kv.value) for kv in span.attributes}
-        for event in span.events:
-            attributes.update({kv.key: any_value(kv.value) for kv in event.attributes if kv.key.startswith("gen_ai.")})
-        if "gen_ai.output.messages" not in attributes:
-            continue  # not a model call (an agent, a tool execution, an HTTP span)
-        trace = span.trace_id.hex()
-        key = next((str(attributes[k]) for k in GROUP_KEYS if attributes.get(k)), trace)
-        groups.setdefault(key, []).append((span.start_time_unix_nano, index, span, attributes))
-    if not groups:
-        raise DataError(path, "no span holds gen_ai.output.messages (the GenAI semantic conventions' model calls)")
-    out = []
-    for key, calls in groups.items():
-        history = History()
-        tools: list[Any] = []
-        for _, index, span, attributes in sorted(calls, key=lambda c: (c[0], c[1])):
-            where = f"span {span.span_id.hex()}"
-            system = attributes.get("gen_ai.system_instructions")
-            inputs = _messages(attributes.get("gen_ai.input.messages", "[]"), f"{where}: gen_ai.input.messages", path, index)
-            if system:
-                parts = json.loads(system) if isinstance(system, str) else system
-                text = "\n".join(str(p.get("content", "")) for p in parts if isinstance(p, dict)) if isinstance(parts, list) else str(parts)
-                inputs = [message("system", text), *inputs]
-            outputs = _messages(attributes["gen_ai.output.messages"], f"{where}: gen_ai.output.messages", path, index)
-            history.add(inputs, outputs, span.span_id.hex())
-            definitions = attributes.get("gen_ai.tool.definitions")
-            if definitions and not tools:
-                tools = json.loads(definitions) if isinstance(definitions, str) else list(definitions)
-        traces = [c[2].trace_id.hex() for c in sorted(calls, key=lambda c: (c[0], c[1]))]
-        out.append(record(key, history.all_messages(), "otel", conversation_ids=traces, turn_ids=history.turn_ids(), tools=tools))
-    return out
+def _definitions(attributes: dict[str, Any]) -> list[Message]:
+    raw = parsed(attributes.get("gen_ai.tool.definitions")) or []
+    flat: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        match = FUNCTIONS.fullmatch(key)
+        if match:
+            flat.setdefault(int(match[1]), {})[match[2]] = parsed(value) if match[2] == "parameters" else value
+    found = [tool_definition(t) for t in (raw if isinstance(raw, list) else [])] + [tool_definition(flat[k]) for k in sorted(flat)]
+    return [t for t in found if t is not None]
+
+
+def _flat(attributes: dict[str, Any], fail: Any) -> tuple[list[Message], list[Message]]:
+    """The older flattened layout: ``gen_ai.prompt.N.role`` / ``.content`` / ``.tool_calls.M.name``..."""
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    for key, value in attributes.items():
+        match = FLAT.fullmatch(key)
+        if match:
+            row = rows.setdefault((match[1], int(match[2])), {})
+            path = match[3].split(".")
+            if path[0] == "tool_calls" and len(path) == 3:
+                call = row.setdefault("tool_calls", {}).setdefault(int(path[1]), {})
+                call[path[2]] = value
+            else:
+                row[match[3]] = value
+    out: dict[str, list[Message]] = {"prompt": [], "completion": []}
+    for (side, _), row in sorted(rows.items()):
+        calls = [row["tool_calls"][k] for k in sorted(row.get("tool_calls", {}))]
+        body = {"role": row.get("role", "assistant" if side == "completion" else None), "content": row.get("content"),
+                "tool_calls": [{"id": c.get("id"), "name": c.get("name"), "arguments": c.get("arguments")} for c in calls],
+                "tool_call_id": row.get("tool_call_id")}
+        out[side].append(from_openai(body, lambda m: fail(m, f".{side}")))
+    return out["prompt"], out["completion"]
+
+
+def _legacy(entries: list[tuple[str, Any]], fail: Any) -> tuple[list[Message], list[Message]]:
+    """Per-message events (``gen_ai.user.message``... ``gen_ai.choice``) with their bodies, in order."""
+    inputs, outputs = [], []
+    for name, body in entries:
+        body = parsed(body) if body is not None else {}
+        if not isinstance(body, dict):
+            raise fail(f"the body of a {name} event is an object", "")
+        if name == "gen_ai.choice":
+            body = body["message"] if isinstance(body.get("message"), dict) else body
+            outputs.append(from_openai({"role": "assistant", **body, "tool_call_id": None}, lambda m: fail(m, "")))
+        else:
+            raw = {**body, "role": LEGACY_EVENTS[name], "tool_call_id": body.get("id") if name == "gen_ai.tool.message" else None}
+            inputs.append(from_openai(raw, lambda m: fail(m, "")))
+    return inputs, outputs
+
+
+def _call(path: Path, item: Item, legacy: list[tuple[str, Any]], parent_attributes: dict[str, Any], parent: str) -> Call | None:
+    attributes = dict(item.attributes)
+    for name, event_attributes, _ in item.events:
+        attributes.update({k: v for k, v in event_attributes.items() if k.startswith("gen_ai.")})
+    where = f"{item.kind} {item.span or item.record}"
+
+    def fail(text: str, field: str) -> DataError:
+        return DataError(path, text, record=item.record, field=f"{where}: {field}".rstrip(": "))
+
+    if "gen_ai.output.messages" in attributes:
+        inputs = parts_messages(attributes.get("gen_ai.input.messages", "[]"), lambda m, f: fail(m, "gen_ai.input.messages" + f))
+        outputs = parts_messages(attributes["gen_ai.output.messages"], lambda m, f: fail(m, "gen_ai.output.messages" + f))
+        system = parsed(attributes.get("gen_ai.system_instructions"))
+        if system:
+            text = "\n".join(str(p.get("content", "")) for p in system if isinstance(p, dict)) if isinstance(system, list) else str(system)
+            inputs = [message("system", text), *inputs]
+    elif any(FLAT.fullmatch(k) for k in attributes):
+        inputs, outputs = _flat(attributes, fail)
+    elif "gen_ai.completion" in attributes:
+        prompt, completion = parsed(attributes.get("gen_ai.prompt") or "[]"), parsed(attributes["gen_ai.completion"])
+        inputs = [from_openai(m, lambda t: fail(t, "gen_ai.prompt")) for m in (prompt if isinstance(prompt, list) else [])]
+        outputs = [from_openai({"role": "assistant", **m}, lambda t: fail(t, "gen_ai.completion"))
+                   for m in (completion if isinstance(completion, list) else [completion]) if isinstance(m, dict)]
+    elif legacy:
+        inputs, outputs = _legacy(legacy, fail)
+    else:
+        return None  # not a model call (an agent, a tool execution, an HTTP span)
+    if not outputs:
+        return None
+    context = {**parent_attributes, **attributes}
+    key = next((str(context[k]) for k in GROUP_KEYS if context.get(k)), None)
+    return Call(owner=item.span or f"log-record-{item.record}", trace=item.trace or f"record-{item.record}", time=item.time,
+                index=item.record, inputs=inputs, outputs=outputs, conversation=key, tools=_definitions(context), parent=parent)
+
+
+def read(path: Path, options: dict[str, Any], log: ImportLog | None = None) -> list[dict[str, Any]]:
+    """Dialogue records from an OTLP/JSON export of spans and log records."""
+    log = log or ImportLog()
+    found = items(path, log)
+    spans = {i.span: i for i in found if i.kind == "span"}
+    legacy: dict[str, list[tuple[str, Any]]] = {}
+    for item in found:
+        if item.kind == "log" and item.name in LEGACY_EVENTS and item.span:
+            legacy.setdefault(item.span, []).append((item.name, item.body))
+    calls: list[Call] = []
+    owners: set[str] = set()
+    for item in sorted(found, key=lambda i: i.kind != "span"):  # spans first
+        if item.kind == "log" and item.name in LEGACY_EVENTS:
+            continue  # read with its span
+        events = legacy.get(item.span, []) if item.kind == "span" else []
+        owner = spans.get(item.span) if item.kind == "log" else item  # a log record's span, when the file has it
+        context = owner.attributes if owner is not None and owner is not item else {}
+        parent = owner.parent if owner is not None else ""
+        call = log.attempt(path, item.record, partial(_call, path, item, events, context, parent))
+        if call is not None and not (item.kind == "log" and call.owner in owners):
+            calls.append(call)  # (a call on its span and on its log record, span_and_event mode: once)
+            owners.add(call.owner)
+    orphans = set(legacy) - set(spans)
+    for span in sorted(orphans):  # per-message events whose span is not in the file
+        first = next(i for i in found if i.kind == "log" and i.span == span)
+        stand_in = Item("span", first.record, first.trace, span, "", first.time, "", {}, [])
+        call = log.attempt(path, first.record, partial(_call, path, stand_in, legacy[span], {}, ""))
+        if call is not None:
+            calls.append(call)
+    if not calls:
+        raise DataError(path, "no model call found: no span or log record holds gen_ai.output.messages, gen_ai.completion.*, "
+                        "or gen_ai.choice events (the GenAI semantic conventions' model calls)")
+    return build(calls, "otel", log)

@@ -24,7 +24,7 @@ def variables(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         "context": item.context or "(no earlier turns)",
         "question": item.question,
         "reference": item.reference,
-        "answer": item.answer,
+        "answer": item.answer or "(empty reply)",  # a system that said nothing is graded on saying nothing
     }
 
 

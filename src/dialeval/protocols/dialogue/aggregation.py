@@ -10,7 +10,7 @@ from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.human import agreement, load_labels
 from dialeval.protocols.dialogue.metrics import aggregate as aggregate_units
 from dialeval.protocols.dialogue.metrics import item_scores
-from dialeval.protocols.dialogue.rubric import BUILT_IN, load_rubric
+from dialeval.conversation.rubric import BUILT_IN, load_rubric
 
 
 def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
@@ -21,7 +21,8 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
         path = Path(parsed.rubric).expanduser()
         metrics["option_files"] = {"rubric": {"name": path.name, "text": path.read_text(encoding="utf-8")}}
     if parsed.human_scores:
-        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), rule=parsed.human_rule, run_records=records)
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), rule=parsed.human_rule, run_records=records,
+                             majority_tie=parsed.majority_tie)
         metrics["human_agreement"] = agreement(item_scores(records), labels)
         metrics["human_labels"] = labels.summary()
     return metrics

@@ -44,6 +44,10 @@ class DialogueOptions(BaseModel):
     human_rule: Literal["mean", "median", "majority"] = Field(
         default="mean", description="several annotators of one unit: their labels combined by mean, median or majority"
     )
+    majority_tie: Literal["lower", "upper", "middle", "drop"] | None = Field(
+        default=None, description="human_rule=majority: a split vote goes to the lower, upper or middle label, or the unit "
+        "is dropped; default: middle where the scale has a middle label (A better / tie / B better: tie), else lower"
+    )
     judge_only: Literal["all", "labelled"] = Field(
         default="all", description="labelled: judge only the turns and conversations that carry a human label"
     )

@@ -24,8 +24,8 @@ from dialeval.agents.images import image_line
 from dialeval.data.images import image_tokens
 from dialeval.memory.notes import NoteEntry
 from dialeval.models.usage import count_tokens
-from dialeval.protocols.dialogue.data import Turn
-from dialeval.protocols.dialogue.toolcalls import call_lines
+from dialeval.conversation.data import Turn
+from dialeval.conversation.toolcalls import call_lines
 
 Render = Callable[[str], list[BaseMessage]]
 SPEAKER = {"user": "User", "assistant": "Assistant"}
@@ -51,12 +51,15 @@ def _part_tokens(part: dict[str, Any]) -> int:
     return count_tokens(str(part.get("text", "")))
 
 
+EMPTY_REPLY = "(empty reply)"  # what the judge and the viewer show for an assistant turn that said nothing
+
+
 def turn_text(turn: Turn) -> str:
     """A turn's text with a line per image (the pictures themselves go as blocks where the model
     sees them) and, before it, the tool calls the assistant made with their results (shortened
     with a marker when long, so they count under the budget without filling it)."""
     if not turn.images and not turn.tool_calls:
-        return turn.text
+        return turn.text if turn.text or turn.role != "assistant" else EMPTY_REPLY
     lines = [*call_lines(turn.tool_calls), turn.text, *(image_line(image, i + 1) for i, image in enumerate(turn.images))]
     return "\n".join(line for line in lines if line).strip("\n")
 

@@ -14,10 +14,10 @@ from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view
-from dialeval.protocols.dialogue.data import Conversation, conversation_of
+from dialeval.conversation.data import Conversation, conversation_of
 from dialeval.protocols.dialogue.judge import criterion_values, expected_text, labelled_only, missing, relevant_notes, selected, trajectory_template
 from dialeval.protocols.dialogue.notetaker import open_store
-from dialeval.protocols.dialogue.rubric import Criterion, load_rubric, rubric_ref
+from dialeval.conversation.rubric import Criterion, load_rubric, rubric_ref
 from dialeval.protocols.dialogue.trajectory import conversation_trajectory
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, unit
 

@@ -11,7 +11,7 @@ from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.human_compare import human_scores
 from dialeval.protocols.dialogue.metrics import item_scores
 from dialeval.protocols.dialogue.plots import rubric_histograms
-from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.conversation.rubric import load_rubric
 
 
 def figures(records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]) -> list[Figure]:

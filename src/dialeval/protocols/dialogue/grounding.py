@@ -20,7 +20,7 @@ from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.context import prompt_tokens, turn_line
-from dialeval.protocols.dialogue.data import Conversation, conversation_of
+from dialeval.conversation.data import Conversation, conversation_of
 from dialeval.protocols.dialogue.judge import grounding_text
 
 

@@ -7,14 +7,15 @@ from typing import Any
 
 from dialeval.protocols.dialogue.human import load_labels
 from dialeval.protocols.dialogue.loading import options_of
-from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.conversation.rubric import load_rubric
 
 
 def human_scores(path: Path, options: dict[str, Any]) -> dict[str, dict[str, float]]:
     """A human-labels file as ``item_scores`` gives the judge's scores (the annotators
     combined by option ``human_rule``), so ``compare --human`` pairs them."""
     parsed = options_of(options)
-    return load_labels(path, load_rubric(parsed.rubric), rule=parsed.human_rule).per_criterion()
+    return load_labels(path, load_rubric(parsed.rubric), rule=parsed.human_rule,
+                       majority_tie=parsed.majority_tie).per_criterion()
 
 
 def human_ratings(path: Path, options: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:

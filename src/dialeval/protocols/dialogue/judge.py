@@ -15,11 +15,11 @@ from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.protocols.dialogue.context import build_view, turn_text
-from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
-from dialeval.protocols.dialogue.labels import labelled_units
+from dialeval.conversation.data import Conversation, Turn, conversation_of
+from dialeval.conversation.labels import labelled_units
 from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_note
-from dialeval.protocols.dialogue.rubric import Criterion, Rubric, dimension, load_rubric, rubric_ref
-from dialeval.protocols.dialogue.toolcalls import ToolCall, reference_lines, tools_text
+from dialeval.conversation.rubric import Criterion, Rubric, dimension, load_rubric, rubric_ref
+from dialeval.conversation.toolcalls import ToolCall, reference_lines, tools_text
 from dialeval.protocols.dialogue.trajectory import turn_trajectory
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, scale_values, shown, unit
 

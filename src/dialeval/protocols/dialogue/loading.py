@@ -9,10 +9,10 @@ from typing import Any
 from dialeval.config import parse_options
 from dialeval.errors import ConfigError, DataError
 from dialeval.protocols.dialogue.common import DialogueOptions
-from dialeval.protocols.dialogue.data import Conversation, Turn, load_conversations, with_versus
+from dialeval.conversation.data import Conversation, Turn, load_conversations, with_versus
 from dialeval.protocols.dialogue.human import load_labels
-from dialeval.protocols.dialogue.labels import LabelWarning, only_labelled
-from dialeval.protocols.dialogue.rubric import load_rubric
+from dialeval.conversation.labels import LabelWarning, only_labelled
+from dialeval.conversation.rubric import load_rubric
 from dialeval.protocols.dialogue.view import image_label
 
 
@@ -38,7 +38,8 @@ def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
                       f"{next(c.system for c in conversations if c.id == named[0])!r}) reads like a system's name, but it is "
                       "the system prompt the judge is shown; name the system under test in metadata.system", UserWarning, stacklevel=2)
     if parsed.human_scores:
-        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations, parsed.human_rule)
+        labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations, parsed.human_rule,
+                             majority_tie=parsed.majority_tie)
         for warning in labels.warnings:
             warnings.warn(warning, LabelWarning, stacklevel=2)
         if parsed.judge_only == "labelled":

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from dialeval.protocols.dialogue.human import agreement_table
 from dialeval.protocols.dialogue.pairwise_metrics import pairwise, pairwise_table
-from dialeval.protocols.dialogue.rubric import dimension
+from dialeval.conversation.rubric import dimension
 from dialeval.report.tables import cell, markdown_table, num
 
 FAILURES = ("unparsed", "truncated", "over_budget", "error")

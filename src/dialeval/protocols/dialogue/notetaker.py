@@ -21,7 +21,7 @@ from dialeval.memory.notes import NoteEntry, flatten, unflatten
 from dialeval.models.usage import count_tokens
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.context import prompt_tokens, turn_line
-from dialeval.protocols.dialogue.data import Conversation, Turn
+from dialeval.conversation.data import Conversation, Turn
 from dialeval.protocols.dialogue.verdict import dumps
 
 

@@ -20,9 +20,9 @@ from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.context import View, build_view, prompt_tokens, turn_line
-from dialeval.protocols.dialogue.data import Conversation, Turn, conversation_of
-from dialeval.protocols.dialogue.judge import grounding_text, missing, selected
-from dialeval.protocols.dialogue.rubric import Criterion, load_rubric, rubric_ref
+from dialeval.conversation.data import Conversation, Turn, conversation_of
+from dialeval.protocols.dialogue.judge import grounding_text, labelled_only, missing, selected
+from dialeval.conversation.rubric import Criterion, load_rubric, rubric_ref
 
 
 class Preference(BaseModel):
@@ -116,8 +116,11 @@ def pairwise_judge():
         # a reference is one system's turn; criteria that need one are not compared
         usable = [c for c in selected(rubric.criteria, options)
                   if "reference" not in c.needs and c.match is None and not missing(c, conv, None)]  # match: no model to ask
-        jobs = [compare_turn(context, conv, t, c) for t in conv.assistant_turns() for c in usable if c.level == "turn"]
-        jobs += [compare_whole(context, conv, c) for c in usable if c.level == "conversation"]
+        turn_level = [c for c in usable if c.level == "turn"]  # judge_only=labelled: the labelled units only
+        jobs = [compare_turn(context, conv, t, c) for t in conv.assistant_turns()
+                for c in labelled_only(turn_level, options, f"{conv.id}/{t.number}", rubric)]
+        jobs += [compare_whole(context, conv, c)
+                 for c in labelled_only([c for c in usable if c.level == "conversation"], options, conv.id, rubric)]
         return {"pairwise_units": list(await asyncio.gather(*jobs))}
 
     return node

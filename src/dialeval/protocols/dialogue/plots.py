@@ -13,7 +13,7 @@ from typing import Any
 
 from dialeval.figures import Histogram, slug
 from dialeval.protocols.dialogue.metrics import units_of
-from dialeval.protocols.dialogue.rubric import Rubric, dimension
+from dialeval.conversation.rubric import Rubric, dimension
 
 
 def rubric_histograms(records: list[dict[str, Any]], rubric: Rubric) -> list[Histogram]:

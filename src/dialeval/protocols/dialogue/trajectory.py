@@ -9,38 +9,15 @@ reference calls is ``not_applicable``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from dialeval.conversation.rubric import TrajectoryMatch
+from dialeval.conversation.toolcalls import ToolCall
 from dialeval.metrics.trajectory import Call, Match, Rule, match
-from dialeval.protocols.dialogue.toolcalls import ToolCall
 
 if TYPE_CHECKING:
-    from dialeval.protocols.dialogue.data import Conversation, Turn
-    from dialeval.protocols.dialogue.rubric import Criterion
-
-
-class TrajectoryMatch(BaseModel):
-    """``match:`` of a rubric criterion: how made and expected calls are compared."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    mode: Literal["strict", "unordered", "subset", "superset"] = "strict"
-    arguments: Literal["exact", "ignore"] = "exact"
-    ignore_keys: list[str] = Field(default_factory=list)
-    tolerance: float = Field(default=0.0, ge=0)
-
-    def rule(self) -> Rule:
-        return Rule(arguments=self.arguments, ignore_keys=frozenset(self.ignore_keys), tolerance=self.tolerance)
-
-    def describe(self) -> str:
-        args = "names only" if self.arguments == "ignore" else "arguments exact"
-        if self.arguments == "exact" and self.ignore_keys:
-            args += " except " + ", ".join(self.ignore_keys)
-        if self.arguments == "exact" and self.tolerance:
-            args += f", numbers within {self.tolerance:g}"
-        return f"tool calls compared with the reference calls ({self.mode}, {args})"
+    from dialeval.conversation.data import Conversation, Turn
+    from dialeval.conversation.rubric import Criterion
 
 
 def calls(tool_calls: list[ToolCall]) -> list[Call]:
@@ -56,7 +33,7 @@ def trajectory_unit(criterion: Criterion, made: list[ToolCall], expected: list[T
         return {**base, "status": "not_applicable", "reason": "no reference tool calls",
                 "verdict": None, "score": None, "rationale": None}
     got, want = calls(made), calls(expected)
-    outcome: Match = match(got, want, rule.mode, rule.rule())
+    outcome: Match = match(got, want, rule.mode, Rule(arguments=rule.arguments, ignore_keys=frozenset(rule.ignore_keys), tolerance=rule.tolerance))
     scale = criterion.scale
     verdict: int | str
     if scale.numeric:

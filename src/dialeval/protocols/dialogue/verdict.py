@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from dialeval.agents.base import Answer
 from dialeval.protocols.dialogue.context import View
-from dialeval.protocols.dialogue.rubric import Criterion
+from dialeval.conversation.rubric import Criterion
 
 
 class Verdict(BaseModel):

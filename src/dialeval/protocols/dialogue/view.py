@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dialeval.protocols.dialogue.toolcalls import arguments_text
+from dialeval.conversation.toolcalls import arguments_text
 from dialeval.protocols.view_rows import ConversationView, Facts, ToolCallRow, TurnRow, Verdict, image_label
 
 __all__ = ["conversation_view", "image_label"]

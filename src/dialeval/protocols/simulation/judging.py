@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from dialeval.config import EvalContext
+from dialeval.conversation.rubric import built_in_text
 from dialeval.errors import ConfigError, DataError
 from dialeval.protocols.simulation.bots import EndpointBot, parse_bot
 from dialeval.protocols.simulation.common import SimulationOptions
@@ -44,7 +44,7 @@ def general_criteria(ref: str | None) -> list[dict[str, Any]]:
     import yaml
 
     if ref == "dialogue":
-        text = resources.files("dialeval.protocols").joinpath("dialogue", "prompts", "rubrics", "dialogue.json").read_text(encoding="utf-8")
+        text = built_in_text("dialogue")
     else:
         path = Path(ref).expanduser()
         if not path.is_file():

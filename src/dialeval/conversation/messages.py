@@ -3,7 +3,8 @@ or Anthropic ``tool_use`` / ``tool_result`` blocks) and ShareGPT ``conversations
 ``function_call`` / ``observation``).
 
 An assistant's tool calls, their results and the reply that follows them are one turn:
-an assistant message continues the turn while it still waits on its calls' results.
+an assistant message continues the turn while it still waits on its calls' results. An
+empty assistant message is a turn with empty text (a bot that said nothing), never refused.
 Every problem raises the reader's ``DataError`` naming the message and field.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 
 from dialeval.data.images import ImageRef, resolve_image
 from dialeval.data.io import DataError
-from dialeval.protocols.dialogue.toolcalls import parsed_arguments
+from dialeval.conversation.toolcalls import parsed_arguments
 
 SHAREGPT_ROLES = {
     "human": "user", "user": "user",
@@ -167,8 +168,7 @@ class TurnBuilder:
             turn["text"] = "\n".join(t for t in (turn["text"], text) if t)
             turn["images"] += images
         else:
-            if not text and not images and not calls:
-                raise self.reader.fail("the message is empty", where)
+            # an empty reply is a turn: the system said nothing, and the judge should see that
             turn = {"number": len(self.turns) + 1, "role": "assistant", "text": text, "images": images, "tool_calls": []}
             self.turns.append(turn)
         turn["tool_calls"] += calls

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.images import ImageRef
 from dialeval.data.io import DataError, read_records
-from dialeval.protocols.dialogue.messages import MessageReader, read_messages
-from dialeval.protocols.dialogue.toolcalls import ToolCall
+from dialeval.conversation.messages import MessageReader, read_messages
+from dialeval.conversation.toolcalls import ToolCall
 
 Speaker = Literal["user", "assistant"]
 CONVERSATION_KEYS = ("id", "system", "turns", "grounding", "metadata", "summary", "versus", "tools", "reference_tool_calls")
@@ -118,6 +118,11 @@ class _Reader(MessageReader):
             id=str(ident), system=system, turns=turns, grounding=grounding, metadata=metadata, summary=summary,
             tools=tools, reference_tool_calls=None if expected is None else [ToolCall.model_validate(c) for c in expected],
         )
+
+
+def check_record(path: str | Path, record: str | int, raw: Any) -> Conversation:
+    """One record read alone as a conversation (an importer checks each on its own)."""
+    return _Reader(Path(path), record).conversation(raw)
 
 
 def read_conversations(path: str | Path, fmt: str = "dialogue", columns: dict[str, str] | None = None) -> list[tuple[str | int, Conversation]]:

@@ -1,7 +1,7 @@
 """Tool calls inside an assistant turn: the record kept, and the compact form judges read.
 
 An agent's turn is its calls, their results and its reply together, so they are one
-:class:`~dialeval.protocols.dialogue.data.Turn`. A long result or argument list is
+:class:`~dialeval.conversation.data.Turn`. A long result or argument list is
 shortened for the judge with a marker that says how much was left out (never dropped
 without a word), so every prompt stays under the run's token budget.
 """

@@ -17,12 +17,30 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dialeval.config import did_you_mean, unknown_key
 from dialeval.errors import ConfigError
-from dialeval.protocols.dialogue.trajectory import TrajectoryMatch
 
 Level = Literal["turn", "conversation", "summary"]
 Need = Literal["grounding", "reference"]
 BUILT_IN = ("dialogue",)
 MAX_CRITERIA = 200  # each criterion is a judge call per unit: more is a pasted list, not a rubric
+
+
+class TrajectoryMatch(BaseModel):
+    """``match:`` of a rubric criterion: how made and expected calls are compared."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["strict", "unordered", "subset", "superset"] = "strict"
+    arguments: Literal["exact", "ignore"] = "exact"
+    ignore_keys: list[str] = Field(default_factory=list)
+    tolerance: float = Field(default=0.0, ge=0)
+
+    def describe(self) -> str:
+        args = "names only" if self.arguments == "ignore" else "arguments exact"
+        if self.arguments == "exact" and self.ignore_keys:
+            args += " except " + ", ".join(self.ignore_keys)
+        if self.arguments == "exact" and self.tolerance:
+            args += f", numbers within {self.tolerance:g}"
+        return f"tool calls compared with the reference calls ({self.mode}, {args})"
 
 
 class Scale(BaseModel):
@@ -220,6 +238,11 @@ def _check_names(criteria: list[Criterion], source: str) -> None:
         seen[key] = c.name
 
 
+def built_in_text(name: str) -> str:
+    """The packaged text of a built-in rubric (``conversation/rubrics/<name>.json``)."""
+    return resources.files("dialeval.conversation").joinpath("rubrics", f"{name}.json").read_text(encoding="utf-8")
+
+
 def rubric_ref(options: Any, metadata: dict[str, Any]) -> str:
     """The rubric a conversation is judged on: the run's ``rubric`` option when given, else the
     conversation's own ``metadata.rubric`` (a simulation's conversations name their scenario's
@@ -236,7 +259,7 @@ def load_rubric(ref: str) -> Rubric:
     Every item's nodes call it; the file is read each time, but the same text is parsed
     once (YAML and validation were 2-4 ms per call). Nobody changes a rubric once read."""
     if ref in BUILT_IN:
-        text = resources.files("dialeval.protocols.dialogue").joinpath("prompts", "rubrics", f"{ref}.json").read_text(encoding="utf-8")
+        text = built_in_text(ref)
         source = f"built-in rubric {ref!r}"
     else:
         path = Path(ref).expanduser()
