@@ -46,15 +46,28 @@ def respond(body: dict[str, Any]) -> str:
         return json.dumps({"message": f"Here is more about my problem, part {number}.", "stop": None, "notes": {}})
     if "<turns_to_check>" in text or "You check a simulated user" in text:
         return json.dumps({"rationale": "keeps the rules", "findings": []})
+    if "is_complete" in text:  # DeepEval's stopping check (simulation_compare.py): never done, all 6 turns
+        return json.dumps({"is_complete": False, "reason": "the user still needs help"})
+    if "simulated_input" in text:  # DeepEval's simulated user
+        return json.dumps({"simulated_input": "Here is more about my problem."})
+    if "Did the bot help the user?" in text:  # openevals' LLM-as-judge, with simulation_compare.py's prompt
+        return json.dumps({"reasoning": "it helped", "score": True})
+    if "(openevals user)" in text:  # openevals' simulated user: plain text
+        return "Here is more about my problem."
     return json.dumps({"rationale": "it helped", "verdict": "yes"})
 
 
 def serve(latency: float) -> None:
     from dialeval.testing.openai_server import OpenAIStub
 
+    from dialeval.testing.openai_server import prompt_of
+
     with OpenAIStub(respond=respond, latency=latency) as server:
         print(server.base_url, flush=True)
         sys.stdin.read()  # until the parent closes it
+        bodies = server.completions
+    # what the server saw, counted as its usage counts prompt tokens (characters / 4)
+    print(json.dumps({"calls": len(bodies), "prompt_tokens": sum(max(1, len(prompt_of(b)) // 4) for b in bodies)}), flush=True)
 
 
 def measure(base_url: str, mode: str, folder: Path) -> dict[str, Any]:
