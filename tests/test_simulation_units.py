@@ -333,3 +333,12 @@ def test_a_conversation_naming_its_own_rubric_is_checked_at_load_unless_the_run_
     assert "record 1 (id='c1')" in str(err.value) and "field 'metadata.rubric'" in str(err.value)
     [conversation] = dialogue.load(data, {"rubric": "dialogue"})  # the run's rubric wins: the conversation's is not read
     assert conversation.metadata["rubric"] == "rubrics/missing.yaml"
+
+
+def test_the_audit_option_reads_its_old_switch_as_a_mode():
+    from dialeval.protocols.simulation.common import SimulationOptions
+
+    assert [SimulationOptions.model_validate({"audit": v}).audit for v in (True, False, "turn")] == ["conversation", "off", "turn"]
+    assert SimulationOptions().audit == "conversation"
+    with pytest.raises(ValueError):
+        SimulationOptions.model_validate({"audit": "sometimes"})
