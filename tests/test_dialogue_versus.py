@@ -37,7 +37,7 @@ def referee(body: dict) -> str:
     text = prompt_of(body)
     if "<candidate_1>" not in text:
         return '{"rationale": "fine", "verdict": "yes"}' if 'one of: "yes"' in text else '{"rationale": "fine", "verdict": 4}'
-    if "[turn 4]" not in candidate(text, 1) and ("sardines" in text or "market hall" in text):  # trip's turn 4
+    if "reply at turn 4;" in text and ("sardines" in text or "market hall" in text):  # trip's turn 4
         return '{"rationale": "the first", "winner": "1"}'
     good = ("bulb", "vegetable stew", "vegetarian lunch")
     first = any(word in candidate(text, 1).split("[turn 4]")[-1] for word in good)
@@ -50,10 +50,17 @@ def test_two_systems_in_both_orders(tmp_path):
         config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url},
                              options={"versus": str(versus), "criteria": ["relevance", "goal_completion"]})
         result = run("dialogue", str(FIXTURE), config, progress=False)
+        asked = [prompt_of(b) for b in server.requests if "<candidate_1>" in prompt_of(b)]
+    # a turn-level pair shows each system's own conversation up to the judged reply (issue 49: as MT-Bench's judge)
+    trip4 = next(t for t in asked if "reply at turn 4;" in t and "Lisbon" in t)
+    sides = {candidate(trip4, 1), candidate(trip4, 2)}
+    assert any("[turn 2] Assistant: Welcome! Try the famous grilled chicken." in side for side in sides)
+    assert all(side.startswith("[turn 1] User: I am vegetarian") and side.count("[turn") == 4 for side in sides)
 
     trip = next(r for r in result.records if r["id"] == "trip")
     flipped = next(u for u in trip["pairwise_units"] if u.get("turn") == 4)
     assert flipped["orders"] == ["a", "b"] and flipped["winner"] == "tie" and flipped["position_inconsistent"]
+    assert flipped["order_inconsistent"]
     turn = result.metrics["pairwise"]["turn/relevance"]
     assert (turn["n"], turn["a_wins"], turn["b_wins"], turn["ties"], turn["position_inconsistent"]) == (3, 2, 0, 1, 1)
     assert turn["win_rate_a"] == pytest.approx(2.5 / 3) and turn["first_position_rate"] == pytest.approx(4 / 6)

@@ -1,4 +1,4 @@
-"""`dialeval run | report | list | metrics | compare | view | trust`: the command line over the runner.
+"""`dialeval run | report | list | metrics | compare | view | trust | label`: the command line over the runner.
 
 Imports stay light here (argparse, no torch, transformers or chromadb) so that
 `dialeval --help` and `dialeval list` answer at once; a run imports what it needs.
@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--base-url", help="base URL for openai-compatible models")
     r.add_argument("--limit", type=int, help="evaluate only the first N items in natural id order (VDAct: N dialogue ids), the same in every data file")
     r.add_argument("--concurrency", type=int, help="items and model requests in flight")
+    r.add_argument("--processes", type=int, help="worker processes sharing the items and the limits (API models; default 1)")
+    r.add_argument("--shard", metavar="I/N", help="judge the I-th of N parts of the items into its own run folder (`dialeval merge` joins them)")
     r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
     r.add_argument("--output-dir", help="where run folders go (default: runs)")
     r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
@@ -74,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
     rep.add_argument("run_dir")
+
+    mg = sub.add_parser("merge", help="join the shard folders of one run (run --shard i/n) into one run folder")
+    mg.add_argument("runs", nargs="+", metavar="RUN", help="every shard folder of the run (1/n ... n/n)")
+    mg.add_argument("--out", help="the joined run's folder (default: beside the first shard, named by the run's id)")
+    mg.add_argument("--data", help="the data file, where it is not at the path the shards' config.json names")
 
     sub.add_parser("list", help="benchmarks, agents and model backends")
 
@@ -110,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from dialeval.trust.cli import add_parser as add_trust
 
-    add_trust(sub)
+    add_trust(sub)  # and label
     from dialeval.scenarios_cli import add_parser as add_scenarios
 
     add_scenarios(sub)
@@ -177,6 +184,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         data=args.data,
         limit=args.limit,
         concurrency=args.concurrency,
+        processes=args.processes,
+        shard=args.shard,
         run_id=args.run_id,
         output_dir=args.output_dir,
         options=_options(args.option) or None,
@@ -211,10 +220,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(_summary(result.run_dir))
     for warning in _warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)
-    if not result.complete:
-        print(f"dialeval: {result.summary}; re-run the same command to retry them")
-        return 1
-    return 0
+    return 0 if result.complete else _incomplete(result.summary)
+
+
+def _incomplete(summary: str, how: str = "re-run the same command") -> int:
+    print(f"dialeval: {summary}; {how} to retry them")
+    return 1
 
 
 def _warnings(metrics: dict[str, object]) -> list[str]:
@@ -307,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     second of exit time, is skipped (:func:`gc.freeze`); files and exit hooks still close."""
     if argv is None:
         _plain_warnings()
+        from dialeval.secrets import scrub_output
+
+        scrub_output()  # every line printed, tracebacks included, without the run's secrets (issue 45)
     code = _main(argv)
     if argv is None:
         import gc
@@ -349,6 +363,12 @@ def _main(argv: list[str] | None) -> int:
             write_report(args.run_dir)
             print(_summary(Path(args.run_dir)))
             return 0
+        if args.command == "merge":
+            from dialeval.evaluation import merge
+
+            merged = merge(args.runs, args.out, args.data)
+            print(_summary(merged.run_dir))
+            return 0 if merged.complete else _incomplete(merged.summary, "`dialeval run` without --shard resumes this run")
         if args.command == "list":
             return _cmd_list()
         if args.command == "metrics":
@@ -370,10 +390,10 @@ def _main(argv: list[str] | None) -> int:
             from dialeval.gate.cli import run_gate_command
 
             return run_gate_command(args)
-        if args.command == "trust":
+        if args.command in ("trust", "label"):
             from dialeval.trust.cli import command as trust
 
-            return trust(args, _options(args.option))
+            return trust(args, _options(getattr(args, "option", [])))
         if args.command == "scenarios":
             from dialeval.scenarios_cli import command as scenarios
 

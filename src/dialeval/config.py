@@ -8,21 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import Annotated, Any, TypeVar, Union, get_args
 
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PrivateAttr,
     SerializerFunctionWrapHandler,
+    Tag,
     ValidationError,
     field_validator,
     model_serializer,
     model_validator,
 )
 
+from dialeval import judge_spec
 from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
+from dialeval.judge_spec import Cascade, Composite, Ensemble
 from dialeval.spec import ModelSpec
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
@@ -78,6 +82,8 @@ class ModelSettings(BaseModel):
         default=False,
         description="send this model's calls through the provider's batch API in rounds (half price, up to 24 h per round)",
     )
+    seed: int | None = Field(default=None, description="sampling seed sent where the API takes one; part of the cache key")
+    logprobs: bool = Field(default=False, description="ask for token log-probabilities (OpenAI-compatible APIs): a verdict's probability")
 
     @model_validator(mode="before")
     @classmethod
@@ -109,8 +115,9 @@ class ModelSettings(BaseModel):
     def _batch_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
         """``batch`` is written only when true, so runs configured before it existed keep their run ids."""
         data = handler(self)
-        if isinstance(data, dict) and not self.batch:
-            data.pop("batch", None)
+        for key, unset in (("batch", False), ("seed", None), ("logprobs", False)):  # issue 49: likewise seed and logprobs
+            if isinstance(data, dict) and data.get(key, unset) == unset:
+                data.pop(key, None)
         return data
 
     @field_validator("spec")
@@ -125,6 +132,20 @@ class ModelSettings(BaseModel):
         return ModelSpec.parse(self.spec)
 
 
+judge_spec.bind(ModelSettings)
+# a role's model: one model, or an ensemble or cascade of them (issue 49; see judge_spec)
+RoleModel = Annotated[
+    Union[Annotated[ModelSettings, Tag("model")], Annotated[Ensemble, Tag("ensemble")], Annotated[Cascade, Tag("cascade")]],
+    Discriminator(judge_spec.kind_of),
+]
+
+
+def primary(model: ModelSettings | Composite) -> ModelSettings:
+    """The model itself, or an ensemble's or cascade's first member (what roles that are
+    not judges, such as a note-taker following the judge, use)."""
+    return model.models[0] if isinstance(model, (Ensemble, Cascade)) else model
+
+
 class EvalContext(BaseModel):
     """What a graph needs besides its input: models per role, agent and template choices.
 
@@ -135,7 +156,7 @@ class EvalContext(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     default_model: ModelSettings = Field(default_factory=lambda: ModelSettings(spec="smollm2"))
-    models: dict[str, ModelSettings] = Field(default_factory=dict, description="role -> model")
+    models: dict[str, RoleModel] = Field(default_factory=dict, description="role -> model, ensemble or cascade")
     agents: dict[str, str] = Field(default_factory=dict, description="role -> registered agent name")
     templates: dict[str, str] = Field(default_factory=dict, description="role -> template name or file")
     parse_retries: int = Field(default=2, ge=0, description="corrective retries before 'unparsed'")
@@ -150,10 +171,16 @@ class EvalContext(BaseModel):
         """A dry-run default replaces every role's backend: a dry run never calls a model.
         Roles with their own model become ``dry-run:<that model>`` and are priced as it."""
         if self.default_model.parsed.is_dry_run:
-            self.models = {role: as_dry_run(m) for role, m in self.models.items()}
+            self.models = {role: as_dry_run(m) if isinstance(m, ModelSettings) else judge_spec.mapped(m, as_dry_run)
+                           for role, m in self.models.items()}
         return self
 
     def model_for(self, role: str) -> ModelSettings:
+        """The role's model (an ensemble's or cascade's first member: see :meth:`judge_for`)."""
+        return primary(self.models.get(role, self.default_model))
+
+    def judge_for(self, role: str) -> ModelSettings | Composite:
+        """The role's model, ensemble or cascade, as the judge layer resolves it."""
         return self.models.get(role, self.default_model)
 
 
@@ -189,7 +216,7 @@ class RunConfig(BaseModel):
     benchmark: str | None = None
     data: str | None = None
     model: ModelSettings | None = Field(default=None, description="default model for every role")
-    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    models: dict[str, RoleModel] = Field(default_factory=dict)
     agents: dict[str, str] = Field(default_factory=dict)
     templates: dict[str, str] = Field(default_factory=dict)
     options: dict[str, Any] = Field(default_factory=dict)
@@ -200,6 +227,13 @@ class RunConfig(BaseModel):
         description="items and model requests in flight (default: 64 when every model is an API model, else 8)",
     )
     limit: int | None = Field(default=None, gt=0)
+    processes: int = Field(
+        default=1, gt=0, description="worker processes sharing the items, the request limit and each model's limits (API models)"
+    )
+    shard: str | None = Field(
+        default=None, pattern=r"^[1-9][0-9]*/[1-9][0-9]*$",
+        description="'i/n': judge the i-th of n deterministic parts of the items into a run folder of its own (`dialeval merge` joins them)",
+    )
     output_dir: str = "runs"
     run_id: str | None = None
     cache_path: str | None = DEFAULT_CACHE
@@ -218,13 +252,30 @@ class RunConfig(BaseModel):
         return self._source
     plugins: list[str] = Field(default_factory=list, description="modules to import first: they register agents or benchmarks")
 
+    @field_validator("shard")
+    @classmethod
+    def _shard_in_range(cls, shard: str | None) -> str | None:
+        if shard is not None:
+            index, of = (int(x) for x in shard.split("/"))
+            if index > of:
+                raise ValueError(f"shard {shard!r}: the part is one of 1..{of} (e.g. 1/{of})")
+        return shard
+
+    @property
+    def shard_part(self) -> tuple[int, int] | None:
+        """``(i, n)`` of ``shard: i/n`` (1-based), or ``None``."""
+        if self.shard is None:
+            return None
+        index, of = (int(x) for x in self.shard.split("/"))
+        return index, of
+
     def effective_concurrency(self) -> int:
         """The configured limit, or one that suits the backends: API servers take many
         requests at once (each model's adaptive limit backs off on 429s), local models
         fill one batch."""
         if self.concurrency is not None:
             return self.concurrency
-        specs = [m.parsed for m in (self.model, *self.models.values()) if m is not None]
+        specs = [m.parsed for m in (self.model, *members(self.models)) if m is not None]
         if not self.model:
             specs.append(ModelSpec.parse(default_model_spec()))
         return API_CONCURRENCY if all(s.is_api for s in specs) else LOCAL_CONCURRENCY
@@ -238,6 +289,11 @@ class RunConfig(BaseModel):
             refresh_cache=self.fresh,
             default_model=self.model or ModelSettings(spec=default_model_spec()),
         )
+
+
+def members(models: dict[str, ModelSettings | Composite]) -> list[ModelSettings]:
+    """Every model the roles name, ensembles' and cascades' members one by one."""
+    return [x for m in models.values() for x in (m.models if isinstance(m, (Ensemble, Cascade)) else [m])]
 
 
 def default_model_spec() -> str:
@@ -286,6 +342,10 @@ def unknown_key(key: str, valid: list[str]) -> str:
 
 def field_message(model: type[BaseModel], e: Any) -> str:
     """pydantic's message, or for an unknown key the valid keys and the closest one."""
+    loc, tagged = _untagged(e["loc"])
+    if e["type"] == "extra_forbidden" and tagged is not None and len(loc) == 3:  # models.<role>.<key> of an ensemble/cascade
+        return unknown_key(str(loc[-1]), list(tagged.model_fields))
+    e = {**e, "loc": loc}
     if e["type"] == "extra_forbidden" and e["loc"]:
         holder = _model_at(model, tuple(p for p in e["loc"][:-1] if not isinstance(p, int)))
         if holder is None and len(e["loc"]) >= 2:  # a dict of models: models.<role>.<key>
@@ -295,11 +355,20 @@ def field_message(model: type[BaseModel], e: Any) -> str:
     return str(e["msg"]).removeprefix("Value error, ")
 
 
+def _untagged(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None]:
+    """``loc`` without the union tag pydantic puts after ``models.<role>`` (``model``,
+    ``ensemble``, ``cascade``), and the class an ensemble's or cascade's tag names."""
+    if len(loc) >= 3 and loc[0] == "models" and loc[2] in ("model", "ensemble", "cascade"):
+        tagged: dict[str, type[BaseModel]] = {"ensemble": Ensemble, "cascade": Cascade}
+        return loc[:2] + loc[3:], tagged.get(str(loc[2]))
+    return tuple(loc), None
+
+
 def describe_error(err: ValidationError, model: type[BaseModel] = BaseModel) -> str:
     """Every error of ``err`` on one line, each naming its field (unknown keys: the valid ones)."""
     lines = []
     for e in err.errors():
-        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        where = ".".join(str(p) for p in _untagged(e["loc"])[0]) or "(top level)"
         lines.append(f"field '{where}': {field_message(model, e)}")
     return "; ".join(lines)
 

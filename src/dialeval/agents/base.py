@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
-from dialeval.config import EvalContext, ModelSettings
+from dialeval.config import EvalContext, ModelSettings, primary
+from dialeval.judge_spec import Composite
 from dialeval.models.backends.base import error_text
 from dialeval.models.client import ModelClient, get_client
 from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer, schema_hint
@@ -22,6 +23,7 @@ from dialeval.secrets import scrub
 from dialeval.models.progress import tick
 from dialeval.agents.templates import Template, load_template
 from dialeval.models.usage import CallRecord, public_url, record, start_meter
+from dialeval.agents.placeholders import placeholder_for  # noqa: F401  (agents import it from here)
 from dialeval.agents.registry import AGENTS, AgentEntry, NodeFn, agent_node, register_agent, resolve_agent  # noqa: F401  (agents import them from here)
 
 T = TypeVar("T", bound=BaseModel)
@@ -45,6 +47,15 @@ class AgentCall(BaseModel):
     output_tokens: int = 0
     cost: float = 0.0
     prompt_ref: str | None = None
+    # issue 49: an ensemble's or cascade's record (which stage decided, why, every vote); absent otherwise
+    judge: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _judge_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and self.judge is None:
+            data.pop("judge", None)
+        return data
 
 
 @dataclass
@@ -54,6 +65,7 @@ class Answer(Generic[T]):
     value: T | None
     call: AgentCall
     messages: list[BaseMessage] = field(default_factory=list)
+    confidence: float | None = None  # issue 49: the verdict's probability, from logprobs where the model gave them
 
     @property
     def ok(self) -> bool:
@@ -72,6 +84,7 @@ class AgentContext:
     options: dict[str, Any]
     run_dir: str | None = None  # where the prompts of the calls are stored
     read_cache: bool = True
+    judge: Composite | None = None  # issue 49: the role is an ensemble or a cascade (ask hands it to agents.ensemble)
 
     @classmethod
     def for_role(
@@ -88,9 +101,11 @@ class AgentContext:
         (default: the role; agents with several templates give each its own key).
         ``model``/``template`` override both, for turns that continue another agent's
         conversation."""
+        resolved = model or context.judge_for(role)  # issue 49: the one place a role becomes a model, ensemble or cascade
         return cls(
             role=role,
-            client=get_client(model or context.model_for(role)),
+            client=get_client(primary(resolved)),
+            judge=None if isinstance(resolved, ModelSettings) else resolved,
             template=template or load_template(context.templates.get(template_key or role, default_template)),
             parse_retries=context.parse_retries,
             cache_path=context.cache_path,
@@ -161,41 +176,6 @@ def schema_with(schema: type[BaseModel], **fields: dict[str, Any]) -> dict[str, 
     return out
 
 
-def placeholder_for(schema: type[BaseModel]) -> BaseModel:
-    """A schema-valid stand-in answer for dry runs: smallest values, empty lists."""
-    values: dict[str, Any] = {}
-    for name, f in schema.model_fields.items():
-        if not f.is_required():
-            continue
-        values[name] = _placeholder_value(f.annotation, f.metadata)
-    return schema.model_validate(values)
-
-
-def _placeholder_value(annotation: Any, metadata: list[Any]) -> Any:
-    import typing
-
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is Literal:
-        return args[0]
-    if origin in (list, tuple, set):
-        return []
-    if origin is dict:
-        return {}
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        return _placeholder_value(next(a for a in args if a is not type(None)), metadata)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return placeholder_for(annotation)
-    if annotation is bool:
-        return False
-    if annotation in (int, float):
-        low = next((getattr(m, "ge", None) or getattr(m, "gt", None) for m in metadata if hasattr(m, "ge") or hasattr(m, "gt")), 0)
-        return annotation(low or 0)
-    if annotation is str:
-        return "dry-run"
-    return None
-
-
 async def ask(
     ctx: AgentContext,
     agent: str,
@@ -207,6 +187,7 @@ async def ask(
     retries: int | None = None,
     retry_truncated: bool = True,
     json_schema: dict[str, Any] | None = None,
+    score: Callable[[T], float | None] | None = None,
 ) -> Answer[T]:
     """Call the model and parse its answer into ``schema``, retrying with corrections.
 
@@ -218,7 +199,15 @@ async def ask(
     ``retries`` overrides the run's corrective retries and ``retry_truncated=False``
     keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
     system under test gets no second chance its paper did not give it.
+    ``score`` reads an answer as one number where the role is an ensemble or a cascade
+    (default: a numeric ``verdict``/``score``/``rating`` field): their verdicts are combined on it.
     """
+    if ctx.judge is not None:  # issue 49: each member's call comes back through here
+        from dialeval.agents.ensemble import ask_composite
+
+        options = dict(validate=validate, placeholder=placeholder, retries=retries, retry_truncated=retry_truncated,
+                       json_schema=json_schema)
+        return await ask_composite(ctx, agent, messages, schema, score, options)  # type: ignore[arg-type]
     start_meter(None if ctx.client.injected else ctx.client.endpoint)  # retries, 429s, the server's model name
     conversation = list(messages)
     totals: dict[str, Any] = {
@@ -230,6 +219,7 @@ async def ask(
     status: Status = "unparsed"
     raw = ""
     value: T | None = None
+    confidence: float | None = None
     cached_all = True
     attempt = 0
     error: tuple[str, CallRecord] | None = None
@@ -291,6 +281,10 @@ async def ask(
         status, reason = "ok", None
         conversation.append(AIMessage(raw))
         ctx.client.remember(gen)
+        if gen.logprobs:  # issue 49: a cascade's first stage may be trusted on it
+            from dialeval.agents.logprobs import verdict_probability
+
+            confidence = verdict_probability(gen.logprobs)
         break
     tick()
     call = AgentCall(
@@ -327,7 +321,7 @@ async def ask(
                 uncached_cost=totals["uncached_cost"],
             )
         )
-    return Answer(value=value if status == "ok" else None, call=call, messages=conversation)
+    return Answer(value=value if status == "ok" else None, call=call, messages=conversation, confidence=confidence)
 
 
 async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply") -> AgentCall:

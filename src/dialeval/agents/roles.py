@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from dialeval.config import EvalContext, ModelSettings
+from dialeval.config import EvalContext, ModelSettings, primary
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ class RoleTable:
         follows = self._roles[name].follows
         if follows is None:
             return context.model_for(name)
-        return context.models.get(name) or self.model(context, follows)
+        own = context.models.get(name)
+        return primary(own) if own is not None else self.model(context, follows)
 
     def node(self, name: str) -> str:
         """The graph node of role ``name``."""

@@ -28,7 +28,7 @@ from dialeval.models.batch_queue import QueuedCall, batch_queue
 from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
 from dialeval.models.endpoint import redacted
-from dialeval.models.generation import Generation, finish_reason, message_payload, refusal_of, text_of
+from dialeval.models.generation import Generation, finish_reason, logprobs_of, message_payload, refusal_of, text_of
 from dialeval.models.pricing import Price
 from dialeval.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec
 from dialeval.models.usage import count_tokens, note_server_model, price_of
@@ -187,7 +187,10 @@ class ModelClient:
         self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         s = self.settings
+        seed = {"seed": s.seed} if s.seed is not None else {}  # issue 49: a cascade's readings are distinct requests
         return {
+            **seed,
+            **({"logprobs": True} if s.logprobs else {}),
             "backend": self.backend,
             "model": self.name,
             # the server actually asked: two servers may serve different models by one name
@@ -243,6 +246,7 @@ class ModelClient:
                     output_tokens=hit.get("output_tokens", 0),
                     cached=True,
                     cost=0.0,
+                    logprobs=[(str(t), float(p)) for t, p in hit["logprobs"]] if hit.get("logprobs") else None,
                 )
         queue = batch_queue.get() if self.settings.batch else None
         if queue is not None:  # the runner's next batch round answers it
@@ -278,6 +282,7 @@ class ModelClient:
             cache_key=key,
             cache_path=cache_path,
             refusal=refusal_of(message),
+            logprobs=logprobs_of(message),
         )
 
     def use_limit_memory(self, cache_path: str) -> None:
@@ -331,6 +336,7 @@ class ModelClient:
                 "input_tokens": generation.input_tokens,
                 "output_tokens": generation.output_tokens,
                 "stored": time.time(),
+                **({"logprobs": generation.logprobs} if generation.logprobs else {}),
             },
         )
 

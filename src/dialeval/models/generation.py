@@ -27,6 +27,7 @@ class Generation:
     cache_write_tokens: int = 0
     uncached_cost: float | None = None  # what the call would cost without prompt caching
     refusal: str | None = None  # issue 33: the model declined (OpenAI's ``refusal``, Anthropic's stop reason)
+    logprobs: list[tuple[str, float]] | None = None  # issue 49: (token, log-probability) where asked for and given
 
     @property
     def truncated(self) -> bool:
@@ -69,3 +70,13 @@ def text_of(message: Any) -> str:
     if calls:
         return json.dumps(calls[0]["args"], ensure_ascii=False)
     return content if isinstance(content, str) else ""
+
+
+def logprobs_of(message: Any) -> list[tuple[str, float]] | None:
+    """The answer's tokens with their log-probabilities (``ChatOpenAI(logprobs=True)`` keeps them
+    in ``response_metadata``), ``None`` when the backend gave none."""
+    meta = getattr(message, "response_metadata", None) or {}
+    content = (meta.get("logprobs") or {}).get("content") if isinstance(meta.get("logprobs"), dict) else None
+    if not content:
+        return None
+    return [(str(t.get("token", "")), float(t.get("logprob", 0.0))) for t in content if isinstance(t, dict)]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from dialeval.judge_spec import spec_of
 from dialeval.benchmarks import Benchmark
 from dialeval.spec import ModelSpec, SpecError
 
@@ -96,7 +97,7 @@ def toy_judges(bench: Benchmark, resolved: dict[str, Any]) -> list[str]:
     default = (context.get("default_model") or {}).get("spec")
     models = context.get("models", {})
     roles = [r for r in (bench.roles or {"judge": ""}) if r not in bench.system_roles]
-    specs = {(models.get(role) or {}).get("spec") or default for role in roles}
+    specs = {spec_of(models.get(role)) or default for role in roles}
     toys = []
     for spec in sorted(s for s in specs if s):
         try:

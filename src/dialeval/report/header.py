@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dialeval.judge_spec import spec_of
 from dialeval.benchmarks import Benchmark, RunFacts
 from dialeval.report.tables import code, markdown_table
 from dialeval.run.provenance import mixed_code_warning
@@ -26,7 +27,7 @@ def evaluated(bench: Benchmark, resolved: dict[str, Any]) -> str:
     default = (context.get("default_model") or {}).get("spec")
 
     def model(role: str) -> str | None:
-        return (context.get("models", {}).get(role) or {}).get("spec") or default
+        return spec_of(context.get("models", {}).get(role)) or default
 
     facts = RunFacts(data=resolved.get("data"), options=options, model=model)
     if bench.describe is not None:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dialeval.judge_spec import spec_of
 from dialeval.data.io import DataError
 
 Scores = dict[str, dict[str, float]]  # dimension -> {unit id -> score}
@@ -152,8 +153,8 @@ def judge_model(config: dict[str, Any]) -> str:
     such as ``openai:gpt-4o-mini``; ``?`` when the config names none)."""
     context = config.get("context") or {}
     for settings in ((context.get("models") or {}).get("judge"), context.get("default_model"), config.get("model")):
-        if isinstance(settings, dict) and settings.get("spec"):
-            return str(settings["spec"])
+        if isinstance(settings, dict) and spec_of(settings):
+            return str(spec_of(settings))
     return "?"
 
 

@@ -12,6 +12,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from dialeval.judge_spec import spec_of
+from dialeval.report.judges import judge_lines, judge_stages
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.metrics.scores import concentration, histogram
 from dialeval.report.cautions import FEW_UNITS, few_units, judge_warnings, notices, retries_text
@@ -89,6 +91,9 @@ def finish_run(
     calls = [c for r in rows for c in r.get("usage", [])]
     dry_run = any(c.get("estimated") for c in calls)
     usage = {"total": as_written(summarize_calls(calls)), "per_agent": agent_reliability(rows)}
+    judges = judge_stages(records)  # issue 49: ensembles and cascades, the share escalated and each stage's calls
+    if judges:
+        usage["judges"] = judges
     run_info = {
         "benchmark": bench.name,
         "items": len(rows),
@@ -188,7 +193,7 @@ def render_report(
         f"- benchmark: `{bench.name}`{citation(bench)}",
         f"- data: `{resolved.get('data')}`",
         f"- default model: `{ctx.get('default_model', {}).get('spec')}`"
-        + "".join(f"; {role}: `{m['spec']}`" for role, m in ctx.get("models", {}).items()),
+        + "".join(f"; {role}: `{spec_of(m)}`" for role, m in ctx.get("models", {}).items()),
         f"- items: {run['items']} evaluated, {run['finished']} finished, {run['failed']} failed"
         + (f", {run['not_evaluated']} not evaluated (run stopped)" if run.get("not_evaluated") else ""),
         *provenance_lines(run.get("provenance") or {}),
@@ -232,6 +237,7 @@ def render_report(
     if retried:
         lines += ["", f"Requests sent again after the server refused or failed them: {retried}."]
     lines += _agent_costs(usage["per_agent"])
+    lines += judge_lines(usage.get("judges") or {})
     lines += ["", "## Judge reliability", ""]
     system_agents = set((run.get("system_outputs") or {}).get("agents", []))
     lines += markdown_table(

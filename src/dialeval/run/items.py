@@ -248,3 +248,15 @@ def limit_items(bench: Benchmark, items: list[Any], limit: int | None) -> list[A
     key: Callable[[Any], str] = bench.sample_key or (lambda item: str(item.id))
     kept = set(sorted({key(item) for item in items}, key=natural_key)[:limit])
     return [item for item in items if key(item) in kept]
+
+
+def shard_items(bench: Benchmark, items: list[Any], part: tuple[int, int] | None) -> list[Any]:
+    """The ``i``-th of ``n`` parts (``part = (i, n)``, 1-based): the sample keys in natural
+    order dealt out in turn, so the parts differ by at most one key, a key's items (a VDAct
+    dialogue) stay together, and every machine given the same data draws the same part."""
+    if part is None:
+        return items
+    index, of = part
+    key: Callable[[Any], str] = bench.sample_key or (lambda item: str(item.id))
+    mine = set(sorted({key(item) for item in items}, key=natural_key)[index - 1::of])
+    return [item for item in items if key(item) in mine]

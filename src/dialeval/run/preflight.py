@@ -117,7 +117,9 @@ def used_models(bench: Benchmark, context: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if set(model_roles) - set(context.models):
         fields["model"] = context.default_model
-    fields.update({f"models.{role}": m for role, m in context.models.items()})
+    for role, m in context.models.items():  # an ensemble's or cascade's members one by one (issue 49)
+        many = getattr(m, "models", None)
+        fields.update({f"models.{role}[{i}]": x for i, x in enumerate(many)} if many else {f"models.{role}": m})
     return fields
 
 

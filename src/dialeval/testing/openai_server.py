@@ -117,9 +117,11 @@ class OpenAIStub:
         echo_auth: bool = False,
         hold_until: int | None = None,
         served_model: str | None = None,
+        logprobs: Callable[[dict[str, Any], str], list[tuple[str, float]]] | None = None,
     ):
         self.respond = respond or (lambda body: '{"ok": true}')
         self.served_model = served_model  # the model name answers carry (default: the one asked for)
+        self.logprobs = logprobs  # (body, answer) -> its tokens and their log-probabilities, sent when a request asks
         self.hang = hang  # chat requests are accepted and never answered
         self.hang_models = hang_models  # GET /models too
         self.api_key = api_key  # when set, other keys get 401
@@ -240,6 +242,9 @@ class OpenAIStub:
             "choices": [{
                 "index": 0, "finish_reason": finish,
                 "message": message,
+                **({"logprobs": {"content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": []}
+                                             for t, lp in self.logprobs(body, text)]}}
+                   if self.logprobs is not None and body.get("logprobs") and not refused else {}),
             }],
             "usage": {
                 "prompt_tokens": prompt_tokens,

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from dialeval.config import DEFAULT_CACHE
+from dialeval.config import DEFAULT_CACHE, ModelSettings
 from dialeval.models.usage import priced_cost
-from dialeval.trust import PROBES, dialogue, perturb, probes, recommend
+from dialeval.trust import PROBES, cascades, dialogue, perturb, probes, recommend
 from dialeval.trust.agreement import agreement, headline
 from dialeval.trust.candidates import Candidate, family_of
 from dialeval.trust.corpus import corpus_estimates, corpus_run
-from dialeval.trust.runs import PlannedRun, RunOutcome, check_candidates, execute, per_thousand, price_of, unreadable
+from dialeval.trust.runs import PlannedRun, RunOutcome, check_candidates, execute, members_of, per_thousand, price_of, unreadable
 from dialeval.trust.stats import RESAMPLES
 
 SCHEMA = "dialeval.trust/1"
@@ -48,6 +48,7 @@ class TrustSettings:
     dry_run: bool = False  # price the card and stop
     corpus: bool = False  # judge the whole data file with the recommended candidate: prediction-powered means
     budget: float | None = None  # USD: stop before the first call when the dry run prices the card above it
+    cascades: bool = False  # issue 49: add cascades and a jury of the candidates, and calibrate the cascades
     max_calls: int | None = None  # stop before the first call when the dry run counts more calls (unpriced candidates)
 
 
@@ -91,7 +92,7 @@ def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[Pl
         runs.append(PlannedRun(candidate, "base", labelled, base))
         if "verbosity" in settings.probes:
             runs.append(PlannedRun(candidate, "padded", padded, base))
-        if "position" in settings.probes:
+        if "position" in settings.probes and isinstance(candidate.model, ModelSettings):  # a composite's pairwise judge is its first member
             runs.append(PlannedRun(candidate, "position", labelled, {**base, "versus": settings.options.get("versus") or str(padded)}))
         if "needle" in settings.probes and needles:
             rubric = data / "needle_rubric.yaml"
@@ -156,7 +157,9 @@ def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs
         consensus.setdefault(criterion, {})[unit] = value
     scales = inputs.labels.scales
     found: dict[str, dict[str, Any]] = {}
-    if "position" in settings.probes:
+    if "position" in settings.probes and "position" not in outcomes:
+        found["position"] = probes.not_measured("position", "an ensemble's or cascade's pairwise verdicts are its first member's")
+    elif "position" in settings.probes:
         found["position"] = probes.position([u for r in outcomes["position"].records for u in r.get("pairwise_units", [])],
                                             settings.resamples)
     if "verbosity" in settings.probes:
@@ -187,6 +190,7 @@ def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs
         "failed_items": sum(o.failed for o in outcomes.values()),
         "usage": {name: {k: o.usage.get(k) for k in ("calls", "requests", "cached", "input_tokens", "output_tokens", "cost_usd")}
                   for name, o in outcomes.items()},
+        **cascades.row_extras(candidate, base.records),
     }
 
 
@@ -229,6 +233,35 @@ def priced_once(runs: list[PlannedRun], root: Path) -> dict[str, Any]:
     return priced
 
 
+def calibrate_cascades(settings: TrustSettings, inputs: Inputs, by_candidate: dict[str, dict[str, RunOutcome]],
+                       folder: Path, needles: dict[str, int], say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Each cascade's calibrated threshold (:func:`cascades.calibrate`), then the calibrated
+    cascade's runs (its cheap calls and most strong ones are in the response cache already)."""
+    from dialeval.judge_spec import Cascade
+
+    found_all, added = [], []
+    consensus: dict[str, dict[str, float]] = {}
+    for (unit, criterion), value in inputs.labels.consensus().items():
+        consensus.setdefault(criterion, {})[unit] = value
+    for c in list(settings.candidates):
+        if not isinstance(c.model, Cascade) or c.model.escalate.when != "disagree":
+            continue
+        strong = next(s for s in settings.candidates if isinstance(s.model, ModelSettings) and s.model == c.model.cascade[1])
+        found = cascades.calibrate(by_candidate[c.label]["base"].records,
+                                   dialogue.scores_by_unit(by_candidate[strong.label]["base"].records), consensus, settings.tolerance)
+        found_all.append({"cascade": c.label, **found})
+        tuned = cascades.calibrated(c, found, settings.tolerance)
+        if tuned is not None:
+            found_all[-1]["candidate"] = tuned.label
+            added.append(tuned)
+    if added:
+        runs = [r for r in plan(TrustSettings(**{**settings.__dict__, "candidates": added}), inputs, folder)[0]]
+        for o in execute(runs, folder / "runs", settings.cache_path, on_run=lambda p: say(f"dialeval trust: {p.run_id}")):
+            by_candidate.setdefault(o.planned.candidate.label, {})[o.planned.probe] = o
+        settings.candidates = settings.candidates + added
+    return found_all
+
+
 def check_budget(settings: TrustSettings) -> None:
     """Before anything is read or sent: a budget is a finite amount of dollars, and a
     candidate without a price (its cost would count as $0) is bounded by ``max_calls``."""
@@ -238,7 +271,7 @@ def check_budget(settings: TrustSettings) -> None:
         raise ConfigError(f"dialeval trust: --budget {settings.budget!r}: give a finite amount of dollars, 0 or more")
     if settings.max_calls is not None and settings.max_calls < 1:
         raise ConfigError(f"dialeval trust: --max-calls {settings.max_calls}: give at least 1")
-    unpriced = [c.label for c in settings.candidates if price_of(c.model) is None]
+    unpriced = [c.label for c in settings.candidates if any(price_of(m) is None for m in members_of(c.model))]
     if settings.budget is not None and unpriced and settings.max_calls is None:
         raise ConfigError(f"dialeval trust: --budget cannot bound {', '.join(map(repr, unpriced))}: no price is known for "
                           "it, so its calls would count as $0; give its price in the candidate spec (model: {spec: ..., "
@@ -262,8 +295,13 @@ def over_budget(settings: TrustSettings, priced: dict[str, Any]) -> None:
 
 def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Build (or resume) the card; returns card.json's content, with ``folder`` set."""
+    from dialeval.trust import pairwise
     from dialeval.trust.render import write_card
 
+    if pairwise.is_votes(settings.labels):  # issue 49: votes A / B / tie: the card on a versus run's pairs
+        return pairwise.build(settings, say)
+    if settings.cascades and not any(c.label.startswith("jury-") for c in settings.candidates):
+        settings.candidates = cascades.extend(settings.candidates)
     check_budget(settings)
     check_candidates(settings.candidates)
     inputs = read_inputs(settings)
@@ -281,6 +319,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
     by_candidate: dict[str, dict[str, RunOutcome]] = {}
     for o in done:
         by_candidate.setdefault(o.planned.candidate.label, {})[o.planned.probe] = o
+    calibration = calibrate_cascades(settings, inputs, by_candidate, folder, needles, say) if settings.cascades else []
     rows = [candidate_card(c, by_candidate[c.label], inputs, needles, settings) for c in settings.candidates]
     card: dict[str, Any] = {
         "schema": SCHEMA,
@@ -299,6 +338,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
         "candidates": rows,
         "recommended": recommend.recommend(rows, settings.tolerance),
         "complete": not any(r["failed_items"] for r in rows),
+        **({"calibration": calibration} if settings.cascades else {}),
     }
     pick = next((c for c in settings.candidates if c.label == card["recommended"]["label"]), None)
     if settings.corpus and pick is not None:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dialeval.config import ModelSettings, describe_error
+from dialeval.config import ModelSettings, RoleModel, describe_error, primary
 from dialeval.errors import ConfigError
 
 Mode = Literal["full", "window", "session", "notes"]
@@ -45,7 +45,7 @@ class Candidate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: ModelSettings
+    model: RoleModel  # issue 49: a model, an ensemble or a cascade
     context: Mode | None = Field(default=None, description="what the judge sees (default: the dialogue benchmark's)")
     template: str | None = Field(default=None, description="the turn judge's template: a name or a file")
     name: str | None = Field(default=None, description="the card's label and run folders' stem")
@@ -54,7 +54,7 @@ class Candidate(BaseModel):
     def label(self) -> str:
         if self.name:
             return self.name
-        parts = [self.model.spec] + [p for p in (self.context, self.template and Path(self.template).stem) if p]
+        parts = [self.spec] + [p for p in (self.context, self.template and Path(self.template).stem) if p]
         return "+".join(parts)
 
     @property
@@ -65,7 +65,15 @@ class Candidate(BaseModel):
     @property
     def family(self) -> str:
         """The judge's model family, for the self-preference probe."""
-        return family_of(self.model.parsed.name or self.model.spec)
+        first = primary(self.model)  # an ensemble's or cascade's first member
+        return family_of(first.parsed.name or first.spec)
+
+    @property
+    def spec(self) -> str:
+        """The model's spec, or an ensemble's or cascade's name."""
+        from dialeval.judge_spec import spec_of
+
+        return self.model.spec if isinstance(self.model, ModelSettings) else str(spec_of(self.model.model_dump()))
 
     def spec_dict(self) -> dict[str, Any]:
         """What the card records of the candidate (no secret: keys stay in the environment)."""
@@ -111,13 +119,16 @@ def as_candidate(judge: Any) -> Candidate:
         return judge
     if isinstance(judge, dict) and "model" in judge:
         return Candidate.model_validate(judge)
-    return Candidate(model=ModelSettings.model_validate(judge))
+    return Candidate.model_validate({"model": judge})  # a spec, model settings, an ensemble or a cascade
 
 
 def candidates_of(judges: list[str], file: str | Path | None = None, base_url: str | None = None) -> list[Candidate]:
     """``--judge`` specs (each with ``--base-url``) then the file's candidates; labels unique."""
     out = []
     for spec in judges:
+        if spec.lstrip().startswith("{"):  # issue 49: an ensemble or a cascade, as YAML or JSON
+            out.append(_composite(spec))
+            continue
         try:
             out.append(Candidate(model=ModelSettings.model_validate({"spec": spec, **({"base_url": base_url} if base_url else {})})))
         except ValidationError as err:
@@ -131,3 +142,17 @@ def candidates_of(judges: list[str], file: str | Path | None = None, base_url: s
         if slugs.count(slug) > 1:
             raise ConfigError(f"dialeval trust: two candidates are both called {slug!r}; give them distinct `name:`s")
     return out
+
+
+def _composite(text: str) -> Candidate:
+    """``--judge '{cascade: [openai:gpt-4o-mini, openai:gpt-4o]}'``: a candidate that is an ensemble or a cascade."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"--judge {text!r}: not valid YAML: {err}") from None
+    try:
+        return Candidate.model_validate({"model": value})
+    except ValidationError as err:
+        raise ConfigError(f"--judge {text!r}: {describe_error(err, Candidate)}") from None

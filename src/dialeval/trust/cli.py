@@ -32,8 +32,13 @@ def add_parser(sub: Subcommands) -> None:
                    help="stop before the first call if the dry run prices the card above this (a candidate without a price "
                         "needs its price in --candidates or --max-calls)")
     t.add_argument("--max-calls", type=int, metavar="N", help="stop before the first call if the dry run counts more model calls")
+    t.add_argument("--cascades", action="store_true",
+                   help="also put on the card a cascade from the cheapest judge to each dearer one (plain and calibrated) and a jury of all")
     t.add_argument("--corpus", action="store_true",
                    help="then judge every conversation of --data with the recommended judge: prediction-powered means")
+    from dialeval.trust.labelling.server import add_parser as add_label
+
+    add_label(sub)  # `dialeval label`: the labels a card reads
 
 
 def dollars(text: str) -> float:
@@ -48,7 +53,12 @@ def dollars(text: str) -> float:
 
 
 def command(args: argparse.Namespace, options: dict[str, object]) -> int:
-    """Build the card; exit 1 when some items failed (the card says which; a re-run retries)."""
+    """Build the card; exit 1 when some items failed (the card says which; a re-run retries).
+    ``dialeval label`` comes here too (the two commands are registered together)."""
+    if args.command == "label":
+        from dialeval.trust.labelling.server import command as label
+
+        return label(args)
     from dialeval.errors import ConfigError
     from dialeval.trust.build import TrustSettings, build
     from dialeval.trust.candidates import candidates_of
@@ -64,7 +74,7 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
         candidates=candidates_of(args.judge, args.candidates, args.base_url), tolerance=args.tolerance,
         repeats=args.repeats, probes=probes, options=dict(options), output_dir=Path(args.output_dir), card_id=args.id,
         needle_min_replies=args.needle_min_replies, dry_run=args.dry_run, corpus=args.corpus, budget=args.budget,
-        max_calls=args.max_calls,
+        max_calls=args.max_calls, cascades=args.cascades,
     )
     if args.no_cache:
         settings.cache_path = None

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from dialeval.trust.cascades import card_lines
 from dialeval.figures import Bars, Figure
 from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.report.tables import cell, markdown_table, num
@@ -94,6 +94,7 @@ def render(card: dict[str, Any]) -> str:
     missing = [f"- {cell(c['label'])}, {p}: {cell(c['probes'][p]['why_not'])}" for c in card["candidates"] for p in probe_names
                if c["probes"][p]["fails"] is None]
     lines += ["", "Not measured:", "", *missing] if missing else []
+    lines += card_lines(card)  # issue 49: cascades and juries (none: nothing)
     if card.get("prediction_powered"):
         lines += ["", *_corpus_section(card["prediction_powered"])]
     lines += ["", "## Runs", ""]
@@ -174,14 +175,18 @@ def figures(card: dict[str, Any]) -> list[Figure]:
 
 def write_card(card: dict[str, Any], folder: Path) -> None:
     """card.json, card.md and plots/ in ``folder``."""
+    from dialeval.jsonsafe import dumps
+    from dialeval.models.endpoint import redact_urls
     from dialeval.report.plots import draw
+    from dialeval.secrets import scrub
 
     folder.mkdir(parents=True, exist_ok=True)
     card["plots"] = draw(figures(card), folder)
-    (folder / "card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    text = render(card)
+    shown = redact_urls(card)  # a candidate's base_url without its user info or query values (issue 45)
+    (folder / "card.json").write_text(scrub(dumps(shown, indent=1, default=str)) + "\n", encoding="utf-8")
+    text = scrub(render(shown))
     (folder / "card.md").write_text(text, encoding="utf-8")
-    write_page(card, text, folder)
+    write_page(shown, text, folder)
 
 
 def write_page(card: dict[str, Any], text: str, folder: Path) -> Path:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dialeval.config import ModelSettings, as_dry_run
+from dialeval.config import ModelSettings, as_dry_run, primary
+from dialeval.judge_spec import Composite, mapped
 from dialeval.trust.candidates import Candidate
 from dialeval.trust.dialogue import LabelWarning
 
@@ -32,11 +33,15 @@ class PlannedRun:
     def run_id(self) -> str:
         return f"{self.candidate.slug}-{self.probe}"
 
-    def config(self, root: Path, cache_path: str | None, model: ModelSettings | None = None) -> dict[str, Any]:
-        """The run config: the candidate's model (or ``model``: its dry run), context and template."""
+    def config(self, root: Path, cache_path: str | None, model: ModelSettings | Composite | None = None) -> dict[str, Any]:
+        """The run config: the candidate's model (or ``model``: its dry run), context and template.
+        An ensemble or cascade judges (``models.judge``); its first member plays the other roles."""
         options = {**self.options, **({"context": self.candidate.context} if self.candidate.context else {})}
+        judge = model or self.candidate.model
+        composite = {} if isinstance(judge, ModelSettings) else {"models": {"judge": judge.model_dump(exclude_unset=True)}}
         return {
-            "model": (model or self.candidate.model).model_dump(exclude_unset=True),
+            **composite,
+            "model": primary(judge).model_dump(exclude_unset=True),
             "templates": {"judge": self.candidate.template} if self.candidate.template else {},
             "options": options,
             "output_dir": str(root),
@@ -64,7 +69,7 @@ def check_candidates(candidates: list[Candidate]) -> None:
     from dialeval.errors import ConfigError
     from dialeval.run.preflight import missing_requirements
 
-    failed = missing_requirements((c.label, c.model) for c in candidates)
+    failed = missing_requirements((c.label, m) for c in candidates for m in members_of(c.model))
     if failed:
         raise ConfigError("dialeval trust: " + "; ".join(f"candidate {label!r}: {err}" for label, err in failed)
                           + "; nothing was sent")
@@ -78,7 +83,7 @@ def execute(plan: list[PlannedRun], root: Path, cache_path: str | None, *, dry_r
 
     out = []
     for planned in plan:
-        model = as_dry_run(planned.candidate.model) if dry_run else None
+        model = dry(planned.candidate.model) if dry_run else None
         config = planned.config(root, cache_path, model)
         if on_run is not None:
             on_run(planned)
@@ -91,6 +96,15 @@ def execute(plan: list[PlannedRun], root: Path, cache_path: str | None, *, dry_r
         usage = (result.metrics.get("run") or {}).get("usage") or {}
         out.append(RunOutcome(planned, result.run_dir, result.records, usage, calls, result.failed + result.not_evaluated))
     return out
+
+
+def members_of(model: ModelSettings | Composite) -> list[ModelSettings]:
+    return [model] if isinstance(model, ModelSettings) else model.models
+
+
+def dry(model: ModelSettings | Composite) -> ModelSettings | Composite:
+    """The candidate as a dry run priced as itself (an ensemble's or cascade's members each)."""
+    return as_dry_run(model) if isinstance(model, ModelSettings) else mapped(model, as_dry_run)
 
 
 def judged_units(records: list[dict[str, Any]]) -> int:
@@ -113,16 +127,31 @@ def price_of(model: ModelSettings) -> Any:
     return lookup(model.price_as or model.spec)
 
 
+def tokens_cost(model: ModelSettings | Composite, usage: dict[str, Any], calls: list[dict[str, Any]]) -> float | None:
+    """What the run's tokens cost at the candidate's price; an ensemble's or cascade's calls
+    each at their member's price (``None``: some member has none)."""
+    keys = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+    if isinstance(model, ModelSettings):
+        price = price_of(model)
+        return None if price is None else float(price.cost(*(int(usage.get(k, 0)) for k in keys)))
+    total = 0.0
+    for member in {m.spec: m for m in model.models}.values():
+        price = price_of(member)
+        mine = [c for c in calls if c.get("model") == member.spec]
+        if price is None:
+            return None if mine else total
+        total += sum(price.cost(*(int(c.get(k) or 0) for k in keys)) for c in mine)
+    return total
+
+
 def per_thousand(outcome: RunOutcome) -> dict[str, float | None]:
     """Cost and model time per 1,000 judged units, from the run's tokens (cached answers
     included: a resumed card costs what a fresh one would) and its calls' latencies."""
     units = judged_units(outcome.records)
-    price = price_of(outcome.planned.candidate.model)
-    usage = outcome.usage
     cost = None
-    if price is not None and units:
-        cost = 1000 * price.cost(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)),
-                                 int(usage.get("cached_input_tokens", 0)), int(usage.get("cache_write_tokens", 0))) / units
+    if units:
+        spent = tokens_cost(outcome.planned.candidate.model, outcome.usage, outcome.calls)
+        cost = None if spent is None else 1000 * spent / units
     sent = [c["latency_s"] for c in outcome.calls if not c.get("cached") and c.get("latency_s") is not None]
     calls_per_unit = len(outcome.calls) / units if units else 0.0
     seconds = 1000 * calls_per_unit * sum(sent) / len(sent) if sent else None

@@ -80,6 +80,10 @@ class OpenAIBackend(ApiBackend):
         # as soon as a second event loop (a second evaluate() call) uses it
         kwargs["http_async_client"] = async_http(limit)
         kwargs["http_client"] = sync_http()
+        if s.seed is not None:  # issue 49: the readings of a cascade's first stage
+            kwargs["seed"] = s.seed
+        if s.logprobs:  # issue 49: a verdict's probability, for a cascade's confidence
+            kwargs["logprobs"] = True
         return ChatOpenAI(**kwargs, temperature=s.temperature, rate_limiter=self.rate_limiter())
 
     def requirements(self) -> None:

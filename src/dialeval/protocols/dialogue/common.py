@@ -48,8 +48,9 @@ class DialogueOptions(BaseModel):
         default=None, description="human_rule=majority: a split vote goes to the lower, upper or middle label, or the unit "
         "is dropped; default: middle where the scale has a middle label (A better / tie / B better: tie), else lower"
     )
-    judge_only: Literal["all", "labelled"] = Field(
-        default="all", description="labelled: judge only the turns and conversations that carry a human label"
+    judge_only: Literal["all", "labelled", "pairs"] = Field(
+        default="all", description="labelled: judge only the turns and conversations that carry a human label; "
+                                   "pairs: only compare the two systems (option versus), score nothing"
     )
     memory: MemorySettings = Field(default_factory=MemorySettings)
     format: Literal["dialogue", "otel", "langsmith", "langfuse", "hf"] = Field(

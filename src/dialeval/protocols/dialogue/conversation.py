@@ -19,7 +19,7 @@ from dialeval.protocols.dialogue.judge import criterion_values, expected_text, l
 from dialeval.protocols.dialogue.notetaker import open_store
 from dialeval.conversation.rubric import Criterion, load_rubric, rubric_ref
 from dialeval.protocols.dialogue.trajectory import conversation_trajectory
-from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, unit
+from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, scorer, not_applicable, placeholder, unit
 
 CONVERSATION_JUDGE = Judge(
     "dialogue.conversation_judge", "judge", "dialogue", "dialogue/judge_conversation", Verdict,
@@ -52,6 +52,7 @@ async def judge_whole(context: EvalContext, conv: Conversation, criterion: Crite
     answer = await CONVERSATION_JUDGE.ask(
         ctx, view.messages, label=f"dialogue.conversation_judge.{criterion.name}",
         validate=checker(criterion), placeholder=placeholder(criterion), json_schema=json_schema(criterion),
+        score=scorer(criterion),
     )
     return unit(criterion, view, answer, level=criterion.level)
 

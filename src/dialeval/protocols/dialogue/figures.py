@@ -12,6 +12,7 @@ from dialeval.protocols.dialogue.human_compare import human_scores
 from dialeval.protocols.dialogue.metrics import item_scores
 from dialeval.protocols.dialogue.plots import rubric_histograms
 from dialeval.conversation.rubric import load_rubric
+from dialeval.conversation.votes import holds_votes
 
 
 def figures(records: list[dict[str, Any]], metrics: dict[str, Any], options: dict[str, Any]) -> list[Figure]:
@@ -19,6 +20,6 @@ def figures(records: list[dict[str, Any]], metrics: dict[str, Any], options: dic
     per criterion when the run was given some."""
     parsed = parse_options(DialogueOptions, options, "dialogue")
     out: list[Figure] = [*rubric_histograms(records, load_rubric(parsed.rubric))]
-    if parsed.human_scores:
+    if parsed.human_scores and not holds_votes(parsed.human_scores):  # votes (issue 49) have no scores to plot
         out += judge_vs_human(item_scores(records), human_scores(Path(parsed.human_scores), options))
     return out

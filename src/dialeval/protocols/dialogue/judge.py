@@ -21,7 +21,7 @@ from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_
 from dialeval.conversation.rubric import Criterion, Rubric, dimension, load_rubric, rubric_ref
 from dialeval.conversation.toolcalls import ToolCall, reference_lines, tools_text
 from dialeval.protocols.dialogue.trajectory import turn_trajectory
-from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, not_applicable, placeholder, scale_values, shown, unit
+from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, scorer, not_applicable, placeholder, scale_values, shown, unit
 
 JUDGE = Judge("dialogue.criterion_judge", "judge", "dialogue", "dialogue/judge", Verdict)
 
@@ -93,6 +93,7 @@ async def judge_turn(
     answer = await JUDGE.ask(
         ctx, messages, label=f"dialogue.judge.{criterion.name}",
         validate=checker(criterion), placeholder=placeholder(criterion), json_schema=json_schema(criterion),
+        score=scorer(criterion),
     )
     return unit(criterion, view, answer, turn=turn.number)
 
@@ -132,9 +133,13 @@ def criterion_judge():
     return node
 
 
-def labelled_only(criteria: list[Criterion], options: DialogueOptions, unit: str, rubric: Rubric) -> list[Criterion]:
+def labelled_only(criteria: list[Criterion], options: DialogueOptions, unit: str, rubric: Rubric,
+                  comparing: bool = False) -> list[Criterion]:
     """The criteria to judge ``unit`` on: all, or under ``judge_only=labelled`` those
-    with a human label for it (the labels file is read once per version)."""
+    with a human label for it (the labels file is read once per version); under
+    ``judge_only=pairs`` only the comparison (``comparing``) judges, the scoring judges nothing."""
+    if options.judge_only == "pairs":  # issue 49: a pairwise card compares the two systems and scores nothing
+        return criteria if comparing else []
     if options.judge_only != "labelled" or not options.human_scores:
         return criteria
     wanted = labelled_units(options.human_scores, options.rubric)

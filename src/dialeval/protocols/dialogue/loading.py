@@ -13,6 +13,7 @@ from dialeval.conversation.data import Conversation, Turn, load_conversations, w
 from dialeval.protocols.dialogue.human import load_labels
 from dialeval.conversation.labels import LabelWarning, only_labelled
 from dialeval.conversation.rubric import load_rubric
+from dialeval.conversation.votes import holds_votes, read_votes
 from dialeval.protocols.dialogue.view import image_label
 
 
@@ -37,7 +38,11 @@ def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
         warnings.warn(f"{path}: field 'system' of {len(named)} conversations (first {named[0]!r}: "
                       f"{next(c.system for c in conversations if c.id == named[0])!r}) reads like a system's name, but it is "
                       "the system prompt the judge is shown; name the system under test in metadata.system", UserWarning, stacklevel=2)
-    if parsed.human_scores:
+    if parsed.human_scores and holds_votes(parsed.human_scores):  # issue 49: pairwise votes, for a versus run
+        if not parsed.versus:
+            raise ConfigError(f"{parsed.human_scores}: holds pairwise votes (a / b / tie): give option versus=FILE")
+        read_votes(parsed.human_scores, load_rubric(parsed.rubric))  # bad votes stop before the first call
+    elif parsed.human_scores:
         labels = load_labels(parsed.human_scores, load_rubric(parsed.rubric), conversations, parsed.human_rule,
                              majority_tie=parsed.majority_tie)
         for warning in labels.warnings:

@@ -174,4 +174,8 @@ def tables(metrics: dict[str, Any]) -> str:
         lines += ["", agreement_table(metrics["human_agreement"], metrics.get("human_labels"))]
     if metrics.get("pairwise"):
         lines += ["", pairwise_table(metrics["pairwise"])]
+    if metrics.get("pairwise_human_agreement"):
+        from dialeval.protocols.dialogue.pairwise_metrics import votes_table
+
+        lines += ["", votes_table(metrics["pairwise_human_agreement"])]
     return "\n".join(lines)

@@ -78,3 +78,14 @@ def pairwise_table(summary: dict[str, dict[str, Any]]) -> str:
         for key, row in summary.items()
     ]
     return "\n".join(["System A (data file) against B (versus file), both orders asked:", "", *markdown_table(headers, rows, "lrrrrlrrl")])
+
+
+def votes_table(rows: dict[str, dict[str, Any]]) -> str:
+    """The judge's agreement with the votes beside the humans' own, S1 and S2."""
+    headers = ["level/criterion", "units", "votes", "S1 vote by vote", "S1 vs majority", "S1 humans", "S2 vote by vote",
+               "S2 vs majority", "S2 humans", "order-inconsistent verdicts"]
+    body = [[cell(key), r["units"], r["votes"], *(f"{num(r[s][k]['agreement'])} (n {r[s][k]['n']})" for s in ("s1", "s2")
+                                                 for k in ("vote", "majority", "humans")), r["order_inconsistent"]]
+            for key, r in rows.items()]
+    return "\n".join(["Agreement with the human votes (S1: ties a third class; S2: votes and verdicts that are ties left out):", "",
+                      *markdown_table(headers, body, "lrrllllllr")])

@@ -30,6 +30,16 @@ def checker(criterion: Criterion) -> Callable[[Verdict], str | None]:
     return check
 
 
+def scorer(criterion: Criterion) -> Callable[[Verdict], float | None]:
+    """A verdict as the number an ensemble or cascade combines (a label's rank on labels)."""
+
+    def score(value: Verdict) -> float | None:
+        read = criterion.scale.read(value.verdict)
+        return None if read is None else criterion.scale.score(read)
+
+    return score
+
+
 def placeholder(criterion: Criterion) -> Callable[[], Verdict]:
     """A dry run's stand-in verdict: the scale's first value."""
     scale = criterion.scale
@@ -72,11 +82,15 @@ def unit(criterion: Criterion, view: View, answer: Answer[Verdict] | None, **whe
     if answer is None:
         return {**out, "status": "over_budget", "verdict": None, "score": None, "rationale": None, "call": None}
     value = criterion.scale.read(answer.value.verdict) if answer.value is not None else None
+    score = None if value is None else criterion.scale.score(value)
+    if value is not None and answer.call.judge is not None:  # issue 49: a mean or median of verdicts may fall between two
+        score = answer.call.judge["score"]
+        value = criterion.scale.label_of(score) or (int(score) if float(score).is_integer() and criterion.scale.numeric else value)
     return {
         **out,
         "status": answer.call.status,
         "verdict": value,
-        "score": None if value is None else criterion.scale.score(value),
+        "score": score,
         "rationale": answer.value.rationale if answer.value is not None else None,
         "call": answer.call.model_dump(),
     }
