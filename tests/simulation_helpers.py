@@ -51,12 +51,16 @@ def user_says(number: int, conversation: str) -> dict[str, Any]:
 
 
 def models(body: dict[str, Any], user: Any = user_says) -> str:
-    """Simulated user, auditor and judge of one scripted server, told apart by their prompts.
-    The auditor flags a simulated turn that speaks as an AI; the judge says yes when a refund number was given."""
+    """Simulated user, auditor (per turn or over the conversation) and judge of one scripted
+    server, told apart by their prompts. The auditor flags a simulated turn that speaks as an AI; the judge says yes when a refund number was given."""
     text = prompt_of(body)
     if "You play a person" in text:
         number = int(re.search(r"your message number (\d+)", text).group(1))
         return json.dumps(user(number, last_block(text, "conversation")))
+    if "<turns_to_check>" in text:  # the conversation audit: flags user turns that speak as an AI
+        lines = re.findall(r"\[turn (\d+)\] User: (.*)", last_block(text, "conversation"))
+        found = [{"turn": int(n), "rule": "persona", "evidence": said} for n, said in lines if "as an ai" in said.lower()]
+        return json.dumps({"rationale": "speaks as a model" if found else "keeps the rules", "findings": found})
     if "You check a simulated user" in text:
         turn = last_block(text, "simulated_turn")
         if "as an ai" in turn.lower():

@@ -13,7 +13,7 @@ from dialeval.testing.bot_server import BotStub
 from dialeval.testing.openai_server import OpenAIStub, prompt_of
 from tests.dialogue_helpers import fake_embed
 from tests.helpers import http_config
-from tests.simulation_helpers import GOOD_BOT, REFUND, http_reply, models, suite
+from tests.simulation_helpers import GOOD_BOT, REFUND, http_reply, models, suite, user_says
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +40,11 @@ def test_a_scripted_user_gets_a_refund_from_an_http_bot(tmp_path):
     # the notes the simulated user kept at its first turn come back in its later prompts (from the Chroma store)
     assert record["turns"][0]["notes_change"]["added"] == ["persona/name"]
     assert len(simulator) == 2 and "(no notes yet)" in simulator[0] and "- persona/name: Dana" in simulator[1]
-    assert sent[1]["session"] == "sim-refund" and [m["role"] for m in sent[1]["history"]] == ["user", "assistant", "user"]
-    assert [a["findings"] for a in record["audits"]] == [[], []]
+    assert sent[1]["session"] == "sim-refund#1" and [m["role"] for m in sent[1]["history"]] == ["user", "assistant", "user"]
+    # each simulated turn passed the code checks as it was written; the model reviewed the conversation once at the end
+    assert [(a["turn"], a["status"], a["findings"]) for a in record["audits"]] == [(1, "code", []), (3, "code", []), (None, "ok", [])]
+    assert record["audits"][2]["turns"] == [1, 3] and record["audits"][2]["call"]["agent"] == "simulation.conversation_auditor"
+    assert result.metrics["audited_turns"] == 2  # turns 1 and 3, each read by the code checks and the conversation audit
     assert record["criteria"] == [{"criterion": "refund_given", "verdict": "yes", "status": "ok", "passed": True}]
     assert result.metrics["suite"]["1"]["pass_hat_k"] == 1.0 and result.metrics["bot_failures"] == 0
     # the conversation is written in the dialogue format, which the dialogue benchmark reads as it is
@@ -198,3 +201,63 @@ def test_a_spoiled_conversation_is_simulated_again_with_a_new_seed(tmp_path):
     assert spoiled["stop_reason"] == "audit_failure" and spoiled["audits"][0]["findings"][0]["rule"] == "persona"
     assert record["outcome"] == "success" and record["turns"][0]["text"].startswith("Hi, my blender")
     assert result.metrics["resimulated"] == 1 and result.metrics["simulator_failures"] == 0
+
+
+def test_judging_the_conversations_again_uses_each_scenarios_own_rubric(tmp_path):
+    polite = {**REFUND, "id": "polite", "success": {"criteria": [{"name": "polite", "description": "The bot was polite."}]}}
+    with OpenAIStub(respond=models) as server:
+        result = simulate(tmp_path, server, "tests.simulation_helpers:reply", suite(tmp_path, REFUND, polite))
+        written = result.run_dir / "conversations.jsonl"
+        config = http_config(tmp_path / "again", {"spec": "openai-compatible:stub", "base_url": server.base_url})
+        again = run("dialogue", str(written), config, progress=False)  # no rubric option: each conversation names its own
+    assert [json.loads(line)["metadata"]["rubric"] for line in written.read_text().splitlines()] == ["rubrics/refund.yaml", "rubrics/polite.yaml"]
+    judged = {r["id"]: [u["criterion"] for u in r["conversation_units"] + r["turn_units"]] for r in again.records}
+    assert judged == {"refund#1": ["refund_given"], "polite#1": ["polite"]}
+
+
+def invents_a_fact(body):
+    """The scripted models, with a conversation auditor that flags an invented fact the code cannot see."""
+    text = prompt_of(body)
+    if "<turns_to_check>" in text:
+        return json.dumps({"rationale": "turn 3 invents a receipt", "findings": [{"turn": 3, "rule": "invented_fact", "evidence": "It is A123."}]})
+    return models(body)
+
+
+@pytest.mark.parametrize("audit, audit_calls", [("conversation", 1), ("turn", 2), ("off", 0)])
+def test_the_audit_modes_and_their_calls(tmp_path, audit, audit_calls):
+    with OpenAIStub(respond=invents_a_fact) as server:
+        result = simulate(tmp_path, server, "tests.simulation_helpers:reply", suite(tmp_path), audit=audit)
+        prompts = [prompt_of(b) for b in server.completions]
+    [record] = result.records
+    assert sum("You check a simulated user" in p for p in prompts) == audit_calls
+    if audit == "conversation":  # the finding spoils the conversation: the simulator's failure, not judged
+        assert record["outcome"] == "simulator_failure" and record["stop_reason"] == "audit_failure"
+        assert record["audits"][-1]["findings"] == [{"rule": "invented_fact", "evidence": "It is A123.", "turn": 3}]
+        assert not any("refund_given" in p and "You check" not in p and "You play" not in p for p in prompts)
+    else:
+        assert record["outcome"] == "success"
+
+
+def test_notes_go_to_chroma_only_once_they_outgrow_the_prompt(tmp_path, monkeypatch):
+    embedded: list[str] = []
+
+    def counting_embed(texts, *args, **kwargs):
+        embedded.extend(texts)
+        return fake_embed(texts, *args, **kwargs)
+
+    monkeypatch.setattr("dialeval.memory.embeddings.embed", counting_embed)
+
+    def many_notes(number, conversation):
+        said = user_says(number, conversation)
+        return {**said, "notes": {"facts": {f"fact_{number}_{i}": f"value {i}" for i in range(3)}}}
+
+    with OpenAIStub(respond=lambda body: models(body, many_notes)) as server:
+        few = simulate(tmp_path / "few", server, "tests.simulation_helpers:reply", suite(tmp_path))
+        assert embedded == [] and not (few.run_dir / "notes").exists()  # 6 entries fit note_top_k=12: no store at all
+        many = simulate(tmp_path / "many", server, "tests.simulation_helpers:reply", suite(tmp_path), note_top_k=2)
+        prompts = [prompt_of(b) for b in server.completions if "You play a person" in prompt_of(b)]
+    # written once, when the second turn needed a search (the 3 entries, and the bot's last turn as the query)
+    assert embedded == ["facts fact 1 0: value 0", "facts fact 1 1: value 1", "facts fact 1 2: value 2",
+                        "[turn 2] Bot: Sorry to hear that! What is your order number?"] and (many.run_dir / "notes").exists()
+    assert prompts[-1].count("- facts/fact_1_") == 2  # the 2 closest of 3 entries
+    assert many.records[0]["turns"][0]["notes"] == {"facts": {"fact_1_0": "value 0", "fact_1_1": "value 1", "fact_1_2": "value 2"}}

@@ -163,7 +163,7 @@ def test_three_kills_and_resumes_call_no_finished_turn_again(tmp_path, monkeypat
             _kill_when(command, env, lambda: model_gate.reached.is_set())
             model_gate.release.set()
             # 2. killed while the bot answers refund's second turn: that call is in flight
-            _kill_when(command, env, bot.hold("sim-refund", 2))
+            _kill_when(command, env, bot.hold("sim-refund#1", 2))
             bot.let_go()
             # 3. killed while the judge judges refund, after its bot turns
             model_gate.arm(lambda prompt: JUDGE in prompt)
@@ -178,16 +178,16 @@ def test_three_kills_and_resumes_call_no_finished_turn_again(tmp_path, monkeypat
     assert done.returncode == 0, done.stderr[-3000:]
     # every finished turn was called once; the one in flight at the first kill twice, with one key
     counts = Counter((session, turn) for session, turn, _ in calls)
-    assert counts == Counter({("sim-refund", 1): 1, ("sim-refund", 2): 2, ("sim-other", 1): 1, ("sim-other", 2): 1})
+    assert counts == Counter({("sim-refund#1", 1): 1, ("sim-refund#1", 2): 2, ("sim-other#1", 1): 1, ("sim-other#1", 2): 1})
     assert Counter((session, turn) for session, turn, _ in plain_calls) == Counter(dict.fromkeys(counts, 1))
-    [first, again] = [key for session, turn, key in calls if (session, turn) == ("sim-refund", 2)]
+    [first, again] = [key for session, turn, key in calls if (session, turn) == ("sim-refund#1", 2)]
     assert first and first == again and first.startswith("dialeval-")
     assert len({key for *_, key in calls}) == 4  # one key per turn
     # the same results as the run never interrupted, the re-sent turn counted
     rows, plain_rows = results_by_id(out / "sim"), results_by_id(tmp_path / "plain" / "runs" / "sim")
     assert {i: _outcome(r) for i, r in rows.items()} == {i: _outcome(r) for i, r in plain_rows.items()}
-    assert rows["refund"]["result"]["outcome"] == "success"
-    assert rows["refund"]["result"]["resent_after_interruption"] == 1 and rows["other"]["result"]["resent_after_interruption"] == 0
+    assert rows["refund#1"]["result"]["outcome"] == "success"
+    assert rows["refund#1"]["result"]["resent_after_interruption"] == 1 and rows["other#1"]["result"]["resent_after_interruption"] == 0
     metrics = json.loads((out / "sim" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["resent_after_interruption"] == 1
     assert "sent again after an interruption (with their idempotency key): 1" in (out / "sim" / "report.md").read_text(encoding="utf-8")

@@ -154,7 +154,8 @@ def test_a_dry_run_prices_the_suite_without_calling_the_bot(tmp_path):
     usage = json.loads((result.run_dir / "usage.json").read_text(encoding="utf-8"))
     assert usage["total"]["requests"] == 0 and usage["total"]["cost_usd"] > 0  # priced, nothing sent
     per_agent = {name: row["calls"] for name, row in usage["per_agent"].items()}
-    assert per_agent == {"simulation.user_simulator": 8, "simulation.auditor": 8, "dialogue.conversation_judge.refund_given": 2}
+    # the default audit reviews each conversation once: user turns + 2 calls per conversation
+    assert per_agent == {"simulation.user_simulator": 8, "simulation.conversation_auditor": 2, "dialogue.conversation_judge.refund_given": 2}
     report = (result.run_dir / "report.md").read_text(encoding="utf-8")  # the role table shows the judge calls made
     assert "| conversation_judge | `dialogue.conversation_judge` | `dry-run:gpt-4o-mini` |" in report
 
@@ -258,6 +259,22 @@ def test_a_simulated_turn_that_writes_the_bots_lines_is_flagged_without_a_model(
     assert finding.rule == "one_turn"
 
 
+@pytest.mark.parametrize("message, bot_before, rule", [
+    ("As an AI language model, I have no blender.", "", "persona"),
+    ("I'm an assistant, how can I help you today?", "", "persona"),
+    ("Hi, my order A123 arrived broken.", "", "hidden_fact"),  # said before the bot asked
+    ("It is A123.", "[turn 2] Bot: What is your order number?", None),  # asked for: fine
+    ("It is A123.", "[turn 2] Bot: Which order is it?", None),  # the fact's name, one word of it, was asked
+    ("Hi, my blender arrived broken.", "", None),
+    ("Hi, I am Dana.", "", None),  # in the persona: not hidden
+])
+def test_the_code_checks_of_the_audit(message, bot_before, rule):
+    from dialeval.agents.simulation_auditor import rule_findings
+
+    found = rule_findings(message, {"order_number": "A123", "name": "Dana"}, bot_before, "Dana, a busy teacher")
+    assert [f.rule for f in found] == ([rule] if rule else [])
+
+
 def test_the_runs_rubric_is_judged_beside_the_success_criteria(tmp_path):
     import tests.simulation_helpers as helpers
 
@@ -303,3 +320,25 @@ def test_a_bot_turn_is_one_dialogue_turn_in_the_file_and_for_the_judge(tmp_path)
     assert bot.text == "One moment.\nIt has shipped.\nAnything else?" and len(reloaded.turns) == 2
     assert [(c.name, c.arguments, c.result) for c in bot.tool_calls] == [("lookup", {"order_id": "A123"}, "shipped")]
     assert Conversation.model_validate({"id": "c1", "turns": dialogue_turns(turns)}).turns == reloaded.turns  # the judge's input
+
+
+def test_a_conversation_naming_its_own_rubric_is_checked_at_load_unless_the_run_names_one(tmp_path):
+    record = {"id": "c1", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+              "metadata": {"rubric": "rubrics/missing.yaml"}}
+    data = tmp_path / "conversations.jsonl"
+    data.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    dialogue = get_benchmark("dialogue")
+    with pytest.raises(DataError) as err:
+        dialogue.load(data, {})
+    assert "record 1 (id='c1')" in str(err.value) and "field 'metadata.rubric'" in str(err.value)
+    [conversation] = dialogue.load(data, {"rubric": "dialogue"})  # the run's rubric wins: the conversation's is not read
+    assert conversation.metadata["rubric"] == "rubrics/missing.yaml"
+
+
+def test_the_audit_option_reads_its_old_switch_as_a_mode():
+    from dialeval.protocols.simulation.common import SimulationOptions
+
+    assert [SimulationOptions.model_validate({"audit": v}).audit for v in (True, False, "turn")] == ["conversation", "off", "turn"]
+    assert SimulationOptions().audit == "conversation"
+    with pytest.raises(ValueError):
+        SimulationOptions.model_validate({"audit": "sometimes"})

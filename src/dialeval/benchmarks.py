@@ -131,6 +131,9 @@ class Benchmark:
     # gate refuses a baseline that judged other content under the same unit ids. None: the
     # whole item but its ``id`` and ``system``
     unit_content: Callable[[Any], Any] | None = None
+    # (document, output file, how many, run config) -> summary: `dialeval scenarios` writes a
+    # data file of this benchmark from a document, to review (simulation: a scenario suite)
+    suite_writer: Callable[[Path, Path, int, Any], dict[str, Any]] | None = None
 
 
 # name -> module that registers it (imported lazily)

@@ -116,11 +116,13 @@ def _parser() -> argparse.ArgumentParser:
 
     add_gate_parser(sub)
 
-    from dialeval.trust.cli import add_parser as add_trust
+    from dialeval.scenarios_cli import add_parser as add_scenarios
     from dialeval.sweeps.cli import add_parser as add_sweep
+    from dialeval.trust.cli import add_parser as add_trust
 
     add_trust(sub)  # and label
     add_sweep(sub)
+    add_scenarios(sub)
     return p
 
 
@@ -378,6 +380,10 @@ def _main(argv: list[str] | None) -> int:
             from dialeval.trust.cli import command as trust
 
             return trust(args, _options(getattr(args, "option", [])))
+        if args.command == "scenarios":
+            from dialeval.scenarios_cli import command as scenarios
+
+            return scenarios(args)
         if args.command == "view":
             from dialeval.report.viewer import serve, write_site
 

@@ -9,7 +9,7 @@ the run's note store so a long conversation stays consistent within a token budg
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -34,10 +34,13 @@ class SimulatedTurn(BaseModel):
     )
 
 
-def checker(images: int) -> Any:
-    """The meaning check: a message unless stopping, and a picture the scenario has."""
+def checker(images: int, can_stop: bool = True) -> Any:
+    """The meaning check: a message unless stopping, a picture the scenario has, and no
+    stop before the bot has said anything (``can_stop`` false)."""
 
     def check(turn: SimulatedTurn) -> str | None:
+        if turn.stop is not None and not can_stop:
+            return "'stop' is set before the chatbot has said anything: open the conversation instead"
         if turn.stop is None and not turn.message.strip():
             return "'message' is empty but 'stop' is not set"
         if turn.image is not None and not 1 <= turn.image <= images:
@@ -52,15 +55,18 @@ def dry_run_turn() -> SimulatedTurn:
     return SimulatedTurn(message=DRY_RUN_MESSAGE)
 
 
-def json_schema(images: int) -> dict[str, Any]:
-    """The answer's shape for decoders that follow a schema (local models)."""
-    image: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": images} if images else {"type": "null"}
+def json_schema(images: int, can_stop: bool = True) -> dict[str, Any]:
+    """The answer's shape as :func:`checker` accepts it, for models that follow a schema:
+    a message with a visible character (a goodbye when stopping), a picture number only
+    when the scenario has pictures, ``stop`` only once the bot has spoken."""
+    image: list[dict[str, Any]] = [{"type": "integer", "minimum": 1, "maximum": images}] if images else []
+    stop: list[dict[str, Any]] = [{"type": "string", "enum": list(get_args(StopReason))}] if can_stop else []
     return {
         "type": "object",
         "properties": {
-            "message": {"type": "string", "maxLength": 400},
-            "image": {"anyOf": [image, {"type": "null"}]},
-            "stop": {"anyOf": [{"type": "string", "enum": ["goal_reached", "gave_up", "bot_unusable"]}, {"type": "null"}]},
+            "message": {"type": "string", "minLength": 1, "maxLength": 400, "pattern": r"\S"},
+            "image": {"anyOf": [*image, {"type": "null"}]},
+            "stop": {"anyOf": [*stop, {"type": "null"}]},
             "notes": {"type": "object"},
         },
         "required": ["message", "stop"],

@@ -243,6 +243,16 @@ def built_in_text(name: str) -> str:
     return resources.files("dialeval.conversation").joinpath("rubrics", f"{name}.json").read_text(encoding="utf-8")
 
 
+def rubric_ref(options: Any, metadata: dict[str, Any]) -> str:
+    """The rubric a conversation is judged on: the run's ``rubric`` option when given, else the
+    conversation's own ``metadata.rubric`` (a simulation's conversations name their scenario's
+    rubric), else the default."""
+    own = metadata.get("rubric")
+    if "rubric" not in options.model_fields_set and isinstance(own, str) and own:
+        return own
+    return str(options.rubric)
+
+
 def load_rubric(ref: str) -> Rubric:
     """A built-in rubric by name (``dialogue``) or a YAML file by path.
 

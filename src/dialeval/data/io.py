@@ -120,7 +120,9 @@ def validate_record(model: type[M], raw: Any, file: str | Path, record: str | in
     except ValidationError as err:
         first = err.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        message = str(first["msg"]).removeprefix("Value error, ")  # a validator's own sentence
+        from dialeval.field_errors import field_message  # an unknown key gets the valid ones and the closest
+
+        message = field_message(model, first)  # else a validator's own sentence
         raise DataError(file, message, record=record, field=field or None) from None
 
 

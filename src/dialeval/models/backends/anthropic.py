@@ -73,7 +73,11 @@ class AnthropicBackend(ApiBackend):
         return with_cache_breakpoints(messages)
 
     def structured(self, model: Any, schema: type[BaseModel], json_schema: dict[str, Any] | None) -> Any:
-        return model.bind_tools([schema], tool_choice=schema.__name__)
+        """One forced tool whose input is the answer: the call's narrowed schema where it has one."""
+        if json_schema is None:
+            return model.bind_tools([schema], tool_choice=schema.__name__)
+        tool = {"name": schema.__name__, "description": (schema.__doc__ or schema.__name__).strip(), "input_schema": json_schema}
+        return model.bind_tools([tool], tool_choice=schema.__name__)
 
     def refused(self, limit: AdaptiveLimit, err: BaseException) -> None:
         """A 429 or 529 the SDK's retries did not get past halves the limit."""

@@ -34,6 +34,14 @@ def response_format(schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+def narrowed_format(schema: type[BaseModel], json_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The response format of one call: its narrowed schema where the agent knows more in
+    advance (a verdict's labels, a picture's range), so a model that follows it is never refused."""
+    if json_schema is None:
+        return response_format(schema)
+    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": False}}
+
+
 def _never_connected(err: BaseException) -> bool:
     """Whether aiohttp's "cannot connect" (refused, no such host) is among ``err``'s causes."""
     import aiohttp
@@ -111,7 +119,7 @@ class OpenAIBackend(ApiBackend):
         Why: as ``response_format=`` the SDK walks the whole schema against its typed
         parameters on every request and parses the answer into its generic typed object, a
         third of the CPU a request costs; the JSON sent is the same either way."""
-        return model.bind(extra_body={"response_format": response_format(schema)})
+        return model.bind(extra_body={"response_format": narrowed_format(schema, json_schema)})
 
     async def send(
         self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None

@@ -15,6 +15,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel
 
 from dialeval.agents.base import register_agent
+from dialeval.agents.schemas import numbered
 from dialeval.agents.judge import Judge
 from dialeval.config import EvalContext
 from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
@@ -76,6 +77,7 @@ async def check_text(context: EvalContext, text: str, source: str, **where: Any)
         return {**out, "status": "over_budget", "prompt_tokens": prompt_tokens(messages)}
     checked = await VERIFIER.ask(
         ctx, messages, label="dialogue.fact_checker.verify", validate=one_per_fact(len(facts)),
+        json_schema=numbered(Verification, "verdicts", "fact", len(facts)),
         placeholder=lambda: Verification(verdicts=[FactVerdict(fact=i + 1, reason="dry-run", label="supported") for i in range(len(facts))]),
     )
     out["calls"].append(checked.call.model_dump())

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.config import parse_options
-from dialeval.errors import ConfigError
+from dialeval.errors import ConfigError, DataError
 from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.conversation.data import Conversation, Turn, load_conversations, with_versus
 from dialeval.protocols.dialogue.human import load_labels
@@ -31,6 +31,8 @@ def options_of(options: dict[str, Any]) -> DialogueOptions:
 def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     parsed = options_of(options)
     conversations = load_conversations(path, parsed.format, parsed.columns)
+    if "rubric" not in parsed.model_fields_set:
+        conversations = own_rubrics(conversations, path)
     named = [c.id for c in conversations if looks_like_a_name(c.system) and "system" not in c.metadata]
     if named:
         warnings.warn(f"{path}: field 'system' of {len(named)} conversations (first {named[0]!r}: "
@@ -50,6 +52,24 @@ def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
     elif parsed.judge_only == "labelled":
         raise ConfigError("dialogue option judge_only=labelled needs the labels: give option human_scores=FILE")
     return with_versus(conversations, parsed.versus) if parsed.versus else conversations
+
+
+def own_rubrics(conversations: list[Conversation], path: Path) -> list[Conversation]:
+    """Conversations that name their own rubric (``metadata.rubric``, a path relative to the
+    data file, as a simulation run writes them), with it resolved and read before any call."""
+    out = []
+    for index, conv in enumerate(conversations):
+        own = conv.metadata.get("rubric")
+        if own is None:
+            out.append(conv)
+            continue
+        where = (path.parent / str(own)).resolve()
+        try:
+            load_rubric(str(where))
+        except ConfigError as err:
+            raise DataError(path, str(err), record=f"{index} (id={conv.id!r})", field="metadata.rubric") from None
+        out.append(conv.model_copy(update={"metadata": {**conv.metadata, "rubric": str(where)}}))
+    return out
 
 
 def looks_like_a_name(system: str) -> bool:

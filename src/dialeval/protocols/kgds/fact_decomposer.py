@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from dialeval.agents.judge import Judge
 from dialeval.protocols.kgds.common import options_of
@@ -21,7 +21,8 @@ TEMPLATE = "kgds/fact_decomposer"
 
 
 class AtomicFacts(BaseModel):
-    facts: list[str]
+    # the schema asks for what the check below accepts: at least one fact with a visible character
+    facts: list[str] = Field(json_schema_extra={"minItems": 1, "items": {"type": "string", "pattern": r"\S"}})
 
     @field_validator("facts")
     @classmethod

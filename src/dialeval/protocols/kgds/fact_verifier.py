@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from dialeval.agents.base import schema_with
+from dialeval.agents.schemas import numbered
 from dialeval.agents.judge import Judge
 from dialeval.protocols.kgds.common import format_numbered, options_of
 from dialeval.config import EvalContext
@@ -60,11 +60,7 @@ def check_numbers(n: int):
 def numbered_verdicts(n: int) -> dict[str, Any]:
     """The answer's schema for facts 1..n: verdict i is about fact i (decoders that follow
     a schema then cannot skip, repeat or renumber a fact)."""
-    items = [
-        {**FactVerdict.model_json_schema(), "properties": {**FactVerdict.model_json_schema()["properties"], "fact": {"const": i}}}
-        for i in range(1, n + 1)
-    ]
-    return schema_with(FactVerdicts, verdicts={"prefixItems": items, "items": False, "minItems": n, "maxItems": n})
+    return numbered(FactVerdicts, "verdicts", "fact", n)
 
 
 def batches(facts: list[dict[str, Any]], one_per_call: bool) -> list[list[dict[str, Any]]]:

@@ -37,6 +37,12 @@ class AspectScore(BaseModel):
     score: int
 
 
+def score_schema(schema: type[BaseModel], aspect: str) -> dict[str, Any]:
+    """The answer's schema with the score on the aspect's scale, as :func:`in_scale` checks it."""
+    low, high = score_range(aspect)
+    return schema_with(schema, score={"minimum": low, "maximum": high})
+
+
 def in_scale(aspect: str):
     """A validator: the score must lie on the aspect's scale."""
     low, high = score_range(aspect)
@@ -73,7 +79,7 @@ async def score_all(
             with_pictures(messages, item, blocks),
             validate=in_scale(aspect),
             placeholder=lambda: schema.model_validate({**placeholder_for(schema).model_dump(), "score": low}),
-            json_schema=schema_with(schema, score={"minimum": low, "maximum": high}),  # local decoding stays on the scale
+            json_schema=score_schema(schema, aspect),  # a model that follows it stays on the scale
         )
         score = answer.value.score if answer.value is not None else None  # type: ignore[attr-defined]
         return {"evaluator": judge.role, "summary": index, "aspect": aspect, "score": score, "input": seen, "call": answer.call.model_dump()}

@@ -62,6 +62,16 @@ def items_schema(n: int) -> dict[str, Any]:
     return schema
 
 
+def matches_in_range(n: int) -> Any:
+    """The extractor's meaning check, the one :func:`items_schema` states: matches are 1..n or null."""
+
+    def check(value: ExtractedItems) -> str | None:
+        return next((f"match {e.match} is not a reference number 1-{n}" for e in value.items
+                     if e.match is not None and not 1 <= e.match <= n), None)
+
+    return check
+
+
 def _answered(state: dict[str, Any], conv: Conversation, needs: str) -> list[tuple[dict[str, Any], Question]]:
     """Answers (all but errored calls) of the questions that carry the label ``needs``."""
     out = []
@@ -109,10 +119,7 @@ def item_extractor():
             result = await EXTRACTOR.verdict(
                 context,
                 values,
-                validate=lambda v: next(
-                    (f"match {e.match} is not a reference number 1-{n}" for e in v.items if e.match is not None and not 1 <= e.match <= n),
-                    None,
-                ),
+                validate=matches_in_range(n),
                 json_schema=items_schema(n),
             )
             if result.value is None:

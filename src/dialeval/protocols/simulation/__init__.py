@@ -14,7 +14,13 @@ from dialeval.protocols.simulation.common import ROLES
 from dialeval.protocols.simulation.suite import (
     after_run, aggregate, describe, dialogue_roles, item_scores, load, score_dimensions, tables, to_input, to_record,
 )
-from dialeval.protocols.simulation.view import conversation_view
+from dialeval.protocols.simulation.view import conversation_view, item_labels
+
+
+def _write_suite(source, out, n, config):  # type: ignore[no-untyped-def]
+    from dialeval.protocols.simulation.writer import write_suite
+
+    return write_suite(source, out, n, config)
 
 
 def _graph():
@@ -37,6 +43,8 @@ register_benchmark(
         tables=tables,
         **dialogue_roles(ROLES.benchmark_fields()),
         item_scores=item_scores,
+        item_labels=item_labels,
+        suite_writer=_write_suite,
         conversation_view=conversation_view,
         after_run=after_run,
         describe=describe,

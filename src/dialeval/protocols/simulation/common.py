@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialeval.agents.roles import Role, RoleTable
 from dialeval.config import EvalContext, parse_options
@@ -12,7 +12,7 @@ from dialeval.memory.client import MemorySettings
 
 ROLES = RoleTable(
     Role("user_simulator", "simulation.user_simulator", node="simulate_user"),
-    Role("simulation_auditor", "simulation.auditor", node="audit", templates=("simulation_auditor",)),
+    Role("simulation_auditor", "simulation.auditor", node="audit", templates=("simulation_auditor", "simulation_auditor_conversation")),
 )
 # the finished conversation is judged by the dialogue benchmark's graph: its roles' keys
 # are valid here too (models.judge, models.notetaker, templates.judge_conversation, ...)
@@ -35,11 +35,21 @@ class SimulationOptions(BaseModel):
         default=0, ge=0, le=5,
         description="simulate a conversation the simulator spoiled (audit finding, unreadable turn) again, with a new seed, at most this many times",
     )
-    audit: bool = Field(default=True, description="audit every simulated user turn (off: no auditor calls)")
+    audit: Literal["turn", "conversation", "off"] = Field(
+        default="conversation",
+        description="the model audit of the simulated turns: once over the whole conversation when it ends (default), "
+        "after every turn, or off; the code checks run on every turn in every mode",
+    )
     context_budget: int = Field(default=3000, gt=0, description="the most tokens a simulator or auditor prompt may have")
     window_turns: int = Field(default=8, gt=0, description="the latest turns the simulator and auditor see beside the notes")
     note_top_k: int = Field(default=12, gt=0, description="the most note entries shown when all do not fit")
     memory: MemorySettings = Field(default_factory=MemorySettings)
+
+    @field_validator("audit", mode="before")
+    @classmethod
+    def _switch(cls, value: Any) -> Any:
+        """``audit=true``/``false`` as before: the default mode, or off."""
+        return {True: "conversation", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
     @classmethod
     def of(cls, context: EvalContext) -> SimulationOptions:

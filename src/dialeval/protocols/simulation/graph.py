@@ -16,11 +16,13 @@ from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas 
 
 from dialeval.config import EvalContext
 from dialeval.protocols.simulation import nodes  # noqa: F401  (registers the agents, also when Studio loads this file alone)
+from dialeval.protocols.simulation.audit import audit_conversation
 from dialeval.protocols.simulation.common import ROLES, SimulationOptions
 from dialeval.protocols.simulation.judging import judge_conversation
-from dialeval.protocols.simulation.nodes import bot_node, context_of, item_id
+from dialeval.protocols.simulation.environment import check_state
+from dialeval.protocols.simulation.nodes import bot_node, context_of, item_id, session_id
 from dialeval.protocols.simulation.replay import restore
-from dialeval.protocols.simulation.rules import SIMULATOR_REASONS, checks_of, criterion_passes, outcome, stop_reason
+from dialeval.protocols.simulation.rules import SIMULATOR_REASONS, actions_of, checks_of, criterion_passes, outcome, stop_reason
 from dialeval.protocols.simulation.scenario import scenario_of
 
 
@@ -30,7 +32,8 @@ class SimulationInput(TypedDict):
     id: Annotated[str, Field(description="the scenario's id")]
     persona: Annotated[str, Field(description="who the simulated user is")]
     goal: Annotated[str, Field(description="what the user wants from the bot")]
-    success: Annotated[dict[str, Any], Field(description="{criteria: [rubric criteria, level conversation], checks: [{said}|{pattern}|{tool, args}]}")]
+    success: Annotated[dict[str, Any], Field(description="{criteria: [rubric criteria, level conversation], actions: {match, calls: [{name, args}]}, "
+                                                          "checks: [{said}|{pattern}|{tool, args}|{not_tool}], state: 'module:function'}")]
     hidden_facts: NotRequired[Annotated[dict[str, str], Field(description="what the user knows and says only when asked")]]
     opening: NotRequired[Annotated[str, Field(description="the first user message (else the simulator opens)")]]
     images: NotRequired[Annotated[list[Any], Field(description="pictures the user may show: files or data: URLs")]]
@@ -44,6 +47,8 @@ class SimulationOutput(TypedDict):
     audits: Annotated[list[dict[str, Any]], operator.add]  # one per simulated user turn
     stop_reason: str
     checks: list[dict[str, Any]]  # the model-free success checks at the end
+    actions: dict[str, Any] | None  # the bot's tool calls against success.actions
+    final_state: dict[str, Any] | None  # success.state's answer for this conversation's session
     criteria: list[dict[str, Any]]  # the success criteria's verdicts
     judged: dict[str, Any]  # the dialogue judge's output (turn_units, conversation_units, ...)
     outcome: str
@@ -52,15 +57,16 @@ class SimulationOutput(TypedDict):
 
 
 class SimulationState(SimulationInput, SimulationOutput, total=False):
-    pass
+    conversation_audited: bool  # the conversation audit has run on this attempt
 
 
 def route(state: dict[str, Any]) -> str:
-    """The stop rule, the graph's one conditional edge."""
+    """The stop rule, the graph's one conditional edge (an ended conversation passes the
+    conversation audit, which goes on to the judge when the run audits per turn or not at all)."""
     reason = stop_reason(scenario_of(state), state.get("turns", []), state.get("audits", []))
     if reason is None:
         return ROLES.node("user_simulator")
-    return "resimulate" if reason in SIMULATOR_REASONS else "judge"
+    return "resimulate" if reason in SIMULATOR_REASONS else "audit_conversation"
 
 
 async def resimulate(state: dict[str, Any], runtime: Any) -> Command[Any]:
@@ -71,8 +77,8 @@ async def resimulate(state: dict[str, Any], runtime: Any) -> Command[Any]:
         return Command(goto="judge")
     turns, audits = state.get("turns", []), state.get("audits", [])
     spoiled = {"attempt": attempt, "stop_reason": stop_reason(scenario_of(state), turns, audits), "turns": turns, "audits": audits}
-    return Command(goto=ROLES.node("user_simulator"),
-                   update={"turns": Overwrite([]), "audits": Overwrite([]), "attempt": attempt + 1, "resimulated": [spoiled]})
+    return Command(goto=ROLES.node("user_simulator"), update={"turns": Overwrite([]), "audits": Overwrite([]), "attempt": attempt + 1,
+                                                              "resimulated": [spoiled], "conversation_audited": False})
 
 
 async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
@@ -82,12 +88,16 @@ async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
     turns, audits = state.get("turns", []), state.get("audits", [])
     reason = stop_reason(scenario, turns, audits) or "max_turns"
     checks = checks_of(scenario, turns)
+    actions = actions_of(scenario.success.actions, turns)
     judged: dict[str, Any] = {}
+    final_state = None
     if outcome(reason, checks, [], audits) != "simulator_failure":
         judged = await judge_conversation(context, scenario, item_id(state), turns)
+        if scenario.success.state and not context.default_model.parsed.is_dry_run:  # a dry run never called the bot
+            final_state = await check_state(scenario.success.state, session_id(state))
     criteria = criterion_passes(scenario, judged.get("conversation_units", []))
-    return {"stop_reason": reason, "checks": checks, "criteria": criteria, "judged": judged,
-            "outcome": outcome(reason, checks, criteria, audits)}
+    return {"stop_reason": reason, "checks": checks, "actions": actions, "final_state": final_state, "criteria": criteria,
+            "judged": judged, "outcome": outcome(reason, checks, criteria, audits, actions, final_state)}
 
 
 async def resume(state: dict[str, Any], runtime: Any) -> Command[Any]:
@@ -105,11 +115,12 @@ def build_graph():
     ROLES.add_nodes(builder)
     builder.add_node("bot", bot_node)
     builder.add_node("resimulate", resimulate, destinations=(ROLES.node("user_simulator"), "judge"))
+    builder.add_node("audit_conversation", audit_conversation, destinations=("resimulate", "judge"))
     builder.add_node("judge", judge)
-    builder.add_node("resume", resume, destinations=(ROLES.node("user_simulator"), "bot", "resimulate", "judge"))
+    builder.add_node("resume", resume, destinations=(ROLES.node("user_simulator"), "bot", "resimulate", "audit_conversation"))
     builder.add_edge(START, "resume")
     builder.add_edge(ROLES.node("user_simulator"), ROLES.node("simulation_auditor"))
     builder.add_edge(ROLES.node("simulation_auditor"), "bot")
-    builder.add_conditional_edges("bot", route, [ROLES.node("user_simulator"), "resimulate", "judge"])
+    builder.add_conditional_edges("bot", route, [ROLES.node("user_simulator"), "resimulate", "audit_conversation"])
     builder.add_edge("judge", END)
     return builder.compile(name="simulation").with_config(recursion_limit=1000)

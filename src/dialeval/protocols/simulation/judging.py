@@ -67,6 +67,11 @@ def rubric_of(scenario: Scenario, options: SimulationOptions) -> dict[str, Any]:
     return {"criteria": criteria}
 
 
+def rubric_name(scenario_id: str) -> str:
+    """The file name of a scenario's rubric under the run's ``rubrics/``."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", scenario_id) + ".yaml"
+
+
 def rubric_file(scenario: Scenario, options: SimulationOptions, run_dir: str | None) -> Path | None:
     """The scenario's rubric written as YAML (under the run folder: it judges the
     dialogue-format file again); None when there is nothing to judge."""
@@ -75,7 +80,7 @@ def rubric_file(scenario: Scenario, options: SimulationOptions, run_dir: str | N
         return None
     folder = Path(run_dir) / "rubrics" if run_dir else Path(tempfile.gettempdir()) / "dialeval-simulation-rubrics"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / (re.sub(r"[^A-Za-z0-9_.-]", "_", scenario.id) + ".yaml")
+    path = folder / rubric_name(scenario.id)
     text = json.dumps(rubric, ensure_ascii=False, indent=1)  # JSON is YAML
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")

@@ -29,6 +29,15 @@ def per_scenario(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {s: {**row, "outcomes": dict(row["outcomes"]), "stop_reasons": dict(row["stop_reasons"])} for s, row in out.items()}
 
 
+def audited(record: dict[str, Any]) -> set[int]:
+    """The simulated turns some audit read: code checks and per-turn audits name their turn,
+    the conversation audit the turns it reviewed."""
+    out: set[int] = set()
+    for a in record.get("audits", []):
+        out |= set(a.get("turns") or []) if a.get("turn") is None else {a["turn"]}
+    return out
+
+
 def aggregate(records: list[dict[str, Any]], k: int, bot: str) -> dict[str, Any]:
     scenarios = per_scenario(records)
     for row in scenarios.values():
@@ -53,7 +62,7 @@ def aggregate(records: list[dict[str, Any]], k: int, bot: str) -> dict[str, Any]
         "resimulated": sum(len(r.get("resimulated", [])) for r in records),
         "resent_after_interruption": sum(r.get("resent_after_interruption", 0) for r in records),
         "audit_findings": dict(findings),
-        "audited_turns": sum(len(r.get("audits", [])) for r in records),
+        "audited_turns": sum(len(audited(r)) for r in records),
         "suite": {str(j): suite_pass_k(tasks, j) for j in range(1, k + 1)},
         "per_scenario": scenarios,
         "success_criteria": {name: dict(counts) for name, counts in criteria.items()},

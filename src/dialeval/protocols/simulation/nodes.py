@@ -16,11 +16,13 @@ from dialeval.agents.judge import Judge
 from dialeval.agents.responder import DRY_RUN_REPLY
 from dialeval.agents.simulated_user import SimulatedTurn, checker, dry_run_turn, facts_text, images_text, json_schema
 from dialeval.agents.simulation_auditor import TurnAudit, rule_findings, rules_text
+from dialeval.models.prompt_cache import mark_stable_prefix
 from dialeval.config import EvalContext
-from dialeval.memory.notes import NoteEntry, flatten, unflatten
 from dialeval.models.usage import count_tokens
 from dialeval.protocols.simulation import bots
 from dialeval.protocols.simulation.common import SimulationOptions
+from dialeval.protocols.simulation.notes import change_of, notes_to_show
+from dialeval.secrets import scrub_data
 from dialeval.protocols.simulation.replay import bot_turn
 from dialeval.protocols.simulation.scenario import scenario_of
 from dialeval.protocols.simulation.transcript import turn_line
@@ -48,6 +50,11 @@ def item_id(state: State) -> str:
     return f"{state.get('id', 'input')}#{trial}" if trial else str(state.get("id", "input"))
 
 
+def session_id(state: State) -> str:
+    """The session id the bot is called with (a state check reads the bot's environment by it)."""
+    return f"sim-{item_id(state)}"
+
+
 def user_turns(state: State) -> list[State]:
     return [t for t in state.get("turns", []) if t["role"] == "user"]
 
@@ -72,31 +79,9 @@ def fitted(render: Any, lines: list[str], notes: list[str], budget: int) -> tupl
             n_lines = 0
 
 
-def open_store(options: SimulationOptions, context: EvalContext) -> Any:
-    from dialeval.memory.client import open_note_store
-
-    return open_note_store(options.memory, context.run_dir)
-
-
-async def notes_to_show(store: Any, key: str, query: str, k: int) -> list[NoteEntry]:
-    entries = await asyncio.to_thread(store.entries, key)
-    if len(entries) <= k:
-        return entries
-    return list(await asyncio.to_thread(store.search, key, query or "goal", k))
-
-
-async def remember(store: Any, key: str, new: dict[str, Any], turn: int) -> dict[str, Any]:
-    """Merge the simulator's new notes into its stored note; the change made."""
-    entries = await asyncio.to_thread(store.entries, key)
-    merged = {**flatten(unflatten(entries)), **flatten(new)}
-    note = unflatten([NoteEntry(path, value, 0) for path, value in merged.items()])
-    change = await asyncio.to_thread(store.update, key, note, turn)
-    return change.as_dict()
-
-
 @register_agent("simulation.user_simulator", role="user_simulator", benchmark="simulation")
 def user_simulator():
-    """Plays the scenario's user one turn at a time, keeping notes in the run's note store."""
+    """Plays the scenario's user one turn at a time, keeping notes (in Chroma once they outgrow the prompt: notes.py)."""
 
     async def node(state: State, context: EvalContext) -> dict[str, Any]:
         options = SimulationOptions.of(context)
@@ -106,11 +91,8 @@ def user_simulator():
         if not turns and scenario.opening:
             return {"turns": [{"number": 1, "role": "user", "text": scenario.opening, "image": None, "stop": None, "scripted": True}]}
         key = f"simulator:{item_id(state)}:{seed_of(state)}"
-        store = await asyncio.to_thread(open_store, options, context)
-        if not any(t["role"] == "user" and not t.get("scripted") for t in turns):  # a fresh conversation: no old notes
-            await asyncio.to_thread(store.clear, key)
         last_bot = next((turn_line(t) for t in reversed(turns) if t["role"] == "assistant"), "")
-        notes = await notes_to_show(store, key, last_bot, options.note_top_k)
+        notes = await notes_to_show(options, context, key, turns, last_bot)
         ctx = SIMULATOR.context(context)
         values = {
             "persona": scenario.persona, "goal": scenario.goal, "hidden_facts": facts_text(scenario.hidden_facts),
@@ -122,36 +104,55 @@ def user_simulator():
             [turn_line(t) for t in turns[-options.window_turns:]],
             [f"- {e.key}: {e.value}" for e in notes], options.context_budget,
         )
-        answer = await SIMULATOR.ask(ctx, messages, validate=checker(len(scenario.images)), placeholder=dry_run_turn,
-                                     json_schema=json_schema(len(scenario.images)))
+        can_stop = any(t["role"] == "assistant" for t in turns)  # never before the bot has spoken
+        answer = await SIMULATOR.ask(ctx, stable_prefix(messages, "</pictures>"), validate=checker(len(scenario.images), can_stop),
+                                     placeholder=dry_run_turn, json_schema=json_schema(len(scenario.images), can_stop))
         call = answer.call.model_dump()
         if answer.value is None:
             return {"turns": [{"number": number, "role": "user", "text": "", "unparsed": True, "call": call}]}
         said = answer.value
-        change = await remember(store, key, said.notes, number) if said.notes else None
+        kept = scrub_data(said.notes)  # a model's answer, written to the run folder
         image = scenario.images[said.image - 1].source if said.image else None
         turn = {"number": number, "role": "user", "text": said.message.strip(), "image": image, "stop": said.stop,
-                "call": call, "notes_change": change}
+                "call": call, "notes": kept, "notes_change": change_of(turns, kept, number)}
         return {"turns": [turn]}
 
     return node
 
 
 def audit_record(turn: State, findings: list[dict[str, Any]], status: str, rationale: str | None, call: Any) -> dict[str, Any]:
+    """One simulated turn's audit: ``status`` ``code`` when no model was asked (code checks only)."""
     return {"turn": turn["number"], "status": status, "findings": findings, "rationale": rationale, "call": call}
+
+
+def code_findings(scenario: Any, turns: list[State]) -> list[Any]:
+    """The code checks of the latest simulated turn, against the bot's turn before it."""
+    bot_before = next((turn_line(t) for t in reversed(turns[:-1]) if t["role"] == "assistant"), "")
+    return rule_findings(turns[-1].get("text", ""), scenario.hidden_facts, bot_before, f"{scenario.persona}\n{scenario.goal}")
+
+
+def stable_prefix(messages: list[Any], closing_tag: str) -> list[Any]:
+    """The prompt with its scenario block (up to ``closing_tag``, the same at every turn of a
+    conversation) noted as a cacheable prefix (Anthropic's breakpoints; OpenAI caches prefixes itself)."""
+    last = messages[-1]
+    end = str(last.content).find(closing_tag)
+    return [*messages[:-1], mark_stable_prefix(last, [end + len(closing_tag)])] if end >= 0 and isinstance(last.content, str) else messages
 
 
 @register_agent("simulation.auditor", role="simulation_auditor", benchmark="simulation")
 def auditor():
-    """Checks each simulated user turn against its scenario: persona, hidden facts, no invented facts, no early stop, one turn."""
+    """Checks each simulated user turn against its scenario: in code first (no call when code
+    flags it), then by the model when ``audit`` is ``turn`` (else once at the end, see audit.py)."""
 
     async def node(state: State, context: EvalContext) -> dict[str, Any]:
         options = SimulationOptions.of(context)
         turn = state.get("turns", [])[-1]
-        if turn["role"] != "user" or turn.get("scripted") or turn.get("unparsed") or not options.audit:
+        if turn["role"] != "user" or turn.get("scripted") or turn.get("unparsed"):
             return {}
         scenario = scenario_of(state)
-        coded = [f.model_dump() for f in rule_findings(turn.get("text", ""))]
+        coded = [f.model_dump() for f in code_findings(scenario, state["turns"])]
+        if coded or options.audit != "turn":
+            return {"audits": [audit_record(turn, coded, "code", None, None)]}
         ctx = AUDITOR.context(context)
         values = {"persona": scenario.persona, "goal": scenario.goal, "hidden_facts": facts_text(scenario.hidden_facts),
                   "rules": rules_text(), "simulated_turn": turn_line(turn)}
@@ -160,8 +161,8 @@ def auditor():
             lambda _note, conversation: ctx.template.render(**values, conversation=conversation),
             [turn_line(t) for t in earlier[-options.window_turns:]], [], options.context_budget,
         )
-        answer = await AUDITOR.ask(ctx, messages)
-        found = coded + ([f.model_dump() for f in answer.value.findings] if answer.value else [])
+        answer = await AUDITOR.ask(ctx, stable_prefix(messages, "</hidden_facts>"))
+        found = [f.model_dump() for f in answer.value.findings] if answer.value else []
         rationale = answer.value.rationale if answer.value else None
         return {"audits": [audit_record(turn, found, answer.call.status, rationale, answer.call.model_dump())]}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -21,23 +21,25 @@ DEFAULT_MAX_TURNS = 8
 
 class Check(BaseModel):
     """One success check that needs no model: the bot ``said`` a phrase (case-insensitive),
-    its text matched a ``pattern`` (a regular expression), or it called ``tool`` with
-    ``args`` (every given argument equal; others may be present)."""
+    its text matched a ``pattern`` (a regular expression), it called ``tool`` with ``args``
+    (every given argument equal; others may be present), or it never called ``not_tool``
+    (with ``args``: never with those arguments)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     said: str | None = None
     pattern: str | None = None
     tool: str | None = None
+    not_tool: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_kind(self) -> Check:
-        kinds = [k for k in ("said", "pattern", "tool") if getattr(self, k)]
+        kinds = [k for k in ("said", "pattern", "tool", "not_tool") if getattr(self, k)]
         if len(kinds) != 1:
-            raise ValueError("a check has exactly one of 'said', 'pattern' or 'tool' (with optional 'args')")
-        if self.args and not self.tool:
-            raise ValueError("'args' goes with 'tool'")
+            raise ValueError("a check has exactly one of 'said', 'pattern', 'tool' or 'not_tool' (with optional 'args')")
+        if self.args and not (self.tool or self.not_tool):
+            raise ValueError("'args' goes with 'tool' or 'not_tool'")
         if self.pattern:
             try:
                 re.compile(self.pattern)
@@ -45,12 +47,51 @@ class Check(BaseModel):
                 raise ValueError(f"pattern {self.pattern!r} is not a regular expression: {err}") from None
         return self
 
+    @property
+    def wanted(self) -> bool:
+        """Whether the check asks for something to happen (``not_tool`` holds from the start)."""
+        return not self.not_tool
+
     def describe(self) -> str:
         if self.said:
             return f"said {self.said!r}"
         if self.pattern:
             return f"matched /{self.pattern}/"
-        return f"called {self.tool}({', '.join(f'{k}={v!r}' for k, v in self.args.items())})"
+        name = self.tool or self.not_tool
+        call = f"{name}({', '.join(f'{k}={v!r}' for k, v in self.args.items())})"
+        return f"called {call}" if self.tool else f"never called {call}"
+
+
+class Call(BaseModel):
+    """One tool call the bot must make: its ``name`` and the arguments it must carry
+    (every given one equal; others may be present)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    def describe(self) -> str:
+        return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in self.args.items())})"
+
+
+MatchMode = Literal["strict", "unordered", "subset", "superset"]
+
+
+class Actions(BaseModel):
+    """The tool calls the bot must make, compared as a trajectory: ``strict`` (these calls,
+    in this order, no others), ``unordered`` (these calls, any order, no others), ``superset``
+    (at least these; others allowed) or ``subset`` (no call outside these; any may be left out)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    match: MatchMode = "unordered"
+    calls: list[Call] = Field(default_factory=list)
+
+    @property
+    def wanted(self) -> bool:
+        """Whether the bot must do something (a ``subset`` is met by doing nothing)."""
+        return bool(self.calls) and self.match != "subset"
 
 
 class SuccessCriterion(BaseModel):
@@ -88,16 +129,26 @@ class SuccessCriterion(BaseModel):
 
 
 class Success(BaseModel):
+    """What counts as success: judged ``criteria``, and model-free ``actions`` (tool calls),
+    ``checks`` and ``state`` (a ``module:function`` reading the bot's environment), as tau-bench judges."""
+
     model_config = ConfigDict(extra="forbid")
 
     criteria: list[SuccessCriterion] = Field(default_factory=list)
+    actions: Actions | None = None
     checks: list[Check] = Field(default_factory=list)
+    state: str | None = Field(default=None, pattern=r"^[^:\s]+:[A-Za-z_][A-Za-z0-9_.]*$")
 
     @model_validator(mode="after")
     def _something(self) -> Success:
-        if not self.criteria and not self.checks:
-            raise ValueError("success needs at least one of 'criteria' (judged) or 'checks' (no model)")
+        if not (self.criteria or self.checks or self.actions or self.state):
+            raise ValueError("success needs at least one of 'criteria' (judged), 'actions', 'checks' or 'state' (no model)")
         return self
+
+    @property
+    def wanted(self) -> bool:
+        """Whether a model-free part asks for something to happen (then meeting it ends the conversation)."""
+        return any(c.wanted for c in self.checks) or (self.actions is not None and self.actions.wanted)
 
 
 class Scenario(BaseModel):

@@ -15,7 +15,8 @@ from dialeval.protocols.simulation.bots import parse_bot
 from dialeval.protocols.simulation.bots import resolve as resolve_bot
 from dialeval.protocols.simulation.common import SimulationOptions
 from dialeval.jsonsafe import dumps
-from dialeval.protocols.simulation.judging import check_judging
+from dialeval.protocols.simulation.environment import state_function
+from dialeval.protocols.simulation.judging import check_judging, rubric_name
 from dialeval.protocols.simulation.replay import resent_count
 from dialeval.protocols.simulation.scenario import Scenario, load_scenarios
 from dialeval.protocols.simulation.transcript import dialogue_record
@@ -47,13 +48,30 @@ def load(path: Path, options: dict[str, Any]) -> list[Trial]:
     parsed = options_of(options)
     scenarios = load_scenarios(path)
     check_judging(scenarios, parsed, path)  # the dialogue judge's own checks, before any call
-    k = parsed.k
-    return [Trial(id=s.id if k == 1 else f"{s.id}#{t}", scenario=s, trial=t) for s in scenarios for t in range(1, k + 1)]
+    for index, scenario in enumerate(scenarios):
+        if scenario.success.state:  # imported now: a wrong name stops the run before any call
+            state_function(scenario.success.state, path, f"{index} (id={scenario.id!r})")
+    # `scenario#trial` at every k, so labels and baselines made at one k match another
+    return [Trial(id=f"{s.id}#{t}", scenario=s, trial=t) for s in scenarios for t in range(1, parsed.k + 1)]
 
 
 def to_input(item: Trial, options: dict[str, Any]) -> dict[str, Any]:
-    data = item.scenario.model_dump(by_alias=True, exclude_none=True)
-    return {**data, "trial": item.trial} if options.get("k", 1) != 1 else data
+    return {**item.scenario.model_dump(by_alias=True, exclude_none=True), "trial": item.trial}
+
+
+def calls_of(state: dict[str, Any], judged: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every model call of the conversation in order (spoiled attempts first, then each simulated
+    turn and its audit, the conversation audit, the judge), as the viewer lists an item's calls."""
+    out: list[dict[str, Any]] = []
+    for attempt in [*state.get("resimulated", []), state]:
+        audits = attempt.get("audits", [])
+        for turn in attempt.get("turns", []):
+            out += [turn["call"]] if turn.get("call") else []
+            out += [a["call"] for a in audits if a.get("turn") == turn["number"] and a.get("call")]
+        out += [a["call"] for a in audits if a.get("turn") is None and a.get("call")]
+    for part in ("turn_units", "conversation_units", "note_updates"):
+        out += [u["call"] for u in judged.get(part, []) if isinstance(u, dict) and u.get("call")]
+    return out
 
 
 def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
@@ -62,6 +80,7 @@ def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": item.id,
         "scenario": item.scenario.id,
+        "scenario_spec": item.scenario.model_dump(exclude_none=True, exclude={"images", "metadata"}, by_alias=True),
         "trial": item.trial,
         "outcome": state.get("outcome"),
         "stop_reason": state.get("stop_reason"),
@@ -69,6 +88,8 @@ def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
         "bot_failure": failure,
         "resent_after_interruption": resent_count(state),
         "checks": state.get("checks", []),
+        "actions": state.get("actions"),
+        "final_state": state.get("final_state"),
         "criteria": state.get("criteria", []),
         "audits": state.get("audits", []),
         "turns": state.get("turns", []),
@@ -76,6 +97,7 @@ def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
         "turn_units": judged.get("turn_units", []),
         "conversation_units": judged.get("conversation_units", []),
         "note_updates": judged.get("note_updates", []),
+        "calls": calls_of(state, judged),
     }
 
 
@@ -112,6 +134,9 @@ def after_run(run_dir: Path, records: list[dict[str, Any]], metrics: dict[str, A
         if r["outcome"] == "simulator_failure" or not any(t["role"] == "assistant" and not t.get("failure") for t in r["turns"]):
             continue
         meta = {"scenario": r["scenario"], "trial": r["trial"], "outcome": r["outcome"], "stop_reason": r["stop_reason"]}
+        rubric = Path("rubrics") / rubric_name(r["scenario"])
+        if (run_dir / rubric).is_file():  # judged again without a rubric option, each conversation on its scenario's rubric
+            meta["rubric"] = rubric.as_posix()
         lines.append(dumps(dialogue_record(r["id"], r["turns"], meta)))  # a lone surrogate written escaped
     (run_dir / DIALOGUE_FILE).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 

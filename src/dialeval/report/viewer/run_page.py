@@ -48,6 +48,7 @@ def table_row(number: int, item: ItemResult) -> dict[str, Any]:
     """One row of the item table: scores are the item's mean per dimension (over its turns or summaries)."""
     return {
         "n": number, "id": item.id, "href": f"items/{number:05d}.html", "status": item.status,
+        "outcome": item.detail.get("outcome") if isinstance(item.detail.get("outcome"), str) else "",  # a simulated conversation's
         "system": item.system or "", "agents": sorted({str(c.get("agent")) for c in item.calls if c.get("agent")}),
         "calls": len(item.calls), "problems": {k: v for k, v in counts(item.calls).items() if k != "ok" and v},
         "scores": {dim: round(sum(units.values()) / len(units), 4) for dim, units in item.scores.items() if units},
@@ -164,6 +165,6 @@ def write_run_page(run: RunData, overview: dict[str, Any], raw_rows: list[dict[s
         "run.html", out / "index.html",
         run=overview, row_files=write_rows(out, rows), dimensions=dimensions, histograms=histograms,
         agents=agent_table(raw_rows), plots=plot_files(run.path), per_page=ROWS_PER_PAGE,
-        all_agents=sorted({a for r in rows for a in r["agents"]}),
+        all_agents=sorted({a for r in rows for a in r["agents"]}), outcomes=sorted({r["outcome"] for r in rows if r["outcome"]}),
         report=report.read_text(encoding="utf-8").replace("](plots/", "](../plots/") if report.exists() else "_No report.md yet._",
     )

@@ -1,0 +1,114 @@
+"""Recall and precision of the simulation audit on planted faults, per mode: code checks only,
+``turn`` (code, then the model on every turn code did not flag) and ``conversation`` (code,
+then one model call over the whole conversation).
+
+Why: the default audit mode is the one that keeps recall at the fewest calls. The corpus
+(benchmarks/data/planted_faults.yaml, written by planted_faults_corpus.py) holds 5 clean
+conversations and 25 with one planted fault each (leaving the persona, a hidden fact said
+unasked, an invented fact, an early stop, the bot's lines written), half blatant, half
+subtle. A turn counts as caught when it is flagged (any rule); precision is over every
+flagged turn. The agents, prompts and schemas are the simulation's own.
+
+    python benchmarks/audit_recall.py --model openai:gpt-4o-mini
+    python benchmarks/audit_recall.py --model smollm2            # offline (a 135M model)
+    python benchmarks/audit_recall.py --modes code               # no model at all
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dialeval.config import ModelSettings, RunConfig
+from dialeval.protocols.simulation.audit import audit_conversation
+from dialeval.protocols.simulation.nodes import auditor, code_findings
+from dialeval.protocols.simulation.scenario import Scenario
+
+CORPUS = Path(__file__).with_name("data") / "planted_faults.yaml"
+
+
+class Runtime:
+    def __init__(self, context: Any) -> None:
+        self.context = context
+
+
+def records(item: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The graph's state for one corpus conversation: the scenario's fields and the turn records."""
+    scenario = {"id": item["id"], **item["scenario"], "success": {"checks": [{"said": "(not checked here)"}]}}
+    turns = [t if t["role"] == "user" else {"number": t["number"], "role": "assistant",
+                                             "messages": [{"role": "assistant", "content": t["text"]}]} for t in item["turns"]]
+    return scenario, turns
+
+
+async def flags(item: dict[str, Any], mode: str, context: Any) -> tuple[set[int], int]:
+    """The turns flagged in ``mode``, and the model calls it took."""
+    scenario_fields, turns = records(item)
+    scenario = Scenario.model_validate(scenario_fields)
+    users = [i for i, t in enumerate(turns) if t["role"] == "user"]
+    flagged = {turns[i]["number"] for i in users if code_findings(scenario, turns[: i + 1])}
+    calls = 0
+    if mode == "turn":
+        node = auditor()
+        for i in users:
+            if turns[i]["number"] in flagged:
+                continue
+            out = await node({**scenario_fields, "turns": turns[: i + 1]}, context)
+            calls += 1
+            if any(a["findings"] for a in out.get("audits", [])):
+                flagged.add(turns[i]["number"])
+    elif mode == "conversation" and not flagged:  # in the graph, a code flag ends the conversation first
+        command = await audit_conversation({**scenario_fields, "turns": turns}, Runtime(context))
+        calls += 1
+        flagged |= {f["turn"] for a in command.update["audits"] for f in a["findings"]}
+    return flagged, calls
+
+
+async def measure(mode: str, corpus: list[dict[str, Any]], context: Any) -> dict[str, Any]:
+    started = time.perf_counter()
+    results = await asyncio.gather(*(flags(item, mode, context) for item in corpus))
+    caught: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    true_flags = all_flags = calls = clean_flagged = 0
+    for item, (flagged, n) in zip(corpus, results):
+        calls += n
+        all_flags += len(flagged)
+        fault = item["fault"]
+        if fault is None:
+            clean_flagged += bool(flagged)
+            continue
+        for key in (fault["rule"], fault["form"], "all"):
+            total[key] += 1
+            caught[key] += fault["turn"] in flagged
+        true_flags += fault["turn"] in flagged
+    return {"mode": mode, "recall": {k: (caught[k], total[k]) for k in total}, "precision": (true_flags, all_flags),
+            "clean_flagged": clean_flagged, "calls": calls, "seconds": time.perf_counter() - started}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--base-url", default=None)
+    parser.add_argument("--modes", default="code,turn,conversation")
+    args = parser.parse_args()
+    corpus = yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
+    model = ModelSettings(spec=args.model, **({"base_url": args.base_url} if args.base_url else {}))
+    for mode in args.modes.split(","):
+        context = RunConfig(model=model, options={"audit": "turn" if mode == "code" else mode}, cache_path=None).context()
+        row = asyncio.run(measure(mode, corpus, context))
+        rec = row["recall"]
+        parts = ", ".join(f"{k} {c}/{n}" for k, (c, n) in sorted(rec.items()) if k != "all")
+        tp, flagged = row["precision"]
+        print(f"{mode:12} recall {rec['all'][0]}/{rec['all'][1]} = {rec['all'][0] / rec['all'][1]:.0%} ({parts}); "
+              f"precision {tp}/{flagged}{f' = {tp / flagged:.0%}' if flagged else ''}; clean conversations flagged "
+              f"{row['clean_flagged']}/5; model calls {row['calls']}; {row['seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
