@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.cli import METRICS_TOOLS, main
+from dialeval.cli import main
+from dialeval.metrics_cli import METRICS_TOOLS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 
