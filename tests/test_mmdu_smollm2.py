@@ -23,9 +23,11 @@ def test_a_one_turn_dialogue_runs_on_smollm2(tmp_path, capsys):
     code = main(["run", "mmdu", "--data", str(ONE_TURN), "--config", str(config), "--output-dir", str(tmp_path),
                  "--no-progress", "--no-cache"])
     out = capsys.readouterr().out
-    assert code == 0
     assert "items: 1 evaluated, 1 finished, 0 failed" in out
     summary = out.split("1 dialogues, 1 turns: ")[1].splitlines()[0]
     answered, judged, unusable = (int(x) for x in re.findall(r"(\d+) (?:answered|judged|judge answers)", summary))
     # the turn is answered; the judge's answer is either read or counted as unusable, never defaulted
     assert answered == 1 and judged + unusable == 1
+    # a run whose only verdict was unreadable measured nothing: exit 1, saying so (issue 44)
+    assert code == (0 if judged else 1)
+    assert ("no unit was measured" in out) == (not judged)
