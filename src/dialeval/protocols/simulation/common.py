@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.agents.roles import Role, RoleTable
-from dialeval.config import EvalContext, parse_options
+from dialeval.config import EvalContext
 from dialeval.memory.client import MemorySettings
 
 ROLES = RoleTable(
@@ -43,7 +43,7 @@ class SimulationOptions(BaseModel):
 
     @classmethod
     def of(cls, context: EvalContext) -> SimulationOptions:
-        return parse_options(cls, context.options, "simulation")
+        return context.options_as(cls, "simulation")  # validated once per run (or Studio invocation)
 
     def judging_options(self) -> dict[str, Any]:
         return {**JUDGING_DEFAULTS, **self.judging}
