@@ -38,7 +38,7 @@ def test_two_systems_on_the_same_questions_are_paired(tmp_path):
     (test,) = result.metrics["system_tests"]
     assert (test["a"], test["b"], test["n"]) == ("bad-bot", "good-bot", 12)
     assert test["mean_a"] == 2 and test["mean_b"] == 5 and test["mean_diff"] == 3
-    assert test["p_permutation"] < 0.01 and not test["few_units"]
+    assert test["p_value"] < 0.01 and not test["few_units"]
     assert "Systems compared question by question" in result.report_path.read_text()
 
 

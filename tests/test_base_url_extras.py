@@ -44,7 +44,7 @@ def test_a_base_url_is_split_into_what_the_sdks_take():
     }
     assert parts.with_path("/models") == "https://host:8443/pfx/v1/models?api-version=2024-06-01&key=k1"
     assert split_base_url("http://localhost:8000/v1").sdk_args() == {"base_url": "http://localhost:8000/v1"}
-    assert redacted("https://alice:p%40ss@host/v1?api-version=2024&key=k1") == "https://host/v1?api-version=***&key=***"
+    assert redacted("https://alice:p%40ss@host/v1?api-version=2024&key=k1") == "https://***@host/v1?api-version=***&key=***"
     with pytest.raises(EndpointError, match="fragment"):
         split_base_url("http://host/v1#part")
 

@@ -78,8 +78,10 @@ def test_identical_scores_agree_fully_and_a_constant_shift_is_significant():
     shifted = agreement([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], [2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5])
     assert shifted["exact_agreement"] == 0.0 and shifted["adjacent_agreement"] == 1.0
     assert shifted["pearson"] == pytest.approx(1.0) and shifted["krippendorff_alpha"] < 1.0
-    assert (shifted["ci_low"], shifted["ci_high"]) == (1.0, 1.0)
+    assert 0.5 < shifted["ci_low"] < 1.0 == shifted["ci_high"]  # not [1, 1]: a rare other change is not ruled out
     assert shifted["p_value"] < 0.01  # every pair moved the same way: 2 of 4096 sign patterns are as extreme
+    four = agreement([3, 3, 3, 3], [2, 2, 2, 2], bound=4)  # four identical drops cannot show a change
+    assert four["smallest_p"] == 0.0625 and (four["ci_low"], four["ci_high"]) == (-4.0, 4.0)
 
 
 def test_undefined_statistics_are_none_not_zero():

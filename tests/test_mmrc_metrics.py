@@ -164,12 +164,12 @@ def test_note_taking_on_and_off_are_tested_question_by_question():
             _q("off", "MR", 3, index=1), _q("on", "MR", 3, index=1),
             _q("off", "CR", None, index=2), _q("on", "CR", 5, index=2),  # the judge failed once: left out
         ]}
-        for c in range(6)
+        for c in range(20)
     ]
     (test,) = aggregate(records)["condition_tests"]
     assert (test["a"], test["b"], test["dimension"]) == ("off", "on", "score (0-5)")
-    assert (test["n"], test["only_b"]) == (12, 6)  # six conversations x two questions both scored
-    assert test["mean_diff"] == pytest.approx(1.0) and test["p_permutation"] < 0.05
+    assert (test["n"], test["only_b"]) == (40, 20)  # twenty conversations x two questions both scored
+    assert test["mean_diff"] == pytest.approx(1.0) and test["p_value"] < 0.05
     assert "condition_tests" not in aggregate([{"id": "x", "questions": [_q("off", "IE", 2, index=0)]}])
     from dialeval.benchmarks import get_benchmark
 

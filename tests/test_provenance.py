@@ -7,7 +7,7 @@ import json
 import re
 
 from dialeval import __version__
-from dialeval.cli import _warnings
+from dialeval.evaluation import run_warnings
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.report.cautions import FEW_UNITS, UNUSABLE_WARN_SHARE, few_units, judge_warnings
 from dialeval.run import provenance
@@ -87,7 +87,7 @@ def test_a_run_resumed_with_other_code_names_both_versions_and_warns(tmp_path, m
     prov = again.metrics["run"]["provenance"]
     assert prov["code_versions"] == [{"dialeval": __version__, "git_commit": "a" * 40},
                                      {"dialeval": __version__, "git_commit": "b" * 40}]
-    [warning] = [w for w in _warnings(again.metrics) if "other code" in w]
+    [warning] = [w for w in run_warnings(again.metrics) if "other code" in w]
     assert f"{__version__} (git aaaaaaaaaaaa); {__version__} (git bbbbbbbbbbbb)" in warning
     assert f"- caution: {warning}" in again.report_path.read_text()
 
@@ -103,7 +103,7 @@ def test_a_run_resumed_with_the_same_code_or_re_read_without_evaluating_keeps_on
     kept = reread.metrics["run"]["provenance"]
     assert "code_versions" not in kept and kept["git_commit"] == "a" * 40  # the code that evaluated the items
     assert {k: kept[k] for k in ("started", "finished")} == {k: done.metrics["run"]["provenance"][k] for k in ("started", "finished")}
-    assert not [w for w in _warnings(reread.metrics) if "other code" in w]
+    assert not [w for w in run_warnings(reread.metrics) if "other code" in w]
 
 
 def test_a_checkout_with_uncommitted_changes_is_said_to_have_them(tmp_path, monkeypatch):
@@ -170,7 +170,7 @@ def test_a_run_whose_judge_mostly_fails_to_answer_readably_says_so_first(tmp_pat
     warnings = result.metrics["run"]["warnings"]
     assert len(warnings) == 1 and "2 of 3 answers (67%)" in warnings[0]
     assert result.report_path.read_text().split("\n")[2].startswith("> **Unreadable judge answers.** Judge answer_judge")
-    assert warnings[0] in _warnings(result.metrics)  # the CLI prints it as a warning line
+    assert warnings[0] in run_warnings(result.metrics)  # the CLI prints it as a warning line
 
 
 def test_statistics_on_few_units_are_listed_means_are_not():

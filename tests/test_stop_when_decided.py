@@ -45,12 +45,31 @@ def test_a_clear_difference_is_decided_before_the_last_unit(tmp_path):
     (pair,) = decision["pairs"]
     assert (pair["a"], pair["b"], pair["decision"]) == ("a-bot", "b-bot", "a higher") and pair["low"] < -3 < pair["high"] < 0
     assert decision["items_skipped"] == 2 * UNITS - len(result.records)
-    assert decision["calls_saved"] == decision["items_skipped"]  # answers: one judge call per item
+    assert decision["calls_saved"] == decision["items_skipped"] - decision["items_cancelled"]  # answers: one call per item
     assert len(model.prompts) == len(result.records) and result.complete
     judged = {int(r["id"][1:].split("-")[0]) for r in result.records}
     assert judged != set(range(len(judged)))  # a seeded random order of the units, not the file's first ones
     again = run("answers", data, _config(tmp_path, settings), progress=False)  # resumed: decided already, nothing judged
     assert again.evaluated_now == 0 and again.metrics["run"]["decision"]["pairs"][0]["decision"] == "a higher"
+
+
+def test_calls_saved_are_those_the_server_never_saw(tmp_path):
+    from dialeval.testing.openai_server import OpenAIStub, last_user_text
+    from tests.helpers import http_config
+
+    def grade(body):
+        answer = last_user_text(body).split("<system_answer>")[-1]
+        return json.dumps({"rationale": "checked", "score": 2 if "no idea" in answer else 5}) if "<system_answer>" in last_user_text(body) else "OK"
+
+    data = _answers(tmp_path / "answers.jsonl", lambda i: "no idea")
+    with OpenAIStub(respond=grade) as server:
+        config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url}, concurrency=8,
+                             options={"stop_when_decided": True})
+        result = run("answers", data, config, progress=False)
+        judged = sum(1 for body in server.requests if "<system_answer>" in last_user_text(body))
+    decision = result.metrics["run"]["decision"]
+    assert decision["items_skipped"] > 0
+    assert decision["calls_saved"] == 2 * UNITS - judged  # requests cancelled in flight were sent: spent, not saved
 
 
 def test_noise_is_judged_to_the_last_unit(tmp_path):
@@ -144,3 +163,21 @@ def test_a_candidate_is_judged_against_a_baseline_run_until_the_regression_is_de
 
     with pytest.raises(ConfigError, match="decide_against: .* is not a run folder"):
         run("answers", worse, base_config.model_copy(update={"options": {**options, "decide_against": str(tmp_path)}}), progress=False)
+
+
+def test_units_the_baseline_judged_with_other_content_are_never_paired(tmp_path):
+    def answers(path, grade, question):
+        rows = [{"id": f"u{i:02d}", "question_id": f"q{i:02d}", "question": question(i), "reference": "ref",
+                 "answer": f"answer grade {grade(i)}", "system": "bot"} for i in range(40)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return path
+
+    settings, _ = scripted(respond=lambda m: json.dumps({"rationale": "r", "score": int(prompt_text(m).split("grade ")[-1][0])}))
+    config = RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, parse_retries=0, concurrency=1)
+    baseline = run("answers", answers(tmp_path / "base.jsonl", lambda i: 4 + i % 2, lambda i: f"Question {i}?"), config, progress=False)
+    changed = {f"q{i:02d}" for i in range(0, 40, 4)}  # every fourth question asked differently, under the same id
+    worse = answers(tmp_path / "worse.jsonl", lambda i: 2 + i % 2, lambda i: f"Another question {i}?" if i % 4 == 0 else f"Question {i}?")
+    options = {"stop_when_decided": True, "decide_against": str(baseline.run_dir), "decision_margin": 0.2}
+    decision = run("answers", worse, config.model_copy(update={"options": options}), progress=False).metrics["run"]["decision"]
+    assert decision["pairs"][0]["decision"] == "regression"
+    assert set(decision["units_other_content"]) <= changed and decision["units_other_content"]

@@ -3,7 +3,7 @@
 Each model call is the chat model's ``ainvoke`` inside the compiled graph, so a tracer
 collecting runs (``collect_runs()``), a callback handler given to ``evaluate()`` and
 LangSmith (configured by its environment variables) each see one chat-model run per
-request the test server answered; ``LANGCHAIN_TRACING_V2=false`` changes nothing about the
+request the test server answered, in one process or in worker processes (``processes: 2``); ``LANGCHAIN_TRACING_V2=false`` changes nothing about the
 path (the same requests, the same runs seen).
 """
 
@@ -61,8 +61,9 @@ def _evaluate(server: OpenAIStub, tmp_path: Path, name: str, **kwargs: Any) -> A
                              cache_path=None, output_dir=str(tmp_path / name), **kwargs)
 
 
+@pytest.mark.parametrize("processes", [1, 2], ids=["one process", "--processes 2"])
 @pytest.mark.parametrize("tracing_v2", [None, "false"], ids=["unset", "LANGCHAIN_TRACING_V2=false"])
-def test_collect_runs_and_a_users_callback_see_every_model_call(tmp_path, monkeypatch, tracing_v2):
+def test_collect_runs_and_a_users_callback_see_every_model_call(tmp_path, monkeypatch, tracing_v2, processes):
     for name in ("LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"):
         monkeypatch.delenv(name, raising=False)
     if tracing_v2 is not None:
@@ -70,7 +71,7 @@ def test_collect_runs_and_a_users_callback_see_every_model_call(tmp_path, monkey
     handler = ChatModelCalls()
     with OpenAIStub(respond=lambda body: GRADE) as server:
         with collect_runs() as collected:
-            result = _evaluate(server, tmp_path, "run", callbacks=[handler])
+            result = _evaluate(server, tmp_path, "run", callbacks=[handler], processes=processes)
         sent = [body["messages"][-1]["content"] for body in server.completions]
     assert result.complete and len(sent) == 3
     assert sorted(handler.prompts) == sorted(sent)  # one callback per request, with what it asked
@@ -129,20 +130,21 @@ import sys
 import dialeval
 from langchain_core.tracers.langchain import wait_for_all_tracers
 result = dialeval.evaluate("answers", sys.argv[1], model="openai-compatible:judge", base_url=sys.argv[2],
-                           cache_path=None, output_dir=sys.argv[3])
+                           cache_path=None, output_dir=sys.argv[3], processes=int(sys.argv[4]))
 wait_for_all_tracers()
 assert result.complete, result.summary
 """
 
 
-def test_langsmith_configured_by_its_environment_variables_gets_every_model_call(tmp_path):
+@pytest.mark.parametrize("processes", [1, 2], ids=["one process", "--processes 2"])
+def test_langsmith_configured_by_its_environment_variables_gets_every_model_call(tmp_path, processes):
     recorder = _LangSmithRecorder()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGCHAIN_", "LANGSMITH_"))}
     env.update(LANGSMITH_TRACING="true", LANGSMITH_ENDPOINT=recorder.url, LANGSMITH_API_KEY="lsv2-test-key",
                LANGSMITH_PROJECT="dialeval-test", PYTHONPATH=str(ROOT / "src"))
     try:
         with OpenAIStub(respond=lambda body: GRADE) as server:
-            done = subprocess.run([sys.executable, "-c", LANGSMITH_RUN, str(DATA), server.base_url, str(tmp_path / "runs")],
+            done = subprocess.run([sys.executable, "-c", LANGSMITH_RUN, str(DATA), server.base_url, str(tmp_path / "runs"), str(processes)],
                                   env=env, capture_output=True, text=True, timeout=300)
             requests = len(server.completions)
     finally:

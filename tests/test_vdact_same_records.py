@@ -10,7 +10,9 @@ CPU-per-call work of issue 24; a change that alters a prompt, a record or a scor
 one of them, and then says which. The metrics digests were taken again once, when an
 unknown cost became ``null`` in ``metrics.json`` (the stub is unpriced): that diff was
 ``cost_usd`` and ``cost_without_prompt_cache_usd`` 0.0 -> null and ``priced_cost_usd``
-added, nothing else.
+added, nothing else. What issue 44 added for the gate (a row's ``unit_hash``; ``units_measured``, ``complete``,
+``incomplete`` and ``unit_hashes`` in ``metrics.json``) is left out of the digests: new
+fields, no prompt, record or score changed.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ def _results(run_dir: Path) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     for row in rows:
         row.pop("seconds", None)
+        row.pop("unit_hash", None)  # issue 44's new field
         for call in row.get("usage", []):
             call.pop("latency_s", None)
             call.pop("endpoint", None)  # the stub's port
@@ -80,6 +83,8 @@ def _results(run_dir: Path) -> list[dict[str, Any]]:
 def _metrics(run_dir: Path) -> dict[str, Any]:
     metrics = json.loads((run_dir / "metrics.json").read_text())
     metrics["run"].pop("provenance")  # dates, commit, the stub's port
+    for added in ("complete", "incomplete", "unit_hashes", "units_measured"):  # issue 44's new fields
+        metrics["run"].pop(added)
     return dict(metrics)
 
 

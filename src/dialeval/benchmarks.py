@@ -128,6 +128,11 @@ class Benchmark:
     # the pydantic model of ``options:``, validated once when the run is prepared and carried
     # typed in the run context (nodes read ``context.options_as(model, name)``); None: options read from the items
     options_model: type[BaseModel] | None = None
+    # item -> what the item asks of the system under test, JSON-able, without the system's own
+    # output (a question and its reference, not the answer): each row records its hash, and the
+    # gate refuses a baseline that judged other content under the same unit ids. None: the
+    # whole item but its ``id`` and ``system``
+    unit_content: Callable[[Any], Any] | None = None
 
 
 # name -> module that registers it (imported lazily)

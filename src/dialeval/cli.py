@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--base-url", help="base URL for openai-compatible models")
     r.add_argument("--limit", type=int, help="evaluate only the first N items in natural id order (VDAct: N dialogue ids), the same in every data file")
     r.add_argument("--concurrency", type=int, help="items and model requests in flight")
+    r.add_argument("--processes", type=int, help="worker processes sharing the items and the limits (API models; default 1)")
+    r.add_argument("--shard", metavar="I/N", help="judge the I-th of N parts of the items into its own run folder (`dialeval merge` joins them)")
     r.add_argument("--run-id", help="run folder name (default: derived from benchmark, data and config)")
     r.add_argument("--output-dir", help="where run folders go (default: runs)")
     r.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="benchmark option, e.g. patterns='[\"ebs\"]'")
@@ -65,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-preflight", action="store_true", help="skip the reachability check of API models before the first item")
     r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    r.add_argument("--fail-on", action="append", default=[], metavar="'FIGURE OP NUMBER'", help="exit 1 when this holds "
+                   "at the end, e.g. 'unparsed.share > 0.1' (any figure a gate rule can name; docs/gate.md)")
     r.add_argument(
         "--no-wait",
         action="store_true",
@@ -74,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="recompute metrics and report.md of a run folder")
     rep.add_argument("run_dir")
+
+    mg = sub.add_parser("merge", help="join the shard folders of one run (run --shard i/n) into one run folder")
+    mg.add_argument("runs", nargs="+", metavar="RUN", help="every shard folder of the run (1/n ... n/n)")
+    mg.add_argument("--out", help="the joined run's folder (default: beside the first shard, named by the run's id)")
+    mg.add_argument("--data", help="the data file, where it is not at the path the shards' config.json names")
 
     sub.add_parser("list", help="benchmarks, agents and model backends")
 
@@ -164,7 +173,7 @@ def _leave_now(line: str) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from dialeval.config import ConfigError, load_config
     from dialeval.run.batch_rounds import NO_WAIT_EXIT, BatchesPending
-    from dialeval.evaluation import RunInterrupted, run
+    from dialeval.evaluation import RunInterrupted, run, run_warnings
 
     model = None
     if args.model:
@@ -174,12 +183,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         data=args.data,
         limit=args.limit,
         concurrency=args.concurrency,
+        processes=args.processes,
+        shard=args.shard,
         run_id=args.run_id,
         output_dir=args.output_dir,
         options=_options(args.option) or None,
         fresh=True if args.fresh else None,
         preflight=False if args.no_preflight else None,
     )
+    from dialeval.gate.cli import measured_exit, parse_rule
+    fail_on = [parse_rule(text, "--fail-on") for text in args.fail_on]  # a bad expression stops before any call
     # a bare `--model dry-run` prices the roles as the config's own model would cost
     config = load_config(args.config, **overrides, model=model)
     if args.no_cache:
@@ -206,34 +219,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         items = (result.metrics.get("run") or {}).get("items", len(result.records))
         print(f"dialeval: nothing to do: all {items} items done in {result.run_dir} (--fresh evaluates them again)", file=sys.stderr)
     print(_summary(result.run_dir))
-    for warning in _warnings(result.metrics):
+    for warning in run_warnings(result.metrics):
         print(f"dialeval: warning: {warning}", file=sys.stderr)
-    if not result.complete:
-        print(f"dialeval: {result.summary}; re-run the same command to retry them")
-        return 1
-    return 0
+    return measured_exit(result, fail_on) if result.complete else _incomplete(result.summary)
 
 
-def _warnings(metrics: dict[str, object]) -> list[str]:
-    run = metrics.get("run", {}) if isinstance(metrics.get("run"), dict) else {}
-    usage = run.get("usage", {}) if isinstance(run, dict) else {}
-    out = []
-    if isinstance(usage, dict) and usage.get("unpriced_calls"):
-        models = ", ".join(usage.get("unpriced_models", []))
-        out.append(f"cost unknown: no price is known for {models}; set `price` or `price_as` for it")
-    system = run.get("system_outputs") if isinstance(run, dict) else None
-    if isinstance(system, dict) and system.get("warning"):
-        out.append(str(system["warning"]))
-    judges = run.get("warnings") if isinstance(run, dict) else None  # judges past the unreadable share
-    out.extend(str(w) for w in judges or [])
-    provenance = run.get("provenance") if isinstance(run, dict) else None
-    if isinstance(provenance, dict):
-        from dialeval.run.provenance import mixed_code_warning
-
-        mixed = mixed_code_warning(provenance)
-        if mixed:
-            out.append(mixed)
-    return out
+def _incomplete(summary: str, how: str = "re-run the same command") -> int:
+    print(f"dialeval: {summary}; {how} to retry them")
+    return 1
 
 
 def _summary(run_dir: Path) -> str:
@@ -304,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     second of exit time, is skipped (:func:`gc.freeze`); files and exit hooks still close."""
     if argv is None:
         _plain_warnings()
+        from dialeval.secrets import scrub_output
+
+        scrub_output()  # every line printed, tracebacks included, without the run's secrets (issue 45)
     code = _main(argv)
     if argv is None:
         import gc
@@ -346,6 +342,12 @@ def _main(argv: list[str] | None) -> int:
             write_report(args.run_dir)
             print(_summary(Path(args.run_dir)))
             return 0
+        if args.command == "merge":
+            from dialeval.evaluation import merge
+
+            merged = merge(args.runs, args.out, args.data)
+            print(_summary(merged.run_dir))
+            return 0 if merged.complete else _incomplete(merged.summary, "`dialeval run` without --shard resumes this run")
         if args.command == "list":
             return _cmd_list()
         if args.command == "metrics":

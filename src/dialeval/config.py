@@ -6,9 +6,8 @@ holds secrets only (API keys are read by name, never stored).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, Union, get_args
+from typing import Annotated, Any, TypeVar, Union
 
 from pydantic import (
     BaseModel,
@@ -26,6 +25,7 @@ from pydantic import (
 
 from dialeval import judge_spec
 from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
+from dialeval.field_errors import describe_error, did_you_mean, field_message, unknown_key
 from dialeval.judge_spec import Cascade, Composite, Ensemble
 from dialeval.spec import ModelSpec
 
@@ -206,7 +206,7 @@ def dry_run_over(override: Any, previous: Any) -> Any:
     try:
         before = ModelSettings.model_validate(previous)
     except ValidationError as err:  # the config's own model is wrong: say so, as without the dry run
-        raise ConfigError(f"the config's field 'model': {_message(ModelSettings, err.errors()[0])}") from None
+        raise ConfigError(f"the config's field 'model': {field_message(ModelSettings, err.errors()[0])}") from None
     new = f"dry-run:{before.spec}"
     if before.batch:  # the estimate counts the rounds and prices the batches the config would run
         return {**(override if isinstance(override, dict) else {}), "spec": new, "batch": True}
@@ -240,6 +240,13 @@ class RunConfig(BaseModel):
         description="items and model requests in flight (default: 64 when every model is an API model, else 8)",
     )
     limit: int | None = Field(default=None, gt=0)
+    processes: int = Field(
+        default=1, gt=0, description="worker processes sharing the items, the request limit and each model's limits (API models)"
+    )
+    shard: str | None = Field(
+        default=None, pattern=r"^[1-9][0-9]*/[1-9][0-9]*$",
+        description="'i/n': judge the i-th of n deterministic parts of the items into a run folder of its own (`dialeval merge` joins them)",
+    )
     output_dir: str = "runs"
     run_id: str | None = None
     cache_path: str | None = DEFAULT_CACHE
@@ -257,6 +264,23 @@ class RunConfig(BaseModel):
         """The config file this came from, for messages (``config`` when built in code)."""
         return self._source
     plugins: list[str] = Field(default_factory=list, description="modules to import first: they register agents or benchmarks")
+
+    @field_validator("shard")
+    @classmethod
+    def _shard_in_range(cls, shard: str | None) -> str | None:
+        if shard is not None:
+            index, of = (int(x) for x in shard.split("/"))
+            if index > of:
+                raise ValueError(f"shard {shard!r}: the part is one of 1..{of} (e.g. 1/{of})")
+        return shard
+
+    @property
+    def shard_part(self) -> tuple[int, int] | None:
+        """``(i, n)`` of ``shard: i/n`` (1-based), or ``None``."""
+        if self.shard is None:
+            return None
+        index, of = (int(x) for x in self.shard.split("/"))
+        return index, of
 
     def effective_concurrency(self) -> int:
         """The configured limit, or one that suits the backends: API servers take many
@@ -290,78 +314,6 @@ def default_model_spec() -> str:
     return "smollm2"
 
 
-def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model that holds the field at ``path`` (dict keys and list indexes skipped)."""
-    current: Any = model
-    for part in path:
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        field = current.model_fields.get(str(part))
-        if field is None:
-            return None
-        current = _inner_model(field.annotation)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
-
-
-def _inner_model(annotation: Any) -> Any:
-    """``ModelSettings`` out of ``ModelSettings | None`` or ``dict[str, ModelSettings]``."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def did_you_mean(word: str, valid: Iterable[str]) -> str:
-    """`` (did you mean 'judge'?)`` for the closest valid name, or ``""``: a typo shows its fix."""
-    import difflib
-
-    close = difflib.get_close_matches(word, list(valid), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
-def unknown_key(key: str, valid: list[str]) -> str:
-    """``unknown key; valid: a, b, c (did you mean 'b'?)``."""
-    if not valid:
-        return "unknown key; none is accepted here"
-    return f"unknown key; valid: {', '.join(valid)}" + did_you_mean(key, valid)
-
-
-def _message(model: type[BaseModel], e: Any) -> str:
-    """pydantic's message, or for an unknown key the valid keys and the closest one."""
-    loc, tagged = _untagged(e["loc"])
-    if e["type"] == "extra_forbidden" and tagged is not None and len(loc) == 3:  # models.<role>.<key> of an ensemble/cascade
-        return unknown_key(str(loc[-1]), list(tagged.model_fields))
-    e = {**e, "loc": loc}
-    if e["type"] == "extra_forbidden" and e["loc"]:
-        holder = _model_at(model, tuple(p for p in e["loc"][:-1] if not isinstance(p, int)))
-        if holder is None and len(e["loc"]) >= 2:  # a dict of models: models.<role>.<key>
-            holder = _model_at(model, tuple(e["loc"][:-2]))
-        if holder is not None:
-            return unknown_key(str(e["loc"][-1]), list(holder.model_fields))
-    return str(e["msg"]).removeprefix("Value error, ")
-
-
-def _untagged(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None]:
-    """``loc`` without the union tag pydantic puts after ``models.<role>`` (``model``,
-    ``ensemble``, ``cascade``), and the class an ensemble's or cascade's tag names."""
-    if len(loc) >= 3 and loc[0] == "models" and loc[2] in ("model", "ensemble", "cascade"):
-        tagged: dict[str, type[BaseModel]] = {"ensemble": Ensemble, "cascade": Cascade}
-        return loc[:2] + loc[3:], tagged.get(str(loc[2]))
-    return tuple(loc), None
-
-
-def describe_error(err: ValidationError, model: type[BaseModel] = BaseModel) -> str:
-    """Every error of ``err`` on one line, each naming its field (unknown keys: the valid ones)."""
-    lines = []
-    for e in err.errors():
-        where = ".".join(str(p) for p in _untagged(e["loc"])[0]) or "(top level)"
-        lines.append(f"field '{where}': {_message(model, e)}")
-    return "; ".join(lines)
-
-
 def parse_options(model: type[O], options: dict[str, Any] | None, benchmark: str) -> O:
     """A benchmark's ``options`` validated by its own model; errors name the option."""
     try:
@@ -369,7 +321,7 @@ def parse_options(model: type[O], options: dict[str, Any] | None, benchmark: str
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "options"
-        raise ConfigError(f"{benchmark} option '{where}': {_message(model, first)}") from None
+        raise ConfigError(f"{benchmark} option '{where}': {field_message(model, first)}") from None
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:

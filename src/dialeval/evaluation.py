@@ -99,23 +99,38 @@ async def run_async(
     drawn = not all(m.parsed.is_dry_run for m in prep.models.values())  # a dry run draws no figure
     outcome, metrics = await execute(prep, _report, progress=progress, on_interrupt=on_interrupt, wait=wait,
                                      batch_poll=batch_poll, callbacks=callbacks, meanwhile=_import_report if drawn else None)
-    rows, expected = outcome.rows, len(prep.items)
+    return _result(prep.run_dir, metrics, outcome.rows, len(prep.items), outcome.stopped, outcome.evaluated_now)
+
+
+def _result(run_dir: Path, metrics: dict[str, Any], rows: list[dict[str, Any]], expected: int, stopped: str | None,
+            evaluated_now: int) -> RunResult:
     not_evaluated = expected - len(rows)
     summary = failure_summary(rows, expected)
-    if outcome.stopped and not_evaluated:
-        summary = f"run stopped, {not_evaluated} of {expected} items not evaluated: {outcome.stopped}" + (
+    if stopped and not_evaluated:
+        summary = f"run stopped, {not_evaluated} of {expected} items not evaluated: {stopped}" + (
             f"; {summary}" if summary else ""
         )
     return RunResult(
-        run_dir=prep.run_dir,
+        run_dir=run_dir,
         metrics=metrics,
         records=[r["result"] for r in rows if r["status"] == "ok"],
         failed=sum(1 for r in rows if r["status"] != "ok"),
         not_evaluated=not_evaluated,
-        stopped=outcome.stopped if not_evaluated else None,
-        summary=summary,
-        evaluated_now=outcome.evaluated_now,
+        stopped=stopped if not_evaluated else None,
+        summary=summary or (f"{not_evaluated} of {expected} items not evaluated" if not_evaluated else ""),
+        evaluated_now=evaluated_now,
     )
+
+
+def merge(runs: list[str | Path], out: str | Path | None = None, data: str | Path | None = None) -> RunResult:
+    """Join the shard folders of one run (``--shard i/n``, on any machines) into the run
+    folder one process would have written, with its report (:mod:`dialeval.run.merge`)."""
+    from dialeval.report.writer import finish_run
+    from dialeval.run.merge import merge_shards
+
+    merged = merge_shards(runs, out, data)
+    metrics = finish_run(merged.run_dir, merged.bench, merged.rows, merged.resolved, expected=merged.expected)
+    return _result(merged.run_dir, metrics, merged.rows, merged.expected, None, 0)
 
 
 def run(
@@ -140,3 +155,27 @@ def run(
         if notes:
             raise RunInterrupted(notes[-1]) from None
         raise
+
+
+def run_warnings(metrics: dict[str, object]) -> list[str]:
+    """What the end of a run warns about, one line each: unknown cost, the system under test's
+    failures, judges past the unreadable share, code that changed between sessions."""
+    run = metrics.get("run", {}) if isinstance(metrics.get("run"), dict) else {}
+    usage = run.get("usage", {}) if isinstance(run, dict) else {}
+    out = []
+    if isinstance(usage, dict) and usage.get("unpriced_calls"):
+        models = ", ".join(usage.get("unpriced_models", []))
+        out.append(f"cost unknown: no price is known for {models}; set `price` or `price_as` for it")
+    system = run.get("system_outputs") if isinstance(run, dict) else None
+    if isinstance(system, dict) and system.get("warning"):
+        out.append(str(system["warning"]))
+    judges = run.get("warnings") if isinstance(run, dict) else None  # judges past the unreadable share
+    out.extend(str(w) for w in judges or [])
+    provenance = run.get("provenance") if isinstance(run, dict) else None
+    if isinstance(provenance, dict):
+        from dialeval.run.provenance import mixed_code_warning
+
+        mixed = mixed_code_warning(provenance)
+        if mixed:
+            out.append(mixed)
+    return out

@@ -111,7 +111,11 @@ def _import(args: argparse.Namespace) -> int:
         print(f"dialeval: skipped: {err}", file=sys.stderr)
     if not kept:
         raise DataError(args.path, "no conversation to write" + (f" ({len(log.bad)} bad records skipped)" if log.bad else ""))
-    write_atomic(out, lambda tmp: tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r, _ in kept), encoding="utf-8"))
+    from dialeval.jsonsafe import dumps
+    from dialeval.secrets import scrub
+
+    lines = "".join(scrub(dumps(r)) + "\n" for r, _ in kept)  # a lone surrogate escaped; keys a trace quoted stay out
+    write_atomic(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
     conversations = [c for _, c in kept]
     turns = sum(len(c.turns) for c in conversations)
     calls = sum(len(c.tool_calls()) for c in conversations)

@@ -51,20 +51,32 @@ def threshold_message(outcome: Outcome, run: RunData, figure: str) -> str:
     return "\n".join(lines)
 
 
-def assert_gate(run: Any, rule: str) -> None:
-    """Fail the test unless ``rule`` (``"relevance.mean >= 4"``) holds for ``run``."""
+def assert_gate(run: Any, rule: str, *, allow_incomplete: bool = False) -> None:
+    """Fail the test unless ``rule`` (``"relevance.mean >= 4"``) holds for ``run``; a run the
+    gate cannot judge (unfinished, a dry run's scores) raises :class:`GateError` as the CLI
+    exits 2, unless ``allow_incomplete``."""
     data = as_run(run)
     threshold = parse_rule(rule)
-    (outcome,) = evaluate_gate([threshold], data).outcomes
+    (outcome,) = evaluate_gate([threshold], data, allow_incomplete=allow_incomplete).outcomes
     if not outcome.passed:
         raise AssertionError(threshold_message(outcome, data, threshold.figure))
 
 
-def assert_no_regression(run: Any, baseline: Any, criterion: str, *, margin: float = 0.0) -> Outcome:
+def assert_no_regression(run: Any, baseline: Any, criterion: str, *, margin: float = 0.0, when_undecided: str = "pass",
+                         allow_incomplete: bool = False) -> Outcome:
     """Fail the test when ``criterion`` dropped surely more than ``margin`` against ``baseline``
-    (paired over the units both judged); returns the outcome (CI, units compared, missing)."""
+    (paired over the units both judged); skip it (pytest's ``skipped``, with the reason) when
+    the units cannot decide, or fail then too with ``when_undecided="fail"``; returns the
+    outcome (CI, units compared, missing) when it passes."""
+    from dialeval.gate.rules import finite, undecided_choice
+
     data, base = as_run(run), as_run(baseline)
-    (outcome,) = evaluate_gate([Regression(criterion, margin)], data, base).outcomes
+    rule = Regression(criterion, finite(margin, "assert_no_regression", "margin", low=0.0), undecided_choice(when_undecided, "assert_no_regression"))
+    (outcome,) = evaluate_gate([rule], data, base, allow_incomplete=allow_incomplete).outcomes
+    if outcome.status == "undecided":
+        import pytest
+
+        pytest.skip(f"{outcome.rule} undecided: {outcome.message}")
     if not outcome.passed:
         worst = ", ".join(f"{w['unit']} ({w['baseline']:g} -> {w['run']:g})" for w in outcome.detail["worst"])
         raise AssertionError(f"{outcome.rule} failed: {outcome.message}\nrun: {data.path}\nbaseline: {base.path}\n"

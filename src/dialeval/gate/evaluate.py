@@ -1,9 +1,11 @@
 """Evaluate gate rules against a run (and a baseline run): one outcome per rule.
 
-Why: thresholds are plain comparisons, but a regression must not fail CI on noise. The
-drop is measured unit by unit on the units both runs judged, with the paired bootstrap
-95% CI of :func:`dialeval.metrics.paired.paired_test`; a regression rule fails only when
-the whole interval lies below ``-margin`` (the drop is surely larger than the margin).
+Why: thresholds are plain comparisons, but a regression must not fail CI on noise, nor
+pass what the units cannot show. The change is measured unit by unit on the units both
+runs judged, with the one paired test of :mod:`dialeval.metrics.paired`: a regression rule
+fails when the whole 95% interval lies below ``-margin``, passes when it lies at or above,
+and is ``undecided`` otherwise (the reason and the smallest drop these units could show
+are said). Runs that cannot be judged are refused first (:mod:`dialeval.gate.judgeable`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dialeval.gate.figures import dimension_names, did_you_mean, resolve_dimension, run_figures
+from dialeval.gate.judgeable import DRY_RUN_FIGURES, check_runs, check_same_units, is_dry_run
 from dialeval.gate.rules import GateError, Regression, Rule, Threshold
 from dialeval.report.results import RunData
 
@@ -21,10 +24,10 @@ MISSING_SHOWN = 10  # missing unit ids named in a message (all of them are in th
 
 @dataclass
 class Outcome:
-    """What one rule found: ``pass`` or ``fail``, a one-line message, and the figures behind it."""
+    """What one rule found: ``pass``, ``fail`` or ``undecided``, a one-line message, and the figures behind it."""
 
     rule: str
-    status: Literal["pass", "fail"]
+    status: Literal["pass", "fail", "undecided"]
     message: str
     value: float | None = None
     detail: dict[str, Any] = field(default_factory=dict)
@@ -33,50 +36,54 @@ class Outcome:
     def passed(self) -> bool:
         return self.status == "pass"
 
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
 
 @dataclass
 class GateResult:
-    """Every rule's outcome for one run; ``exit_code`` 0 when all passed, 1 otherwise."""
+    """Every rule's outcome for one run; ``exit_code`` 1 when a rule failed, else 0 (an
+    undecided rule does not fail unless its ``when_undecided`` is ``fail``).
+    ``allowed_incomplete``: why a run could not be judged, when ``--allow-incomplete`` judged it anyway."""
 
     run: str
     baseline: str | None
     outcomes: list[Outcome]
+    allowed_incomplete: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return all(o.passed for o in self.outcomes)
+        return not any(o.failed for o in self.outcomes)
 
     @property
     def exit_code(self) -> int:
         return 0 if self.passed else 1
 
 
-def is_dry_run(run: RunData) -> bool:
-    return bool((run.metrics.get("run") or {}).get("dry_run"))
-
-
 def check_rules(rules: list[Rule], run: RunData, baseline: RunData | None) -> None:
     """Stop with :class:`GateError` (exit 2) before evaluating when a rule names a figure or
     criterion the run lacks, or a regression rule has no baseline; every such rule is named
     at once (a CI job should not need one run per typo)."""
+    from dialeval.gate.rules import joined
+
     figures = run_figures(run)
-    scored = {f for f in figures if f.rpartition(".")[0] in dimension_names(run.scores())}
     problems = []
     for rule in rules:
         try:
-            _check_rule(rule, run, baseline, figures, scored)
+            _check_rule(rule, run, baseline, figures)
         except GateError as err:
             problems.append(str(err))
     if problems:
-        raise GateError("\n".join(problems) if len(problems) > 1 else problems[0])
+        raise GateError(joined(problems))
 
 
-def _check_rule(rule: Rule, run: RunData, baseline: RunData | None, figures: dict[str, float], scored: set[str]) -> None:
+def _check_rule(rule: Rule, run: RunData, baseline: RunData | None, figures: dict[str, float]) -> None:
     """:class:`GateError` when ``rule`` cannot be gated on ``run`` (and ``baseline``)."""
     for which in (run, baseline):
-        if which is not None and is_dry_run(which) and (isinstance(rule, Regression) or getattr(rule, "figure", "") in scored):
-            raise GateError(f"rule {rule.name!r}: {which.path} is a dry run, whose scores are placeholders; "
-                            "gate its cost and calls only (cost.usd, calls)")
+        if which is not None and is_dry_run(which) and not (isinstance(rule, Threshold) and DRY_RUN_FIGURES(rule.figure)):
+            raise GateError(f"rule {rule.name!r}: {which.path} is a dry run, whose scores and figures are placeholders; "
+                            "gate its cost and calls only (cost.usd, calls, items, run.usage.*)")
     if isinstance(rule, Threshold) and rule.figure == "cost.usd" and rule.figure not in figures:
         unpriced = ", ".join((run.usage.get("total") or {}).get("unpriced_models") or []) or "a model"
         raise GateError(f"rule {rule.name!r}: the cost of {run.path} is unknown: no price is known for {unpriced} "
@@ -105,48 +112,68 @@ def paired_scores(run: RunData, baseline: RunData, dimension: str) -> tuple[dict
     return base[resolve_dimension(base, dimension) or dimension], new[resolve_dimension(new, dimension) or dimension]
 
 
-def sequential_detail(base: dict[str, float], new: dict[str, float], margin: float, dimension: str) -> dict[str, Any]:
+def sequential_detail(base: dict[str, float], new: dict[str, float], margin: float, dimension: str, bound: float) -> dict[str, Any]:
     """When the anytime-valid sequence would have decided, judging the shared units in a seeded
     random order: ``decision``, ``units_used`` of ``units`` (see :mod:`dialeval.metrics.sequential`)."""
     import numpy as np
 
     from dialeval.metrics import SEED
-    from dialeval.metrics.sequential import first_decision, score_bound
+    from dialeval.metrics.sequential import first_decision
 
     units = sorted(set(base) & set(new))
     order = np.random.default_rng(SEED).permutation(len(units))
     diffs = [new[units[i]] - base[units[i]] for i in order]
-    bound = score_bound(dimension, {}, [*base.values(), *new.values()])
     return first_decision(diffs, margin=margin, gate=True, bound=bound)
 
 
+def regression_bound(run: RunData, dimension: str, seen: list[float]) -> float:
+    """The largest possible change of a criterion: its scale's width (the benchmark's
+    declared scales, a ``(1-5)`` in its name), else the range of the scores seen."""
+    from dialeval.benchmarks import get_benchmark
+    from dialeval.metrics.sequential import score_bound
+
+    try:
+        scales = dict(get_benchmark(run.benchmark).scales or {})
+    except KeyError:
+        scales = {}
+    return score_bound(dimension, scales, seen)
+
+
 def regression_outcome(rule: Regression, run: RunData, baseline: RunData, sequential: bool = False) -> Outcome:
-    """The paired drop of ``rule.dimension`` with its CI, the units compared and those missing."""
-    from dialeval.metrics.paired import paired_test
+    """The paired change of ``rule.dimension`` with its CI and verdict, the units compared and those missing."""
+    from dialeval.metrics.paired import paired_test, regression_verdict
 
     base, new = paired_scores(run, baseline, rule.dimension)
-    test = paired_test(dict(base), dict(new))
+    dimension = resolve_dimension(run.scores(), rule.dimension) or rule.dimension
+    bound = regression_bound(run, dimension, [*base.values(), *new.values()])
+    test = paired_test(dict(base), dict(new), bound=bound)
     only_baseline = sorted(set(base) - set(new))
     only_run = sorted(set(new) - set(base))
-    if test["n"] < 2 or test["ci_high"] is None:
-        raise GateError(f"rule {rule.name!r}: {test['n']} unit(s) judged in both runs; at least 2 are needed "
+    if test["n"] < 1:
+        raise GateError(f"rule {rule.name!r}: no unit judged in both runs "
                         f"(baseline {baseline.path}: {len(base)} units, run {run.path}: {len(new)})")
     drops = sorted(((u, base[u], new[u], new[u] - base[u]) for u in set(base) & set(new)), key=lambda t: (t[3], t[0]))
     worst = [{"unit": u, "baseline": b, "run": r, "change": d} for u, b, r, d in drops[:WORST] if d < 0]
-    failed = test["ci_high"] < -rule.margin
+    verdict = regression_verdict(test, rule.margin)
     detail = {
         "dimension": rule.dimension, "margin": rule.margin, "n": test["n"], "mean_baseline": test["mean_a"],
         "mean_run": test["mean_b"], "change": test["mean_diff"], "ci_low": test["ci_low"], "ci_high": test["ci_high"],
-        "p_permutation": test["p_permutation"], "few_units": test["few_units"],
+        "p_value": test["p_value"], "method": test["method"], "bound": test["bound"], "few_units": test["few_units"],
+        "verdict": verdict["status"], "reason": verdict["reason"], "smallest_drop": verdict["smallest_drop"],
         "only_baseline": only_baseline, "only_run": only_run, "worst": worst,
     }
     if sequential:
-        detail["decision"] = sequential_detail(base, new, rule.margin, resolve_dimension(run.scores(), rule.dimension) or rule.dimension)
-    verdict = (f"surely more than {rule.margin:g} lower" if failed else
-               f"not surely more than {rule.margin:g} lower")
-    message = (f"{rule.dimension}: change {test['mean_diff']:+.3f} [95% CI {test['ci_low']:+.3f}, {test['ci_high']:+.3f}] "
-               f"over {test['n']} units both judged: {verdict}" + missing_note(only_baseline, only_run))
-    return Outcome(rule.name, "fail" if failed else "pass", message, test["mean_diff"], detail)
+        detail["decision"] = sequential_detail(base, new, rule.margin, dimension, bound)
+    said = {"fail": f"surely more than {rule.margin:g} lower",
+            "pass": f"surely not more than {rule.margin:g} lower",
+            "undecided": f"undecided: {verdict['reason']}"}[verdict["status"]]
+    status = verdict["status"]
+    if status == "undecided" and rule.when_undecided == "fail":
+        status, said = "fail", said + " (when_undecided: fail)"
+    ci = (f"[95% CI {test['ci_low']:+.3f}, {test['ci_high']:+.3f}]" if test["ci_low"] is not None else "[no CI]")
+    message = (f"{rule.dimension}: change {test['mean_diff']:+.3f} {ci} over {test['n']} units both judged: {said}"
+               + missing_note(only_baseline, only_run))
+    return Outcome(rule.name, status, message, test["mean_diff"], detail)  # type: ignore[arg-type]
 
 
 def missing_note(only_baseline: list[str], only_run: list[str]) -> str:
@@ -159,13 +186,19 @@ def missing_note(only_baseline: list[str], only_run: list[str]) -> str:
     return "; " + "; ".join(parts) if parts else ""
 
 
-def evaluate_gate(rules: list[Rule], run: RunData, baseline: RunData | None = None, *, sequential: bool = False) -> GateResult:
-    """Every rule's outcome; :class:`GateError` for input that cannot be gated. ``sequential``:
-    each regression also says after how many units an anytime-valid sequence decided."""
+def evaluate_gate(rules: list[Rule], run: RunData, baseline: RunData | None = None, *, sequential: bool = False,
+                  allow_incomplete: bool = False) -> GateResult:
+    """Every rule's outcome; :class:`GateError` for input that cannot be gated (a run or
+    baseline unfinished, a dry run's scores, another benchmark, other data under the same
+    unit ids). ``allow_incomplete`` judges unfinished runs anyway and says so in the result.
+    ``sequential``: each regression also says after how many units an anytime-valid sequence decided."""
+    allowed = check_runs(rules, run, baseline, allow_incomplete=allow_incomplete)
     check_rules(rules, run, baseline)
+    if baseline is not None:
+        allowed += check_same_units(run, baseline, [r for r in rules if isinstance(r, Regression)], allow_incomplete=allow_incomplete)
     figures = run_figures(run)
     outcomes = [
         threshold_outcome(rule, figures) if isinstance(rule, Threshold) else regression_outcome(rule, run, baseline, sequential)  # type: ignore[arg-type]
         for rule in rules
     ]
-    return GateResult(str(run.path), str(baseline.path) if baseline else None, outcomes)
+    return GateResult(str(run.path), str(baseline.path) if baseline else None, outcomes, allowed)

@@ -9,19 +9,25 @@ from dialeval.gate.evaluate import GateResult
 
 
 def junit_xml(result: GateResult) -> str:
-    """The ``<testsuites>`` document of ``result`` (a failed rule is a ``<failure>``)."""
-    failures = sum(1 for o in result.outcomes if not o.passed)
+    """The ``<testsuites>`` document of ``result`` (a failed rule is a ``<failure>``, an undecided
+    one ``<skipped>`` with its reason)."""
+    failures = sum(1 for o in result.outcomes if o.failed)
+    skipped = sum(1 for o in result.outcomes if o.status == "undecided")
     suites = ET.Element("testsuites", tests=str(len(result.outcomes)), failures=str(failures))
     suite = ET.SubElement(suites, "testsuite", name="dialeval gate", tests=str(len(result.outcomes)), failures=str(failures),
-                          errors="0", skipped="0")
+                          errors="0", skipped=str(skipped))
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="run", value=result.run)
     if result.baseline:
         ET.SubElement(props, "property", name="baseline", value=result.baseline)
+    for reason in result.allowed_incomplete:
+        ET.SubElement(props, "property", name="allow-incomplete", value=reason)
     for outcome in result.outcomes:
         case = ET.SubElement(suite, "testcase", classname="dialeval.gate", name=outcome.rule)
         if outcome.passed:
             ET.SubElement(case, "system-out").text = outcome.message
+        elif outcome.status == "undecided":
+            ET.SubElement(case, "skipped", message=outcome.message)
         else:
             ET.SubElement(case, "failure", message=outcome.message, type="GateFailure").text = outcome.message
     ET.indent(suites)

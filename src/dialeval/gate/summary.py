@@ -17,11 +17,18 @@ def worst_lines(outcome: Outcome) -> list[str]:
 
 def summary_markdown(result: GateResult) -> str:
     """A heading with the verdict, one row per rule, then the regressions' worst units."""
-    failed = [o for o in result.outcomes if not o.passed]
+    failed = [o for o in result.outcomes if o.failed]
+    undecided = [o for o in result.outcomes if o.status == "undecided"]
     verdict = "passed" if not failed else f"failed ({len(failed)} of {len(result.outcomes)} rules)"
+    verdict += f", {len(undecided)} undecided" if undecided else ""
     lines = [f"## dialeval gate: {verdict}", "", f"Run: `{result.run}`" + (f"; baseline: `{result.baseline}`" if result.baseline else ""), ""]
-    rows = [["pass" if o.passed else "**FAIL**", cell(o.rule), cell(o.message)] for o in result.outcomes]
+    lines += [f"**--allow-incomplete: judged although {cell(r)}.**" for r in result.allowed_incomplete]
+    lines += [""] if result.allowed_incomplete else []
+    shown = {"pass": "pass", "fail": "**FAIL**", "undecided": "undecided"}
+    rows = [[shown[o.status], cell(o.rule), cell(o.message)] for o in result.outcomes]
     lines += markdown_table(["result", "rule", "what was found"], rows, "lll")
+    if undecided:
+        lines += ["", *(f"- undecided: {cell(o.rule)}: {cell(o.detail.get('reason') or o.message)}" for o in undecided)]
     for outcome in result.outcomes:
         if "decision" in outcome.detail:
             d = outcome.detail["decision"]

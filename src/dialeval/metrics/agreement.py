@@ -1,7 +1,8 @@
 """Agreement between two runs' scores of the same units (pure; scipy, and alpha by counts).
 
 Used by ``dialeval compare``: two judges (or two systems) scored the same items; how
-alike are the scores, and is the mean difference more than resampling noise? Every
+alike are the scores, and is the mean difference more than the units' noise (the paired
+test of :mod:`dialeval.metrics.paired`, the gate's)? Every
 statistic comes from a maintained library; a value that is undefined for the data (a
 correlation of constant scores) is ``None``, never 0.
 """
@@ -14,19 +15,7 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
-from dialeval.metrics import SEED
 from dialeval.metrics.alpha import ALPHA_LEVEL
-
-RESAMPLES = 9999
-# resampled values held at once (float64: 8 bytes each); scipy draws the same resamples
-# in batches, so the figures are identical and memory stays flat however many units
-BATCH_CELLS = 500_000
-
-
-def _batch(n: int) -> int:
-    """Resamples per batch for ``n`` units: at most :data:`BATCH_CELLS` values at once."""
-    return max(1, min(RESAMPLES, BATCH_CELLS // max(n, 1)))
-
 
 def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(float(x)) else float(x)
@@ -69,49 +58,12 @@ def krippendorff_alpha(a: Sequence[float], b: Sequence[float], level: str = ALPH
     return alpha(np.column_stack([np.asarray(a, dtype=float), np.asarray(b, dtype=float)]), cast(Any, level))
 
 
-def mean_difference(a: Sequence[float], b: Sequence[float], *, seed: int = SEED) -> dict[str, Any]:
-    """Mean of ``b - a`` with a paired bootstrap 95% CI and a paired permutation p-value.
+def agreement(a: Sequence[float], b: Sequence[float], *, bound: float | None = None) -> dict[str, Any]:
+    """Everything ``compare`` reports for one dimension and one pair of runs; the mean
+    difference ``b - a`` comes from the one paired test (:mod:`dialeval.metrics.paired`,
+    ``bound``: the largest possible difference, the scale's width)."""
+    from dialeval.metrics.paired import paired_difference
 
-    The bootstrap resamples units (pairs stay together, BCa interval); the permutation
-    test swaps the two scores within random pairs (two-sided).
-    """
-    from scipy import stats
-
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    diff = y - x
-    out: dict[str, Any] = {"mean_a": float(x.mean()), "mean_b": float(y.mean()), "mean_diff": float(diff.mean()),
-                           "ci_low": None, "ci_high": None, "p_value": None}
-    if len(diff) < 2:
-        return out
-    out["p_value"] = _permutation_p(x, y, seed)
-    if np.all(diff == diff[0]):  # no spread: every resample gives the same mean
-        out.update(ci_low=float(diff[0]), ci_high=float(diff[0]))
-        return out
-    rng = np.random.default_rng(seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        method = "BCa" if len(diff) <= 5000 else "percentile"  # BCa's jackknife grows as n^2
-        ci = stats.bootstrap((diff,), np.mean, confidence_level=0.95, n_resamples=RESAMPLES, method=method, random_state=rng,
-                             batch=_batch(len(diff)))
-    out.update(ci_low=_finite(ci.confidence_interval.low), ci_high=_finite(ci.confidence_interval.high))
-    return out
-
-
-def _permutation_p(x: np.ndarray, y: np.ndarray, seed: int) -> float | None:
-    from scipy import stats
-
-    def statistic(u: np.ndarray, v: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.mean(v - u, axis=axis)
-
-    result = stats.permutation_test(
-        (x, y), statistic, permutation_type="samples", vectorized=True, n_resamples=RESAMPLES,
-        alternative="two-sided", random_state=np.random.default_rng(seed), batch=_batch(len(x)),
-    )
-    return _finite(result.pvalue)
-
-
-def agreement(a: Sequence[float], b: Sequence[float], *, seed: int = SEED) -> dict[str, Any]:
-    """Everything ``compare`` reports for one dimension and one pair of runs."""
     a, b = [float(v) for v in a], [float(v) for v in b]
     discrete = is_discrete(a + b)
     n = len(a)
@@ -126,5 +78,6 @@ def agreement(a: Sequence[float], b: Sequence[float], *, seed: int = SEED) -> di
         "alpha_level": ALPHA_LEVEL,
     }
     if n:
-        out.update(mean_difference(a, b, seed=seed))
+        test = paired_difference(a, b, bound=bound)
+        out.update({k: test[k] for k in ("mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "p_value", "smallest_p", "method")})
     return out

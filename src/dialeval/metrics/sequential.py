@@ -33,7 +33,7 @@ import numpy as np
 
 Method = Literal["eb", "asymptotic"]
 ALPHA = 0.05
-PRIOR_UNITS = 2  # pseudo-units of the largest possible variance the asymptotic sequence starts from
+PRIOR_UNITS = 4  # pseudo-units of the largest possible variance the asymptotic sequence starts from
 MIN_UNITS = 10  # no decision before this many units: the asymptotic sequence's variance needs a few
 EB_MAX_BET = 0.5  # the largest lambda PrPl-EB bets (the paper's c = 1/2 or 3/4)
 

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from dialeval.models.backends import Backend, backend_for, spec_backend
 from dialeval.models.backends.base import API_MAX_CONCURRENCY, error_kind
@@ -56,6 +56,8 @@ def build_chat_model(settings: ModelSettings, limit: AdaptiveLimit | None = None
 
 
 # The runner bounds model requests in flight across all items with this semaphore.
+# told just before each request leaves (the run counts what the server saw: stop_when_decided's calls saved)
+request_sent: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("dialeval_request_sent", default=None)
 request_slots: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.ContextVar(
     "dialeval_request_slots", default=None
 )
@@ -203,11 +205,10 @@ class ModelClient:
         }
 
     def estimate(self, messages: list[BaseMessage], placeholder: str | None, *, batched: bool = False) -> Generation:
-        """A dry run's answer: the placeholder, with the tokens and cost a real call would
-        have (``batched``: at the provider's batch rate, as a batch round bills it)."""
+        """A dry run's answer: the placeholder, with a real call's tokens and cost (``batched``: at the batch rate)."""
         assert isinstance(self.impl, DryRunBackend)
-        price = self.batch_price if batched else None
         text, n_in, n_out, hit = self.impl.estimate(messages, placeholder)
+        price = self.batch_price if batched else None
         return Generation(
             text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out, hit, price=price), estimated=True,
             cached_input_tokens=hit, uncached_cost=self._cost(n_in, n_out, price=price),
@@ -310,6 +311,9 @@ class ModelClient:
         sent = self.impl.outgoing(messages)
         try:
             async with self.limit, slots if slots is not None else contextlib.nullcontext():
+                told = request_sent.get()
+                if told is not None:
+                    told()
                 message = await self.impl.send(self.model, sent, schema, json_schema)
         except Exception as err:
             message = self.impl.truncated(err)

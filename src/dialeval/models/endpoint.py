@@ -85,14 +85,26 @@ def split_base_url(url: str) -> Endpoint:
 
 
 def redacted(url: str | None) -> str | None:
-    """``url`` as it may be written or printed: user info left out, each query value
-    :data:`MASK` (names kept: ``?api-version=***&key=***``), fragment dropped."""
+    """``url`` as it may be written or printed: user info :data:`MASK` (``https://***@host``),
+    each query value :data:`MASK` (names kept: ``?api-version=***&key=***``), fragment dropped."""
     if not url:
         return url
     parts = urlsplit(url)
-    netloc = parts.netloc.rsplit("@", 1)[-1]
+    netloc = (f"{MASK}@" if "@" in parts.netloc else "") + parts.netloc.rsplit("@", 1)[-1]
     query = "&".join(f"{quote(k, safe='-_.')}={MASK}" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+URL_FIELDS = ("base_url", "url")  # the fields of configs, specs and cards that hold a URL the user gave
+
+
+def redact_urls(value: Any) -> Any:
+    """``value`` (JSON-like) with the string of every :data:`URL_FIELDS` field :func:`redacted`."""
+    if isinstance(value, dict):
+        return {k: (redacted(v) if k in URL_FIELDS and isinstance(v, str) else redact_urls(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_urls(v) for v in value]
+    return value
 
 
 _VERSION_LIKE = re.compile(r"[0-9][0-9.\-]*(-?[a-z]+)?", re.IGNORECASE)  # 2024-06-01, 2024-06-01-preview, 1.2

@@ -203,15 +203,45 @@ def flush(run_dir: str | Path) -> None:
 def load_prompts(run_dir: str | Path) -> dict[str, list[dict[str, Any]]]:
     """Every stored prompt of a run: ``{ref: messages}`` (empty when none were stored)."""
     flush(run_dir)  # what this process is still holding
+    return {ref: json.loads(zlib.decompress(blob)) for ref, blob in _stored(run_dir)}
+
+
+def _stored(run_dir: str | Path) -> list[tuple[str, bytes]]:
+    """The rows of a run's store as stored (compressed), read-only; none when there is no store."""
     path = Path(run_dir) / PROMPTS
-    prompts: dict[str, list[dict[str, Any]]] = {}
-    if path.exists():
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows = conn.execute("SELECT ref, messages FROM prompts").fetchall()
-        except sqlite3.DatabaseError:  # a store cut short by a crash: the pages say the prompts are missing
-            rows = []
-        finally:
-            conn.close()
-        prompts = {ref: json.loads(zlib.decompress(blob)) for ref, blob in rows}
-    return prompts
+    if not path.is_file():
+        return []
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT ref, messages FROM prompts").fetchall()
+    except sqlite3.DatabaseError:  # a store cut short by a crash: the pages say the prompts are missing
+        return []
+    finally:
+        conn.close()
+
+
+def copy_prompts(sources: Iterable[str | Path], run_dir: str | Path) -> None:
+    """Every prompt stored under the ``sources`` run folders into ``run_dir``'s store
+    (``dialeval merge``: the joined run's viewer shows every shard's prompts)."""
+    conn = _open(str(run_dir))
+    try:
+        for source in sources:
+            with conn:
+                conn.execute("BEGIN")
+                conn.executemany("INSERT OR IGNORE INTO prompts VALUES (?, ?)", _stored(source))
+        _as_one_file(conn)
+    finally:
+        conn.close()
+
+
+def _forget_inherited() -> None:
+    """In a forked child (a run's worker process): its own stores, never the parent's
+    connections (an SQLite connection must not cross a fork) nor its waiting prompts
+    (the parent stores those)."""
+    global _lock, _stores
+    _lock = threading.Lock()
+    _stores = {}
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_inherited)

@@ -120,6 +120,7 @@ def compare_runs(
     as one more column labelled ``human`` (one run is then enough)."""
     from dialeval.benchmarks import get_benchmark
     from dialeval.metrics.agreement import agreement
+    from dialeval.metrics.sequential import score_bound
 
     if len(paths) < (1 if human else 2):
         raise CompareError("compare needs at least two run folders (or one and --human FILE)")
@@ -160,7 +161,7 @@ def compare_runs(
             }
             if units:
                 x, y = [a[u] for u in units], [b[u] for u in units]
-                entry.update(agreement(x, y))
+                entry.update(agreement(x, y, bound=score_bound(dim, dict(bench.scales or {}), [*a.values(), *b.values()])))
                 worst = sorted(zip(units, x, y), key=lambda t: (-abs(t[2] - t[1]), t[0]))[:TOP_DISAGREEMENTS]
                 entry["disagreements"] = [
                     {"unit": u, "a": va, "b": vb, **_words(words[i], words[j], dim, u)} for u, va, vb in worst if va != vb
@@ -265,9 +266,10 @@ def render_markdown(result: dict[str, Any]) -> str:
         "llrrrrrrrr",
     )
     lines += ["", "## Agreement", "",
-              "Mean difference is B - A, with a paired bootstrap 95% CI (BCa) and a two-sided paired "
-              f"permutation p-value (9999 resamples, fixed seed). Alpha is Krippendorff's alpha ({ALPHA_LEVEL}, as in "
-              "every report and trust card). Units scored by only one run are counted, not compared.",
+              "Mean difference is B - A, with the 95% CI and two-sided p of dialeval's paired test, the gate's "
+              "(exact sign-flip up to 16 units, a t interval held to the scale's variance at every n; docs/gate.md). "
+              f"Alpha is Krippendorff's alpha ({ALPHA_LEVEL}, as in every report and trust card). "
+              "Units scored by only one run are counted, not compared.",
               ""]
     notes = Footnotes()
     lines += markdown_table(

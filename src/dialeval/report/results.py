@@ -42,6 +42,7 @@ class ItemResult(BaseModel):
     cost_usd: float | None = None  # the item's model calls; None when one has no known price
     models: list[str] = Field(default_factory=list)  # the models its calls went to
     judge_models: list[str] = Field(default_factory=list)  # those of its judges (not the system under test's)
+    unit_hash: str | None = None  # content hash of what the item asked (the gate pairs units only when equal)
     detail: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
@@ -69,6 +70,7 @@ class ItemResult(BaseModel):
             cost_usd=sum(float(u.get("cost") or 0.0) for u in usage) if priced else None,
             models=sorted({str(u["model"]) for u in usage if u.get("model")}),
             judge_models=sorted({str(u["model"]) for u in usage if u.get("model") and u.get("agent") not in system_agents}),
+            unit_hash=row.get("unit_hash") if isinstance(row.get("unit_hash"), str) else None,
             detail=detail,
         )
 
@@ -122,6 +124,12 @@ class RunData(BaseModel):
             for dimension, units in item.scores.items():
                 out.setdefault(dimension, {}).update({(f"{item.system}/{u}" if prefix else u): v for u, v in units.items()})
         return out
+
+    def unit_items(self) -> dict[str, str]:
+        """Unit id (as :meth:`scores` names it) -> the id of the item that scored it."""
+        prefix = self.systems_share_units()
+        return {(f"{item.system}/{u}" if prefix else u): item.id
+                for item in self.items for units in item.scores.values() for u in units}
 
     @property
     def description(self) -> str:

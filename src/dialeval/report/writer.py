@@ -108,6 +108,7 @@ def finish_run(
         "scores": score_reliability(bench, records),
         "system_outputs": system_outputs(bench, resolved, rows),
     }
+    run_info.update(judgeable(run_info, rows, resolved, units_measured(bench, records)))
     run_info.update(_provenance_and_cautions(bench, metrics, usage, calls, resolved, run_info))
     run_info["figures"] = _figures(run_dir, bench, records, metrics, options) if records and not dry_run else {}
     batches = read_rounds(run_dir)
@@ -122,6 +123,34 @@ def finish_run(
     if bench.after_run is not None and records:
         bench.after_run(run_dir, records, metrics)
     return metrics
+
+
+def units_measured(bench: Benchmark, records: list[dict[str, Any]]) -> int:
+    """Units with a score in any dimension (a bot's failure scores; an unreadable verdict does not)."""
+    if bench.item_scores is None:
+        return len(records)
+    return len({unit for units in bench.item_scores(records).values() for unit in units}) if records else 0
+
+
+def judgeable(run_info: dict[str, Any], rows: list[dict[str, Any]], resolved: dict[str, Any], measured: int) -> dict[str, Any]:
+    """``units_measured``, ``complete`` (every item settled, none failed or left out, a unit
+    measured, not a dry run), the reasons it is not (``incomplete``), and ``unit_hashes`` (item
+    id -> content hash of what it asked): what the gate and the exit code check (docs/gate.md)."""
+    reasons = []
+    if run_info["failed"]:
+        reasons.append(f"{run_info['failed']} of {run_info['items']} items failed")
+    if run_info["not_evaluated"]:
+        reasons.append(f"{run_info['not_evaluated']} items not evaluated" + (f" ({run_info['stopped']})" if run_info["stopped"] else ""))
+    if run_info["dry_run"]:
+        reasons.append("a dry run: its scores are placeholders")
+    if not run_info["finished"]:
+        reasons.append("no item finished")
+    elif not measured and not run_info["dry_run"]:
+        reasons.append("no unit was measured: every verdict was unreadable or left out")
+    if (resolved.get("provenance") or {}).get("finished", "") is None:  # `dialeval report` of a killed run
+        reasons.append("its last session never finished (killed or still running): re-run the same command")
+    hashes = {str(r["id"]): r["unit_hash"] for r in rows if r.get("unit_hash")}
+    return {"units_measured": measured, "complete": not reasons, "incomplete": reasons, "unit_hashes": hashes}
 
 
 def _provenance_and_cautions(

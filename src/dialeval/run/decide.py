@@ -14,6 +14,7 @@ leaves the units never judged out of the run and puts :meth:`DecisionWatch.summa
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -43,6 +44,9 @@ class DecisionWatch:
     decision: dict[str, Any] | None = None
     planned: int = 0  # units in the item list, fixed before judging: the sequence is tuned for a quarter of them
     baseline: str | None = None  # a baseline run folder: the run is one system, compared with it (a gate)
+    base_hashes: dict[str, str] = field(default_factory=dict)  # baseline unit -> its content hash
+    other_content: set[str] = field(default_factory=set)  # run units whose baseline unit asked something else
+    sent: Counter[str] = field(default_factory=Counter)  # item id -> requests that left (cancelled in flight: spent)
 
     @classmethod
     def from_options(cls, bench: Any, ours: dict[str, Any], seed: int = 0) -> DecisionWatch | None:
@@ -110,7 +114,23 @@ class DecisionWatch:
         units = per_dim.get(self.criterion or "", {})
         for unit, score in units.items():
             key = str(record["pair"]) if record.get("pair") and len(units) == 1 else unit
-            self.note(side or (RUN if self.baseline else str(record.get("system"))), key, float(score))
+            who = side or (RUN if self.baseline else str(record.get("system")))
+            if self.baseline and not self.same_content(who, key, row.get("unit_hash")):
+                continue  # the baseline judged other content under this unit id: not the same unit
+            self.note(who, key, float(score))
+
+    def same_content(self, side: str, unit: str, content: Any) -> bool:
+        """Whether a run's unit asked what the baseline's unit of the same id asked (its row's
+        ``unit_hash``); a unit that did not is counted in ``other_content`` and never paired."""
+        if not isinstance(content, str):
+            return True  # a row from before unit hashes: paired by id
+        if side == BASE:
+            self.base_hashes[unit] = content
+            return True
+        if self.base_hashes.get(unit, content) != content:
+            self.other_content.add(unit)
+            return False
+        return True
 
     def add_pairwise(self, record: dict[str, Any]) -> None:
         """``dialogue`` with ``versus``: a verdict scores A 1 (A wins), 0.5 (tie) or 0, and B the rest."""
@@ -171,11 +191,20 @@ class DecisionWatch:
 
         return on_row
 
+    def request_left(self, item_id: str) -> None:
+        """One request of ``item_id`` left for the server (counted: it is spent even if cancelled)."""
+        self.sent[item_id] += 1
+
     def summary(self, items: list[Any], done: dict[str, Any], calls_per_item: Any, options: dict[str, Any]) -> dict[str, Any] | None:
-        """The decision with the units and calls it saved (items never judged), for metrics.json."""
+        """The decision with the units and calls it saved, for metrics.json: ``calls_saved`` counts
+        the requests that never left, as the server saw it (a request cancelled in flight by the
+        decision had left: spent; ``items_cancelled`` had sent some)."""
         if self.decision is None:
             return None
         skipped = [i for i in items if i.id not in done]
         per_item = [calls_per_item(i, options) if calls_per_item else None for i in skipped]
+        known = [c for c in per_item if c is not None]
+        saved = sum(max(0, int(c) - self.sent[i.id]) for i, c in zip(skipped, known)) if len(known) == len(per_item) else None
         return {**self.decision, "items": len(items), "items_skipped": len(skipped),
-                "calls_saved": None if any(c is None for c in per_item) else sum(per_item)}
+                "items_cancelled": sum(1 for i in skipped if self.sent[i.id]), "calls_saved": saved,
+                **({"units_other_content": sorted(self.other_content)} if self.other_content else {})}

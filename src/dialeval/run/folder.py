@@ -19,21 +19,22 @@ from dialeval.errors import DataError, RunError, RunLocked
 from dialeval.jsonsafe import dumps, lone_surrogates
 
 RESULTS = "results.jsonl"
+JOURNAL = "bot_journal.jsonl"  # the bot under test's turns as they happened (dialeval.bots.journal)
 LOCK = ".lock"
 CONFIG = "config.json"
 # what the end of a run writes from its results (and ``plots/``)
 REPORT_FILES = ("metrics.json", "usage.json", "report.md")
 PLOTS = "plots"
 # what a run folder holds as files; a folder (or anything else) in their place stops a run
-FILES = (RESULTS, LOCK, CONFIG, "prompts.sqlite", *REPORT_FILES)
+FILES = (RESULTS, JOURNAL, LOCK, CONFIG, "prompts.sqlite", *REPORT_FILES)
 
 
 def set_aside_earlier_results(run_dir: Path, stamp: str) -> None:
-    """``--fresh``: the earlier results and the report made of them, renamed with ``stamp``
+    """``--fresh``: the earlier results, bot journal and report, renamed with ``stamp``
     (``results.<stamp>.jsonl``, ``metrics.<stamp>.json``, ``plots.<stamp>/`` ...). Why: a
     fresh session stopped before its end would otherwise leave the old report beside new
     results, saying "80 evaluated" of a file that holds 24."""
-    names = [name for name in (RESULTS, *REPORT_FILES, PLOTS) if (run_dir / name).exists()]
+    names = [name for name in (RESULTS, JOURNAL, *REPORT_FILES, PLOTS) if (run_dir / name).exists()]
 
     def aside(name: str, stamp: str) -> Path:
         stem, dot, suffix = name.partition(".")

@@ -19,11 +19,11 @@ from pydantic import BaseModel
 
 from dialeval.config import RunConfig
 from dialeval.errors import ConfigError, RunError
-from dialeval.models.endpoint import redacted
+from dialeval.models.endpoint import redact_urls, redacted
 
 # fields that change how a run executes, not what it measures
-EXECUTION_ONLY = ("run_id", "limit", "concurrency", "workers", "output_dir", "cache_path", "fresh", "max_consecutive_errors",
-                  "preflight", "provenance")
+EXECUTION_ONLY = ("run_id", "limit", "concurrency", "processes", "shard", "output_dir", "cache_path", "fresh",
+                  "max_consecutive_errors", "preflight", "provenance")
 CONTEXT_EXECUTION_ONLY = ("cache_path", "refresh_cache", "run_dir")
 
 
@@ -143,13 +143,9 @@ def resolved_config(
 
 
 def without_url_secrets(value: Any) -> Any:
-    """``value`` with every ``base_url`` redacted (issue 33: ``config.json`` and the run id
-    never hold a URL's password or query values; a rotated password resumes the same run)."""
-    if isinstance(value, dict):
-        return {k: (redacted(v) if k == "base_url" and isinstance(v, str) else without_url_secrets(v)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_url_secrets(v) for v in value]
-    return value
+    """``value`` with every ``base_url`` and ``url`` (a bot's) redacted (issues 33 and 45: ``config.json``
+    and the run id never hold a URL's user info or query values; a rotated password resumes the same run)."""
+    return redact_urls(value)
 
 
 def comparable(resolved: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +161,9 @@ def run_id(benchmark: str, resolved: dict[str, Any]) -> str:
     relevant = comparable(resolved)
     relevant.pop("context", None)  # derived from the config's own fields
     blob = json.dumps(relevant, sort_keys=True, default=str)
-    return f"{benchmark}-{hashlib.sha256(blob.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
+    name = f"{benchmark}-{hashlib.sha256(blob.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
+    shard = resolved.get("shard")  # a shard's folder beside the whole run's, which `dialeval merge` writes
+    return f"{name}-shard{shard.replace('/', 'of')}" if shard else name
 
 
 def what_changed(before: dict[str, Any], now: dict[str, Any]) -> str:
@@ -191,6 +189,11 @@ def what_changed(before: dict[str, Any], now: dict[str, Any]) -> str:
 
 def check_same_setup(run_dir: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
     """A run resumes only with the setup it started with; otherwise stop and say what changed."""
+    if before.get("shard") != now.get("shard"):  # another part of the items: never resumed into this folder
+        raise RunError(
+            f"run {run_dir.name} holds shard {before.get('shard') or 'none (every item)'}, not {now.get('shard') or 'every item'}; "
+            "use another --run-id for each shard"
+        )
     if comparable(before) != comparable(now):
         raise RunError(
             f"run {run_dir.name} exists with a different configuration or data: {what_changed(before, now)} ({run_dir / 'config.json'}); "
@@ -219,3 +222,17 @@ def prepare_folder(run_dir: Path, resolved: dict[str, Any], fresh: bool) -> None
             ) from None
         check_same_setup(run_dir, before, resolved)
     config_path.write_text(json.dumps(resolved, indent=2))
+
+
+def unit_hash(bench: Any, item: Any) -> str:
+    """The content hash of what ``item`` asks (``Benchmark.unit_content``; by default the whole
+    item but its id and system), recorded in its row: two runs paired on a unit id judged the
+    same unit only when these agree."""
+    if bench.unit_content is not None:
+        content = bench.unit_content(item)
+    elif hasattr(item, "model_dump"):
+        content = {k: v for k, v in item.model_dump(mode="json").items() if k not in ("id", "system")}
+    else:
+        content = repr(item)
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

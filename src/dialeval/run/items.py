@@ -120,9 +120,10 @@ class ItemRunner:
 
     def __init__(
         self, job: ItemJob, on_row: Callable[[dict[str, Any]], None], on_call: Callable[[CallRecord], None],
-        on_trip: Callable[[str], None] | None = None,
+        on_trip: Callable[[str], None] | None = None, on_request: Callable[[str], None] | None = None,
     ):
         self.job = job
+        self._on_request = on_request  # told an item's id as each of its requests leaves
         self._on_row = on_row
         self._on_call = on_call
         self._slots = asyncio.Semaphore(job.items_at_once or items_open(job.concurrency))
@@ -183,6 +184,11 @@ class ItemRunner:
             if self.breaker.message is not None:  # stopped: leave the item for the next run
                 return
             current_item.set(item.id)  # this task's own context: the breaker sees whose call failed
+            if self._on_request is not None:
+                from dialeval.models.client import request_sent
+
+                told, name = self._on_request, item.id
+                request_sent.set(lambda: told(name))
             job = self.job
             async with job.track(item.id) if job.track else contextlib.nullcontext():
                 row = await job.evaluate(job.bench, job.graph, item, job.context, job.options, self._on_call)
@@ -248,3 +254,15 @@ def limit_items(bench: Benchmark, items: list[Any], limit: int | None) -> list[A
     key: Callable[[Any], str] = bench.sample_key or (lambda item: str(item.id))
     kept = set(sorted({key(item) for item in items}, key=natural_key)[:limit])
     return [item for item in items if key(item) in kept]
+
+
+def shard_items(bench: Benchmark, items: list[Any], part: tuple[int, int] | None) -> list[Any]:
+    """The ``i``-th of ``n`` parts (``part = (i, n)``, 1-based): the sample keys in natural
+    order dealt out in turn, so the parts differ by at most one key, a key's items (a VDAct
+    dialogue) stay together, and every machine given the same data draws the same part."""
+    if part is None:
+        return items
+    index, of = part
+    key: Callable[[Any], str] = bench.sample_key or (lambda item: str(item.id))
+    mine = set(sorted({key(item) for item in items}, key=natural_key)[index - 1::of])
+    return [item for item in items if key(item) in mine]

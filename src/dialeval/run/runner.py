@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from dialeval.benchmarks import Benchmark, get_benchmark
 from dialeval.config import EvalContext, RunConfig
+from dialeval.errors import ConfigError
 from dialeval.models.backends.base import error_text
 from dialeval.models.client import close_clients
 from dialeval.models.progress import call_bar, known_total
@@ -31,8 +32,8 @@ from dialeval.models.usage import CallRecord, Ledger, current_ledger
 from dialeval.run import provenance
 from dialeval.run.decide import DecisionWatch, split_options
 from dialeval.run.folder import CONFIG, RESULTS, RunLock, check_folder, check_run_id, drop_outdated_report, results_by_id
-from dialeval.run.identity import data_digest, identity, prepare_folder, referenced_files, resolved_config, run_id
-from dialeval.run.items import ItemJob, ItemRunner, limit_items, load_items
+from dialeval.run.identity import data_digest, identity, prepare_folder, referenced_files, resolved_config, run_id, unit_hash
+from dialeval.run.items import ItemJob, ItemRunner, limit_items, load_items, shard_items
 from dialeval.run.preflight import (
     await_preflight,
     check_requirements,
@@ -94,7 +95,15 @@ def prepare_run(benchmark: str, data: str | Path, config: RunConfig | None = Non
     check_folder(run_dir)
     check_stores(config.cache_path, run_dir)
     check_requirements(models, config)  # a key or URL missing: even with --no-preflight
-    return PreparedRun(bench, config, limit_items(bench, every_item, config.limit), context, models, resolved, run_dir, watch)
+    if watch is not None and (config.processes > 1 or config.shard):
+        raise ConfigError(f"{config.source}: stop_when_decided judges the units in one seeded order, in one process of one run; "
+                          "leave 'processes' and 'shard' out")
+    if config.processes > 1:
+        from dialeval.run.processes import check_processes
+
+        check_processes(config, bench, context)
+    items = shard_items(bench, limit_items(bench, every_item, config.limit), config.shard_part)
+    return PreparedRun(bench, config, items, context, models, resolved, run_dir, watch)
 
 
 async def execute(
@@ -136,10 +145,10 @@ async def execute(
                 warm_clients(prep.models)  # while the checks are in flight
                 await await_preflight(checks, config)
             graph = bench.graph() if graph is None else graph
-            graph = graph.with_config(callbacks=callbacks) if callbacks else graph
         elif reread:
             resolved["provenance"] = before
-        stopped, batched = await _run_items(prep, graph, todo, done, progress, on_interrupt, wait, batch_poll, meanwhile)
+        stopped, batched = await _run_items(prep, graph, todo, done, progress, on_interrupt, wait, batch_poll, meanwhile,
+                                            callbacks)
         with prompts_closing(run_dir):  # this process's prompts go into the run's store while the report is written
             if batched is not None and batched.pending_message:
                 raise BatchesPending(batched.pending_message)
@@ -176,6 +185,7 @@ def _starting(meanwhile: Callable[[], None], record: Callable[[dict[str, Any]], 
 async def _run_items(
     prep: PreparedRun, graph: Any, todo: list[Any], done: dict[str, dict[str, Any]], progress: bool,
     on_interrupt: Callable[[str], None] | None, wait: bool, batch_poll: float, meanwhile: Callable[[], None] | None,
+    callbacks: list[Any] | None = None,
 ) -> tuple[str | None, Any]:
     """``todo`` through the graph, each finished row into ``done`` and ``results.jsonl``:
     why the run stopped early (or ``None``) and its batch rounds (``None`` without batches)."""
@@ -192,6 +202,15 @@ async def _run_items(
         on_stop=lambda: [stop("batches submitted, not waited for (--no-wait)") for stop in halt], reuse_answers=not config.fresh,
     )
     context = prep.context.model_copy(update={"run_dir": str(run_dir)})
+    processes = min(config.processes, len(todo), concurrency)
+    pool = None
+    if processes > 1:  # forked before the bar's thread and the first row's; each worker relays the tracers of this process
+        from dialeval.run.processes import WorkerPool
+        from dialeval.run.relay import process_handlers
+
+        job = ItemJob(bench, graph, context, config.options, _evaluate_item, concurrency, config.max_consecutive_errors)
+        pool = WorkerPool(job, todo, processes, process_handlers(callbacks)).start()
+    graph = graph.with_config(callbacks=callbacks) if callbacks and graph is not None else graph
     job = ItemJob(bench, graph, context, config.options, _evaluate_item, concurrency, config.max_consecutive_errors,
                   track=batched.track if batched else None,
                   items_at_once=max(concurrency, len(todo)) if batched else None)  # a round takes every item
@@ -209,8 +228,11 @@ async def _run_items(
         with call_bar(enabled=bar is not None, total=calls):  # moves per model call: a turn, a question
             watch = prep.watch
             record = _starting(meanwhile, tally.record) if meanwhile is not None else tally.record
+            if pool is not None:
+                stopped = await pool.run(tally, record)
+                return stopped, batched
             on_row = watch.recorder(record, lambda line: [stop(line) for stop in halt]) if watch else record
-            runner = ItemRunner(job, on_row, tally.call_ended)
+            runner = ItemRunner(job, on_row, tally.call_ended, on_request=watch.request_left if watch else None)
             halt.append(runner.halt)
             for item in todo:
                 runner.add(item)
@@ -295,5 +317,6 @@ async def _evaluate_item(bench: Benchmark, graph: Any, item: Any, context: Any, 
     finally:
         current_ledger.reset(token)
     row["seconds"] = round(time.perf_counter() - started, 3)
+    row["unit_hash"] = unit_hash(bench, item)  # the gate pairs two runs' units only when they judged the same content
     row["usage"] = [c.__dict__ for c in ledger.calls]
     return row

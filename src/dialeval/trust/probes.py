@@ -50,6 +50,15 @@ def result(name: str, figure: dict[str, float | None], n: int, **extra: Any) -> 
     return {"name": name, **figure, "n": n, "limit": limit, "fails": fails, **extra}
 
 
+def paired_change(diffs: list[float]) -> dict[str, float | None]:
+    """The mean of paired differences (in shares of the scale: within [-1, 1]) with the 95%
+    interval of the one paired test (:mod:`dialeval.metrics.paired`), the gate's and compare's."""
+    from dialeval.metrics.paired import paired_difference
+
+    test = paired_difference([0.0] * len(diffs), diffs, bound=1.0)
+    return {"value": test["mean_diff"], "ci_low": test["ci_low"], "ci_high": test["ci_high"]}
+
+
 def not_measured(name: str, why: str) -> dict[str, Any]:
     return result(name, {"value": None, "ci_low": None, "ci_high": None}, 0, why_not=why)
 
@@ -64,7 +73,7 @@ def verbosity(base: Scores, padded: Scores, scales: dict[str, tuple[float, float
     diffs = [(padded[c][u] - base[c][u]) / _span(scales, c) for c in base if c in padded for u in base[c] if u in padded[c]]
     if len(diffs) < 2:
         return not_measured("verbosity", "fewer than two units were scored both plain and padded")
-    figure = stats.mean_difference(diffs, resamples)
+    figure = paired_change(diffs)
     return result("verbosity", figure, len(diffs), rose=sum(d > 0 for d in diffs), fell=sum(d < 0 for d in diffs))
 
 

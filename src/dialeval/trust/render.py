@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -174,14 +173,18 @@ def figures(card: dict[str, Any]) -> list[Figure]:
 
 def write_card(card: dict[str, Any], folder: Path) -> None:
     """card.json, card.md and plots/ in ``folder``."""
+    from dialeval.jsonsafe import dumps
+    from dialeval.models.endpoint import redact_urls
     from dialeval.report.plots import draw
+    from dialeval.secrets import scrub
 
     folder.mkdir(parents=True, exist_ok=True)
     card["plots"] = draw(figures(card), folder)
-    (folder / "card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    text = render(card)
+    shown = redact_urls(card)  # a candidate's base_url without its user info or query values (issue 45)
+    (folder / "card.json").write_text(scrub(dumps(shown, indent=1, default=str)) + "\n", encoding="utf-8")
+    text = scrub(render(shown))
     (folder / "card.md").write_text(text, encoding="utf-8")
-    write_page(card, text, folder)
+    write_page(shown, text, folder)
 
 
 def write_page(card: dict[str, Any], text: str, folder: Path) -> Path:

@@ -46,11 +46,6 @@ def share(hits: list[float], weights: list[float] | None = None, resamples: int 
     return summary(float(h.sum() / w.sum()), draws)
 
 
-def mean_difference(diffs: list[float], resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, float | None]:
-    """The mean of paired differences with its bootstrap interval."""
-    return share(diffs, None, resamples, seed)
-
-
 def group_gap(values: list[float], inside: list[bool], resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, float | None]:
     """mean(values inside) - mean(values outside), units resampled together; ``None``
     unless both groups have at least two units."""

@@ -33,5 +33,6 @@ register_benchmark(
         item_scores=item_scores,
         describe=describe,
         calls_per_item=lambda item, options: 1,  # one judge call per answer (retries are part of it)
+        unit_content=lambda item: [item.context, item.question, item.reference],  # what was asked, not the answer
     )
 )

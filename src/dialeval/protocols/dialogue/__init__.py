@@ -47,5 +47,7 @@ register_benchmark(
         human_scores=human_scores,
         human_ratings=human_ratings,
         figures=figures,
+        # what the user said and the facts given: another bot's replies to the same turns are the same unit
+        unit_content=lambda item: [[t.role, t.text] for t in item.turns if t.role == "user"] + [item.grounding],
     )
 )

@@ -50,5 +50,6 @@ register_benchmark(
         describe=describe,
         figures=figures,
         scales={d: (1.0, 10.0) for d in DIMENSIONS},
+        unit_content=lambda item: item.dialogue.model_dump(mode="json"),  # the questions and images, not the answers
     )
 )

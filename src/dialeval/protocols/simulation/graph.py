@@ -19,6 +19,7 @@ from dialeval.protocols.simulation import nodes  # noqa: F401  (registers the ag
 from dialeval.protocols.simulation.common import ROLES, SimulationOptions
 from dialeval.protocols.simulation.judging import judge_conversation
 from dialeval.protocols.simulation.nodes import bot_node, context_of, item_id
+from dialeval.protocols.simulation.replay import restore
 from dialeval.protocols.simulation.rules import SIMULATOR_REASONS, checks_of, criterion_passes, outcome, stop_reason
 from dialeval.protocols.simulation.scenario import scenario_of
 
@@ -89,13 +90,24 @@ async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
             "outcome": outcome(reason, checks, criteria, audits)}
 
 
+async def resume(state: dict[str, Any], runtime: Any) -> Command[Any]:
+    """A conversation the run met before starts from its bot journal (:mod:`replay`): its bot
+    turns are never called again; one cut by a crash is sent again with its key."""
+    restored = restore(context_of(runtime), item_id(state))
+    if restored is None:
+        return Command(goto=ROLES.node("user_simulator"))
+    goto = "bot" if restored.pending else route({**state, **restored.update})
+    return Command(goto=goto, update=restored.update)
+
+
 def build_graph():
     builder = StateGraph(SimulationState, input_schema=SimulationInput, output_schema=SimulationOutput, context_schema=EvalContext)
     ROLES.add_nodes(builder)
     builder.add_node("bot", bot_node)
     builder.add_node("resimulate", resimulate, destinations=(ROLES.node("user_simulator"), "judge"))
     builder.add_node("judge", judge)
-    builder.add_edge(START, ROLES.node("user_simulator"))
+    builder.add_node("resume", resume, destinations=(ROLES.node("user_simulator"), "bot", "resimulate", "judge"))
+    builder.add_edge(START, "resume")
     builder.add_edge(ROLES.node("user_simulator"), ROLES.node("simulation_auditor"))
     builder.add_edge(ROLES.node("simulation_auditor"), "bot")
     builder.add_conditional_edges("bot", route, [ROLES.node("user_simulator"), "resimulate", "judge"])

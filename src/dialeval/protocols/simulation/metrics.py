@@ -51,6 +51,7 @@ def aggregate(records: list[dict[str, Any]], k: int, bot: str) -> dict[str, Any]
         "simulator_failures": sum(1 for r in records if r["outcome"] == "simulator_failure"),
         "judge_failures": sum(1 for r in records if r["outcome"] == "judge_failure"),
         "resimulated": sum(len(r.get("resimulated", [])) for r in records),
+        "resent_after_interruption": sum(r.get("resent_after_interruption", 0) for r in records),
         "audit_findings": dict(findings),
         "audited_turns": sum(len(r.get("audits", [])) for r in records),
         "suite": {str(j): suite_pass_k(tasks, j) for j in range(1, k + 1)},
@@ -70,7 +71,8 @@ def tables(metrics: dict[str, Any]) -> str:
         f"k = {metrics.get('k')} per scenario. **Bot failures: {metrics.get('bot_failures', 0)}** (counted against the bot); "
         f"**simulator failures: {metrics.get('simulator_failures', 0)}** (audit findings or unreadable simulated turns: "
         f"left out of pass^k, re-simulate them); judge failures: {metrics.get('judge_failures', 0)}; "
-        f"spoiled conversations simulated again: {metrics.get('resimulated', 0)}.",
+        f"spoiled conversations simulated again: {metrics.get('resimulated', 0)}; bot turns sent again after an "
+        f"interruption (with their idempotency key): {metrics.get('resent_after_interruption', 0)}.",
         "",
     ]
     suite = [[j, row["tasks"], row["short"], num(row["pass_hat_k"]), _interval(row["pass_hat_k_ci"]), num(row["pass_at_k"]),

@@ -9,8 +9,6 @@ the call ledger, since its errors are the system's failures, never the run's.
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 from typing import Any
 
 from dialeval.agents.base import register_agent
@@ -23,8 +21,9 @@ from dialeval.memory.notes import NoteEntry, flatten, unflatten
 from dialeval.models.usage import count_tokens
 from dialeval.protocols.simulation import bots
 from dialeval.protocols.simulation.common import SimulationOptions
+from dialeval.protocols.simulation.replay import bot_turn
 from dialeval.protocols.simulation.scenario import scenario_of
-from dialeval.protocols.simulation.transcript import bot_messages, turn_line
+from dialeval.protocols.simulation.transcript import turn_line
 
 SIMULATOR = Judge("simulation.user_simulator", "user_simulator", "simulation", "simulation/user_simulator", SimulatedTurn)
 AUDITOR = Judge("simulation.auditor", "simulation_auditor", "simulation", "simulation/auditor", TurnAudit,
@@ -177,7 +176,8 @@ def bot_skips(state: State) -> bool:
 
 
 async def bot_node(state: State, runtime: Any) -> dict[str, Any]:
-    """The bot under test answers the conversation so far; whatever goes wrong is its failure."""
+    """The bot under test answers the conversation so far, at most once per turn (journaled:
+    :mod:`replay`); whatever goes wrong is its failure."""
     context = context_of(runtime)
     if bot_skips(state):
         return {}
@@ -185,17 +185,5 @@ async def bot_node(state: State, runtime: Any) -> dict[str, Any]:
     number = len(turns) + 1
     if context.default_model.parsed.is_dry_run:  # a dry run prices the suite without calling the bot
         return {"turns": [{"number": number, "role": "assistant", "messages": [{"role": "assistant", "content": DRY_RUN_REPLY}]}]}
-    started = time.perf_counter()
-    try:
-        reply = await bots.resolve(SimulationOptions.of(context).bot)(bot_messages(turns), f"sim-{item_id(state)}")
-    except asyncio.TimeoutError:
-        failure = "time-out: no reply within the bot's timeout"
-    except Exception as err:  # the bot's own failure, whatever it raised
-        from dialeval.secrets import scrub
-
-        failure = scrub(f"{type(err).__name__}: {err}")[:500]
-    else:
-        return {"turns": [{"number": number, "role": "assistant", "messages": json.loads(json.dumps(reply, default=str)),
-                           "seconds": round(time.perf_counter() - started, 3)}]}
-    return {"turns": [{"number": number, "role": "assistant", "messages": [], "failure": failure,
-                       "seconds": round(time.perf_counter() - started, 3)}]}
+    bot = bots.resolve(SimulationOptions.of(context).bot)
+    return {"turns": [await bot_turn(context, state, item_id(state), bot)]}

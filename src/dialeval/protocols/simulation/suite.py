@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,9 @@ from dialeval.protocols.simulation.bots import describe as describe_bot
 from dialeval.protocols.simulation.bots import parse_bot
 from dialeval.protocols.simulation.bots import resolve as resolve_bot
 from dialeval.protocols.simulation.common import SimulationOptions
+from dialeval.jsonsafe import dumps
 from dialeval.protocols.simulation.judging import check_judging
+from dialeval.protocols.simulation.replay import resent_count
 from dialeval.protocols.simulation.scenario import Scenario, load_scenarios
 from dialeval.protocols.simulation.transcript import dialogue_record
 from dialeval.config import parse_options
@@ -66,6 +67,7 @@ def to_record(item: Trial, state: dict[str, Any]) -> dict[str, Any]:
         "stop_reason": state.get("stop_reason"),
         "user_turns": sum(1 for t in state.get("turns", []) if t["role"] == "user"),
         "bot_failure": failure,
+        "resent_after_interruption": resent_count(state),
         "checks": state.get("checks", []),
         "criteria": state.get("criteria", []),
         "audits": state.get("audits", []),
@@ -110,7 +112,7 @@ def after_run(run_dir: Path, records: list[dict[str, Any]], metrics: dict[str, A
         if r["outcome"] == "simulator_failure" or not any(t["role"] == "assistant" and not t.get("failure") for t in r["turns"]):
             continue
         meta = {"scenario": r["scenario"], "trial": r["trial"], "outcome": r["outcome"], "stop_reason": r["stop_reason"]}
-        lines.append(json.dumps(dialogue_record(r["id"], r["turns"], meta), ensure_ascii=False))
+        lines.append(dumps(dialogue_record(r["id"], r["turns"], meta)))  # a lone surrogate written escaped
     (run_dir / DIALOGUE_FILE).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 

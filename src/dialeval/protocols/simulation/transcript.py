@@ -14,6 +14,16 @@ from pathlib import Path
 from typing import Any
 
 Turn = dict[str, Any]
+PROMPT_TURN_CHARS = 6_000  # of one turn in a simulator, auditor or judge prompt: under every default budget
+
+
+def cut(text: str, limit: int = PROMPT_TURN_CHARS) -> str:
+    """``text`` as a prompt shows it: a reply longer than ``limit`` cut, with a marker saying so
+    (the record keeps it whole). Why: a 10 MB reply would leave no room for anything else, and
+    the budget that drops old turns cannot make one turn shorter."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... cut here: {len(text) - limit:,} more characters of this turn are not shown]"
 
 
 def image_url(source: str) -> str:
@@ -81,8 +91,8 @@ def turn_line(turn: Turn) -> str:
     if turn["role"] == "user":
         picture = f"\n(shows picture {Path(turn['image']).name if not turn['image'].startswith('data:') else 'inline'})" if turn.get("image") else ""
         stop = f"\n(ends the conversation: {turn['stop']})" if turn.get("stop") else ""
-        return f"[turn {turn['number']}] User: {turn.get('text', '')}{picture}{stop}"
-    return f"[turn {turn['number']}] Bot: {bot_text(turn)}"
+        return f"[turn {turn['number']}] User: {cut(turn.get('text', ''))}{picture}{stop}"
+    return f"[turn {turn['number']}] Bot: {cut(bot_text(turn))}"
 
 
 def _native_call(call: dict[str, Any], fallback_id: str) -> dict[str, Any]:
@@ -173,7 +183,8 @@ def dialogue_turns(turns: list[Turn]) -> list[dict[str, Any]]:
             images = [{"source": turn["image"]}] if turn.get("image") else []
             out.append({"number": len(out) + 1, "role": "user", "text": turn.get("text") or "(a picture)", "images": images})
         elif not turn.get("failure"):
-            out.append({"number": len(out) + 1, "role": "assistant", **loaded_bot_turn(turn_messages(turn))})
+            loaded = loaded_bot_turn(turn_messages(turn))
+            out.append({"number": len(out) + 1, "role": "assistant", **loaded, "text": cut(loaded["text"])})
     return out
 
 

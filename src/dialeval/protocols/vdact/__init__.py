@@ -48,5 +48,7 @@ register_benchmark(
         describe=describe,
         figures=figures,
         scales=dict(SCALES),
+        # the dialogue's questions and references, not one system's answers
+        unit_content=lambda item: [item.dial_id, [[t.turn_num, t.question, t.reference] for t in item.turns]],
     )
 )

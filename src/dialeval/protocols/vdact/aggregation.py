@@ -140,7 +140,7 @@ def aggregate(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
             },
         }
     examples = sorted({r["example"] for r in records if r.get("example")})
-    paired = system_tests({name: _system_scores(rows, dims, unreadable_as) for name, rows in systems.items()}, seed=opts.seed)
+    paired = system_tests({name: _system_scores(rows, dims, unreadable_as) for name, rows in systems.items()}, scales=dict(SCALES))
     return {
         "judge": agent,
         "dimensions": {d: list(SCALES[d]) for d in dims},

@@ -8,7 +8,6 @@ opened as a file, and shows 200 rows at a time.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -58,12 +57,15 @@ def table_row(number: int, item: ItemResult) -> dict[str, Any]:
 
 def write_rows(out: Path, rows: list[dict[str, Any]]) -> list[str]:
     """The row files the page loads, in order; stale ones from a bigger earlier version are removed."""
+    from dialeval.jsonsafe import dumps
+    from dialeval.secrets import scrub
+
     folder = out / "rows"
     folder.mkdir(parents=True, exist_ok=True)
     names = []
     for k in range(0, max(len(rows), 1), ROWS_PER_FILE):
         name = f"rows/{k // ROWS_PER_FILE + 1:04d}.js"
-        payload = json.dumps(rows[k:k + ROWS_PER_FILE], ensure_ascii=False, separators=(",", ":"))
+        payload = scrub(dumps(rows[k:k + ROWS_PER_FILE], separators=(",", ":")))  # a lone surrogate escaped; secrets scrubbed
         (out / name).write_text(f"(window.DIALEVAL_ROWS = window.DIALEVAL_ROWS || []).push(...{payload});\n", encoding="utf-8")
         names.append(name)
     for stale in folder.glob("*.js"):

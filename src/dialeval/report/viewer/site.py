@@ -191,7 +191,9 @@ def write_pages(run: RunData, current: str) -> Path:
         write_item(out, number, len(run.items), item, overview, prompts, view, thumb, data)
     write_manifest(out, keys)
     page = write_run_page(run, overview, read_results(run.path))
-    (out / "overview.json").write_text(json.dumps(overview), encoding="utf-8")
+    from dialeval.secrets import scrub
+
+    (out / "overview.json").write_text(scrub(json.dumps(overview)), encoding="utf-8")
     return page
 
 

@@ -1,0 +1,164 @@
+"""Requests/s and CPU per request of `dialeval run` in one process, with `--processes 2`, and of a bare SDK loop.
+
+Against the OpenAI-compatible stub answering after 20 ms (a fast self-hosted judge: vLLM or
+SGLang with a small model), at 64 and 256 requests in flight, interleaved round by round
+(the order rotates), medians of ``--rounds``:
+
+- one: ``dialeval run answers ... --concurrency C``
+- two: the same with ``--processes 2``
+- bare: ``openai.AsyncOpenAI(http_client=DefaultAioHttpClient())`` sending the same request
+  ``--items`` times, C at once, in a process of its own: the floor any client on the SDK has
+
+For dialeval, requests/s is ``--items`` over the time from the first request the server
+received to the last answer it made (start-up and report left out), and CPU per request is
+marginal: the CPU of a run of ``--items`` minus a run of a tenth of them, over the
+difference, so start-up (imports, ~2-4 s) and the report cancel out; it is the whole
+process tree's (workers included). ``--only guard`` is the 1 s-latency guard instead: 1,000 items at a
+1 s model, 64 in flight, whole runs, as a ratio to the floor (1,000 / 64 x 1 s = 15.6 s).
+The load average is printed with each figure: on a shared machine read it first.
+
+Usage: python benchmarks/client_throughput.py [--items 800] [--rounds 3] [--only rate,guard] [--cpus 0,1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner_overhead import StubProcess, cli, load, write_items  # noqa: E402
+
+# this checkout's dialeval first, then wherever its libraries are (a --target install, say)
+SRC = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
+BARE = """
+import asyncio, sys, time
+import openai
+URL, N, C = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+MESSAGES = [{"role": "system", "content": "You grade answers from 1 to 5. " * 20},
+            {"role": "user", "content": "Question: 2+2? Reference: 4. Answer: 4. " * 10}]
+async def main():
+    client = openai.AsyncOpenAI(base_url=URL, api_key="x", http_client=openai.DefaultAioHttpClient())
+    slots = asyncio.Semaphore(C)
+    async def one():
+        async with slots:
+            await client.chat.completions.create(model="stub", messages=MESSAGES, max_tokens=512, temperature=0.0)
+    await one()  # connect
+    wall, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(one() for _ in range(N)))
+    print(time.perf_counter() - wall, time.process_time() - cpu)
+    await client.close()
+asyncio.run(main())
+"""
+
+
+class PinnedStub(StubProcess):
+    """The stub server kept off the client's cores (``--cpus``): its threads inherit the set."""
+
+    def __init__(self, latency: float, cpus: set[int] | None):
+        super().__init__(latency)
+        self.cpus = cpus
+
+    def __enter__(self) -> PinnedStub:
+        if not self.cpus:
+            super().__enter__()
+            return self
+        mine = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, self.cpus)  # the child starts on the server's cores
+        try:
+            super().__enter__()
+        finally:
+            os.sched_setaffinity(0, mine)
+        return self
+
+
+def dialeval_run(tmp: Path, stub: StubProcess, items: int, flight: int, processes: int, name: str) -> tuple[float, float]:
+    """(wall, CPU) of one whole `dialeval run`."""
+    config = tmp / f"model-{flight}.yaml"  # the model's own limit (64 by default) raised to the run's
+    config.write_text(f"model: {{spec: 'openai-compatible:stub', base_url: '{stub.base_url}', max_concurrency: {flight}}}\n")
+    args = ["run", "answers", "--data", str(write_items(tmp, items)), "--config", str(config), "--concurrency", str(flight),
+            "--no-cache", "--no-progress", "--output-dir", str(tmp / name)]
+    try:
+        return cli(SRC, args + (["--processes", str(processes)] if processes > 1 else []))
+    except subprocess.CalledProcessError as err:
+        raise SystemExit(f"dialeval run failed: {err.stderr.decode()[-3000:]}") from None
+
+
+def bare_loop(stub: StubProcess, items: int, flight: int) -> tuple[float, float]:
+    """(wall, CPU) of ``items`` requests through the bare SDK loop, measured inside it."""
+    done = subprocess.run([sys.executable, "-c", BARE, stub.base_url, str(items), str(flight)],
+                          check=True, capture_output=True, text=True)
+    wall, cpu = done.stdout.split()
+    return float(wall), float(cpu)
+
+
+def rate(args: argparse.Namespace, tmp: Path) -> None:
+    figures: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    modes = ["one", "two", "bare"]
+    small = max(1, args.items // 10)
+    with PinnedStub(0.02, args.server_cpus) as stub:
+        for n in range(args.rounds):
+            for flight in (64, 256):
+                for mode in modes[n % 3:] + modes[:n % 3]:
+                    if mode == "bare":
+                        wall, cpu = bare_loop(stub, args.items, flight)
+                        per_s, ms = args.items / wall, cpu / args.items * 1000
+                    else:
+                        processes = 2 if mode == "two" else 1
+                        _, c1 = dialeval_run(tmp, stub, small, flight, processes, f"{mode}-{flight}-{n}-small")
+                        stub.window()
+                        _, c2 = dialeval_run(tmp, stub, args.items, flight, processes, f"{mode}-{flight}-{n}-large")
+                        first, last = stub.window() or (0.0, 1.0)
+                        per_s, ms = args.items / (last - first), (c2 - c1) / (args.items - small) * 1000
+                    figures.setdefault((mode, flight), []).append((per_s, ms))
+                    print(f"  round {n + 1} {mode:4} {flight:3} in flight: {per_s:6.0f} requests/s, {ms:5.2f} ms CPU "
+                          f"per request  ({load()})", flush=True)
+    print("\n| client | in flight | requests/s | CPU ms per request |\n|---|---|---|---|")
+    names = {"one": "dialeval, one process", "two": "dialeval, --processes 2", "bare": "bare SDK loop (aiohttp)"}
+    for (mode, flight), values in sorted(figures.items(), key=lambda kv: (kv[0][1], modes.index(kv[0][0]))):
+        per_s = statistics.median(v[0] for v in values)
+        ms = statistics.median(v[1] for v in values)
+        spread = f"{min(v[0] for v in values):.0f}-{max(v[0] for v in values):.0f}"
+        print(f"| {names[mode]} | {flight} | {per_s:.0f} ({spread}) | {ms:.2f} |")
+
+
+def guard(args: argparse.Namespace, tmp: Path) -> None:
+    floor = 1000 / 64
+    with PinnedStub(1.0, args.server_cpus) as stub:
+        for processes in (1, 2):
+            wall, _ = dialeval_run(tmp, stub, 1000, 64, processes, f"guard-{processes}")
+            print(f"  1,000 items at 1 s, --processes {processes}: {wall:.2f} s = {wall / floor:.2f}x the floor ({load()})",
+                  flush=True)
+        start = time.perf_counter()
+        bare_loop(stub, 1000, 64)
+        wall = time.perf_counter() - start
+        print(f"  1,000 requests at 1 s, bare SDK loop (its start-up included): {wall:.2f} s = {wall / floor:.2f}x ({load()})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--items", type=int, default=800)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="rate,guard")
+    ap.add_argument("--cpus", help="cores for the clients, e.g. 0,1 (the stub server gets the others)")
+    args = ap.parse_args()
+    args.server_cpus = None
+    if args.cpus:
+        client = {int(c) for c in args.cpus.split(",")}
+        args.server_cpus = os.sched_getaffinity(0) - client
+        os.sched_setaffinity(0, client)  # every client process started from here inherits it
+    print(f"{os.cpu_count()} CPUs, clients on {sorted(os.sched_getaffinity(0))}; {load()}", flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        if "rate" in args.only:
+            rate(args, Path(folder))
+        if "guard" in args.only:
+            guard(args, Path(folder))
+
+
+if __name__ == "__main__":
+    main()
