@@ -44,3 +44,24 @@ def test_an_unknown_probe_stops_before_any_call(tmp_path, capsys):
                  "--judge", "dry-run", "--probes", "position,halfing"])
     assert code != 0
     assert "unknown probe 'halfing'; choose from position, verbosity, self_preference, needle, consistency" in capsys.readouterr().err
+
+
+def test_an_installed_package_registers_its_format_through_the_entry_point(tmp_path, monkeypatch):
+    from dialeval.data.importers import get_importer, importer_names
+    from dialeval.plugins import reset_entry_points
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "pipes_installed.py").write_text(PLUGIN.replace('"pipes"', '"pipes_installed"'), encoding="utf-8")
+    dist = site / "pipes_installed-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pipes-installed\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[dialeval.plugins]\npipes = pipes_installed\n")
+    monkeypatch.syspath_prepend(str(site))
+    reset_entry_points()
+    try:
+        importer = get_importer("pipes_installed")
+        assert importer is not None and importer.description == "one chat per line: user|bot|user|bot"
+        assert "pipes_installed" in importer_names()
+    finally:
+        reset_entry_points()
