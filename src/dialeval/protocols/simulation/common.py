@@ -36,7 +36,7 @@ class SimulationOptions(BaseModel):
         description="simulate a conversation the simulator spoiled (audit finding, unreadable turn) again, with a new seed, at most this many times",
     )
     audit: bool = Field(default=True, description="audit every simulated user turn (off: no auditor calls)")
-    context_budget: int = Field(default=3000, gt=0, description="the most tokens a simulator or auditor prompt may have")
+    context_budget: int = Field(default=4000, gt=0, description="the most tokens a simulator or auditor prompt may have (the dialogue default)")
     window_turns: int = Field(default=8, gt=0, description="the latest turns the simulator and auditor see beside the notes")
     note_top_k: int = Field(default=12, gt=0, description="the most note entries shown when all do not fit")
     memory: MemorySettings = Field(default_factory=MemorySettings)
