@@ -9,6 +9,7 @@ import pytest
 from dialeval.cli import main
 from dialeval.config import ConfigError, EvalContext
 from dialeval.protocols.dialogue.common import DialogueOptions
+from tests.plugin_helpers import install_plugin
 
 PLUGIN = '''
 from dialeval.data.importers import register_importer
@@ -51,12 +52,7 @@ def test_an_installed_package_registers_its_format_through_the_entry_point(tmp_p
     from dialeval.plugins import reset_entry_points
 
     site = tmp_path / "site"
-    site.mkdir()
-    (site / "pipes_installed.py").write_text(PLUGIN.replace('"pipes"', '"pipes_installed"'), encoding="utf-8")
-    dist = site / "pipes_installed-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pipes-installed\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[dialeval.plugins]\npipes = pipes_installed\n")
+    install_plugin(site, "pipes_installed", PLUGIN.replace('"pipes"', '"pipes_installed"'), "pipes")
     monkeypatch.syspath_prepend(str(site))
     reset_entry_points()
     try:
