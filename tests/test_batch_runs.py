@@ -96,15 +96,19 @@ def test_calls_the_response_cache_answers_never_go_into_a_batch(tmp_path):
 
 
 def test_a_dry_run_with_batch_true_counts_rounds_and_prices_at_batch_rates(tmp_path):
-    def dry(batch: bool, out: str):
+    def dry(data: Path, batch: bool, out: str):
         model = ModelSettings(spec=f"dry-run:{PRICED_AS}", batch=batch)
-        return run("kgds", KGDS, RunConfig(model=model, output_dir=str(tmp_path / out), cache_path=None), progress=False)
+        benchmark = "kgds" if data == KGDS else "answers"
+        return run(benchmark, data, RunConfig(model=model, output_dir=str(tmp_path / out), cache_path=None), progress=False)
 
-    live, batched = dry(False, "live"), dry(True, "batch")
+    batched = dry(KGDS, True, "batch")
     info = metrics_of(batched)["run"]["batches"]
     assert info["estimated"] and info["rounds"] == 4  # summarize, reflect, decompose/verify, classify
-    assert metrics_of(batched)["run"]["usage"]["cost_usd"] == pytest.approx(metrics_of(live)["run"]["usage"]["cost_usd"] / 2)
     assert "would run as provider batches in 4 round(s)" in (batched.run_dir / "report.md").read_text()
+    # the same calls at half the rate: the answers demo has no two calls alike, so a live run shares none
+    live, batched = dry(ANSWERS, False, "answers-live"), dry(ANSWERS, True, "answers-batch")
+    assert metrics_of(live)["run"]["usage"]["deduplicated"] == 0
+    assert metrics_of(batched)["run"]["usage"]["cost_usd"] == pytest.approx(metrics_of(live)["run"]["usage"]["cost_usd"] / 2, abs=1e-6)
 
 
 def test_a_local_model_cannot_be_batched():

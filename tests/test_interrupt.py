@@ -155,7 +155,9 @@ def test_ctrl_c_before_any_item_finished_keeps_the_run_folder(tmp_path):
 def test_a_tripped_breaker_cancels_the_calls_still_waiting(tmp_path):
     data = tmp_path / "answers.jsonl"
     rows = [json.loads(line) for line in ANSWERS.read_text().splitlines()]
-    data.write_text("".join(json.dumps({**rows[i % 3], "id": f"item-{i}"}) + "\n" for i in range(8)))
+    # eight distinct prompts: identical ones would be sent once (single flight)
+    data.write_text("".join(json.dumps({**rows[i % 3], "id": f"item-{i}", "question": f"{rows[i % 3]['question']} ({i})"}) + "\n"
+                            for i in range(8)))
     release = threading.Event()
     answered = []
 

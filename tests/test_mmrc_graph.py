@@ -231,7 +231,7 @@ def test_a_cut_off_answer_is_judged_as_it_stands_and_counted(tmp_path, running_d
     assert (mr["answer"], mr["answer_status"], mr["score"]) == ("Eight weeks.", "truncated", 4)
     assert sum("weeks before" in text_of(p[-1]) for p in _question_prompts(model)) == 1  # not retried
     assert result.metrics["conditions"]["off"]["abilities"]["MR"] == {
-        "mean": 4.0, "n": 1, "cut_off": 1, "empty": 0, "judge_failed": 0, "errored": 0,
+        "mean": 4.0, "ci": None, "n": 1, "cut_off": 1, "empty": 0, "judge_failed": 0, "errored": 0,
     }  # fmt: skip
     assert json.loads((result.run_dir / "metrics.json").read_text())["conditions"]["off"]["abilities"]["MR"]["cut_off"] == 1
 
@@ -301,7 +301,9 @@ def test_item_scores_are_per_conversation_ability_and_condition(tmp_path, runnin
 
     result, _ = _run(tmp_path, running_data, world())
     scores = get_benchmark("mmrc").item_scores(result.records)
-    assert set(scores) == {f"{m}, notes {c}" for m in ("score (0-5)", "EP", "IMP") for c in ("off", "on")}
+    assert set(scores) == {f"{m}, notes {c}" for m in ("score (0-5)", "EP", "IMP", "RP") for c in ("off", "on")}
+    rp = result.metrics["conditions"]["off"]["RP"]  # a unit's RP: 1 refused, 0 answered, where a refusal was right
+    assert list(scores["RP, notes off"].values()) == [rp["refused"] / rp["n"]] and rp["n"] == 1
     assert scores["score (0-5), notes on"] == {f"ten-k-training/{a}": 4.0 for a in ("AR", "CR", "IE", "IM", "IU", "MR")}
     assert scores["EP, notes off"] == {"ten-k-training/IE": 0.5} and scores["IMP, notes on"] == {"ten-k-training/IM": 0.5}
 
@@ -318,7 +320,7 @@ def test_notes_reach_the_responder_only_with_note_taking_on(tmp_path, running_da
     iu = _rows(_record(result), "off")["IU"], _rows(_record(result), "on")["IU"]
     assert iu[0]["answer"] == "Under 60 minutes." and iu[1]["answer"] == "Finish without walking."
     assert iu[0]["notes_mode"] is None
-    assert (result.run_dir / "radar.png").stat().st_size > 1000
+    assert (result.run_dir / "plots" / "radar.png").stat().st_size > 1000 and "](plots/radar.png)" in result.report_path.read_text()
     assert "**+ NOTE-TAKING** (notes on)" in result.report_path.read_text()
 
 
@@ -430,7 +432,8 @@ def test_the_cli_runs_the_demo_fixture(tmp_path, capsys):
     code = main(["run", "mmrc", "--data", str(demo), "--model", "dry-run", "--output-dir", str(tmp_path), "--no-progress"])
     assert code == 0
     [run_dir] = tmp_path.iterdir()
-    assert (run_dir / "notes").is_dir() and (run_dir / "radar.png").exists()
+    assert (run_dir / "notes").is_dir()
+    assert not (run_dir / "plots").exists()  # a dry run's scores are placeholders: no figure draws them, the radar neither
 
 
 def test_a_hedged_guess_is_not_a_refusal(tmp_path, running_data):

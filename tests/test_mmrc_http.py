@@ -51,8 +51,11 @@ def test_a_conversation_end_to_end_over_http(tmp_path, running_data):
         repeated = len(server.completions) - sum(requests.values())
 
     # 8 turns -> 8 notes and 8 replies of the model under test + 6 questions x 2 conditions;
-    # 12 judges; 2 IE answers and 2 AR answers that no rule settles -> 2 extractor + 2 detector calls
-    assert requests == {"notetaker": 8, "responder": 20, "judge": 12, "item_extractor": 2, "refusal_detector": 2}
+    # 12 judges; 2 IE answers and 2 AR answers that no rule settles -> 2 extractor + 2 detector calls;
+    # where both conditions gave the same answer the judge's prompt is the same: sent once, shared
+    # (5 judges, 1 extractor, 1 detector; only IU's answer differs with the notes)
+    assert requests == {"notetaker": 8, "responder": 20, "judge": 7, "item_extractor": 1, "refusal_detector": 1}
+    assert result.metrics["run"]["usage"]["deduplicated"] == 5 + 1 + 1
     # the note-taker saw each picture once, with its turn: two local files as pixels, one URL
     assert note_images == ["data:image/png;base64,", "data:image/png;base64,", "https://example.org/mm"]
     assert result.metrics["run"]["failed"] == 0

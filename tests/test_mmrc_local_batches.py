@@ -40,4 +40,7 @@ def test_each_turn_and_each_question_of_the_demo_is_one_batch(tmp_path, monkeypa
     sizes = list(engine.batch_sizes)
     assert sizes[:steps] == [2] * steps  # reply + note, then answer off + answer on
     judged = sum(q["score_source"] == "judge" for q in result.records[0]["questions"])
-    assert sizes[steps:] == ([judged] if judged else [])  # all the judges in one final batch
+    usage = [u for line in (result.run_dir / "results.jsonl").read_text().splitlines() for u in json.loads(line)["usage"]]
+    shared = sum(u.get("deduplicated", 0) for u in usage if u["agent"].startswith("mmrc.judge"))
+    # all the judges in one final batch; a prompt the two conditions share (same answer) is sent once
+    assert sizes[steps:] == ([judged - shared] if judged else [])

@@ -114,7 +114,7 @@ def test_aggregate_reports_both_conditions_and_their_deltas():
     m = aggregate(records)
     off, on = m["conditions"]["off"], m["conditions"]["on"]
     assert list(m["conditions"]) == ["off", "on"]
-    assert off["abilities"]["MR"] == {"mean": 0, "n": 1, "cut_off": 0, "empty": 1, "judge_failed": 0, "errored": 0}
+    assert off["abilities"]["MR"] == {"mean": 0, "ci": None, "n": 1, "cut_off": 0, "empty": 1, "judge_failed": 0, "errored": 0}
     assert off["abilities"]["CR"]["mean"] is None
     assert off["overall"] == pytest.approx((2 + 1 + 1 + 0) / 4)
     assert on["overall"] == pytest.approx((4 + 3 + 5 + 4) / 4)
@@ -140,10 +140,10 @@ def test_unusable_helper_verdicts_are_left_out_and_counted():
         ]
     )
     s = m["conditions"]["off"]
-    assert s["EP"] == {"value": 0.0, "n": 1, "named_none": 1, "cut_off": 0, "empty": 0, "helper_failed": 1, "errored": 0}
-    assert s["IMP"] == {"value": None, "n": 0, "cut_off": 0, "empty": 0, "errored": 1}
+    assert s["EP"] == {"value": 0.0, "ci": None, "n": 1, "named_none": 1, "cut_off": 0, "empty": 0, "helper_failed": 1, "errored": 0}
+    assert s["IMP"] == {"value": None, "ci": None, "n": 0, "cut_off": 0, "empty": 0, "errored": 1}
     assert (s["RP"]["value"], s["RP"]["n"], s["RP"]["helper_failed"]) == (None, 0, 1)
-    assert s["abilities"]["IM"] == {"mean": None, "n": 0, "cut_off": 0, "empty": 0, "judge_failed": 0, "errored": 1}
+    assert s["abilities"]["IM"] == {"mean": None, "ci": None, "n": 0, "cut_off": 0, "empty": 0, "judge_failed": 0, "errored": 1}
     assert "deltas" not in m
 
 
@@ -153,7 +153,7 @@ def test_cut_off_answers_count_in_the_figures_and_are_shown_beside_them():
         _q("on", "IE", None, ep={"status": "ok", "n_model": 1, "n_hit": 1}),  # the judge failed
     ]
     s = aggregate([{"questions": rows}])["conditions"]["on"]
-    assert s["abilities"]["IE"] == {"mean": 2, "n": 1, "cut_off": 1, "empty": 0, "judge_failed": 1, "errored": 0}
+    assert s["abilities"]["IE"] == {"mean": 2, "ci": None, "n": 1, "cut_off": 1, "empty": 0, "judge_failed": 1, "errored": 0}
     assert (s["EP"]["value"], s["EP"]["n"], s["EP"]["cut_off"]) == (0.75, 2, 1)
 
 

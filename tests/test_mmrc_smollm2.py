@@ -51,5 +51,5 @@ def test_the_demo_conversation_runs_on_smollm2(tmp_path):
         summary = result.metrics["conditions"][cond]
         # each ability's one question is either scored or counted as a judge failure, never defaulted
         assert all(a["n"] + a["judge_failed"] == 1 and a["errored"] == 0 for a in summary["abilities"].values())
-    assert (result.run_dir / "radar.png").exists()
+    assert (result.run_dir / "plots" / "radar.png").exists()
     assert "## Judge reliability" in result.report_path.read_text()

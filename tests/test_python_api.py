@@ -93,6 +93,21 @@ def test_judge_model_names_the_judges_not_the_system_under_test(tmp_path):
     assert set(frame["judge_model"]) == {"dry-run:gpt-4o-mini"}
 
 
+
+def test_mmrc_to_pandas_has_rp_rows_its_ability_and_condition_as_columns_and_the_system(tmp_path):
+    """A ``groupby(["system", "ability", "condition"])`` finds the rows (system was None: silently empty)."""
+    data = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmrc_demo.json"
+    settings = {"model": "dry-run", "models": {"responder": "dry-run:tested-model"}, "cache_path": None,
+                "output_dir": str(tmp_path / "runs"), "options": {"note_taking": "off", "replies": "recorded"}}
+    frame = dialeval.evaluate("mmrc", data, settings).to_pandas()
+    assert list(frame.columns) == COLUMNS + ["ability", "condition", "metric"]
+    assert set(frame["system"]) == {"dry-run:tested-model"} and set(frame["condition"]) == {"off"}
+    assert {"score (0-5)", "EP", "RP"} <= set(frame["metric"])
+    rp = frame[frame["metric"] == "RP"]
+    assert len(rp) >= 1 and set(rp["dimension"]) == {"RP, notes off"}
+    assert all(unit.endswith("/" + ability) for unit, ability in zip(frame["unit"], frame["ability"]))
+    assert len(frame.groupby(["system", "ability", "condition"])["score"].mean()) == frame["ability"].nunique()
+
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists open files through /proc")
 def test_runs_one_after_another_leave_no_file_of_their_folders_open(tmp_path):
     """A sweep in one process: each run lets go of its prompt store (four descriptors a run

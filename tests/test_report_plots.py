@@ -10,7 +10,7 @@ from PIL import Image
 
 from dialeval.benchmarks import get_benchmark
 from dialeval.config import ModelSettings, RunConfig
-from dialeval.figures import Bars, Histogram, Scatter, scale_of
+from dialeval.figures import Bars, Histogram, Radar, Scatter, scale_of
 from dialeval.report.compare_plots import agreement_plots
 from dialeval.report.plots import DPI, HEIGHT_IN, WIDTH_IN, draw, score_histograms
 from dialeval.evaluation import run
@@ -145,7 +145,7 @@ def test_every_benchmark_declares_figures_it_can_build_from_its_golden_metrics(b
     bench = get_benchmark(benchmark)
     metrics = json.loads((GOLDEN / f"{benchmark}.metrics.json").read_text())
     figures = bench.figures([], metrics, {}) if bench.figures else []
-    assert all(isinstance(f, (Bars, Scatter, Histogram)) and f.name for f in figures)
+    assert all(isinstance(f, (Bars, Scatter, Histogram, Radar)) and f.name for f in figures)
 
 
 def test_dialogue_sets_the_judge_against_the_human_labels_it_was_given(tmp_path):

@@ -10,7 +10,10 @@ CPU-per-call work of issue 24; a change that alters a prompt, a record or a scor
 one of them, and then says which. The metrics digests were taken again once, when an
 unknown cost became ``null`` in ``metrics.json`` (the stub is unpriced): that diff was
 ``cost_usd`` and ``cost_without_prompt_cache_usd`` 0.0 -> null and ``priced_cost_usd``
-added, nothing else. What issue 44 added for the gate (a row's ``unit_hash``; ``units_measured``, ``complete``,
+added, nothing else. The results and metrics digests were taken again in issue 51, when
+call records gained ``deduplicated`` (single flight) and the headline figures their
+intervals (``ci``, ``ci_scaled``): with those keys left out, every digest was the one
+before, bodies unchanged. What issue 44 added for the gate (a row's ``unit_hash``; ``units_measured``, ``complete``,
 ``incomplete`` and ``unit_hashes`` in ``metrics.json``) is left out of the digests: new
 fields, no prompt, record or score changed.
 """
@@ -35,18 +38,18 @@ DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "
 PINNED: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
     "session judge, refined summaries": (
         {"judge": "session", "summary": "refined", "kg_dir": str(DEMO / "kg")},
-        {"bodies": "b09517708fbfe652", "results": "553ff41fcb49c736", "metrics": "5617e3910f846ab3"},
+        {"bodies": "b09517708fbfe652", "results": "3d00b16753d7fd21", "metrics": "633504de997ef95f"},
     ),
     "session judge, no summary": (
         {"judge": "session", "summary": "none"},
-        {"bodies": "351bc230ce34cc97", "results": "85fa366bd695105d", "metrics": "2adb3e7b7dc2498a"},
+        {"bodies": "351bc230ce34cc97", "results": "13da290c19f0851e", "metrics": "5b95951e26c35bf4"},
     ),
     "turn judge, template summaries": (
         {"judge": "turn", "summary": "template", "kg_dir": str(DEMO / "kg")},
-        {"bodies": "86434be146cc0722", "results": "872721e230868c7a", "metrics": "8eab02fbbc5728c4"},
+        {"bodies": "86434be146cc0722", "results": "d28ee349c7c52e48", "metrics": "e280f2fba2aaba79"},
     ),
 }
-SHARED_PINNED = {"bodies": "08df34b1ae1d1c07", "results": "f332e148822e8d54", "metrics": "82846f913a5aad53"}  # its first 40 dialogues
+SHARED_PINNED = {"bodies": "08df34b1ae1d1c07", "results": "42bb6f9b8b0adc99", "metrics": "e19068dce0f88a60"}  # its first 40 dialogues
 
 
 def varied_judge(body: dict[str, Any]) -> str:

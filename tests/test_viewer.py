@@ -105,6 +105,23 @@ def test_a_failed_item_shows_its_error_and_the_calls_it_made(tmp_path):
     assert "answer_judge" in page and "openai:gpt-4o-mini" in page and 'data-status="error"' in page
 
 
+def test_a_fresh_run_of_cache_hits_says_nothing_was_sent_not_that_timings_are_missing(tmp_path):
+    """Latency n/a has two causes and the page names the right one."""
+    data = _data(tmp_path)
+    settings = ModelSettings(spec="openai:viewer-cache-judge", max_retries=0)
+    register_client(settings, ScriptedChatModel(respond=lambda messages: '{"rationale": "scripted", "score": 4}'))
+    for run_id in ("first", "again"):  # the second run's answers all come from the first one's cache
+        config = RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=str(tmp_path / "cache.sqlite"),
+                           run_id=run_id, parse_retries=0)
+        run("answers", data, config, progress=False)
+    write_site(tmp_path / "runs")
+    first = (tmp_path / "runs" / "first" / "view" / "index.html").read_text()
+    again = (tmp_path / "runs" / "again" / "view" / "index.html").read_text()
+    assert " s</td>" in first and "Latency n/a" not in first
+    assert "every call was a response-cache hit or a dry run" in again
+    assert "runs from before dialeval recorded them" not in again
+
+
 def test_a_run_with_a_bad_line_is_skipped_by_name_and_the_others_are_shown(tmp_path, capsys):
     good, bad = tmp_path / "runs" / "good-run", tmp_path / "runs" / "bad-run"
     for run_dir, second in ((good, {"id": "q2", "status": "ok", "result": {"id": "q2", "system": "s", "score": 4, "calls": []}}),
@@ -222,3 +239,16 @@ def test_each_disagreement_links_to_both_runs_side_by_side(server, browser, tmp_
     sides.nth(1).locator("a.item-link").click()  # and on to the item's page in its run
     assert page.locator("h1").inner_text().startswith("item good-4")
     page.screenshot(path=str(tmp_path / "pair.png"))
+
+
+@pytest.mark.parametrize(("values", "labels"), [
+    ([0.5, 0.5, 0.5], ["0.50"]),  # one value: one bar (this drew 0.50 ... 9.50)
+    ([0.25, 0.75, 1.0], ["0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.80", "0.90"]),  # a precision: 0-1
+    ([0, 3, 5], ["0", "1", "2", "3", "4", "5"]),  # a small integer scale: one bar per value
+])
+def test_a_histograms_axis_fits_its_values(values, labels):
+    from dialeval.report.viewer.run_page import histogram
+
+    bars = histogram(values, "EP, notes off")["bars"]
+    assert [b["label"] for b in bars] == labels
+    assert sum(b["count"] for b in bars) == len(values)

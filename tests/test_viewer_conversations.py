@@ -71,12 +71,37 @@ def test_mmrc_shows_the_conversation_then_each_probe_question_and_its_score(site
     assert 'data-criterion="IE score (0-5)"' in probes and "notes off" in probes
 
 
+def test_mmrc_shows_the_replies_the_model_saw_live_or_recorded_and_says_which(site, tmp_path):
+    recorded = _page(site, "mmrc").split("<h3>Probe questions</h3>")[0]
+    assert "recorded reply (data file)" in recorded and "live reply" not in recorded
+    config = RunConfig(model=ModelSettings(spec="dry-run"), output_dir=str(tmp_path), cache_path=None, run_id="live", limit=1,
+                       options={"note_taking": "off", "replies": "live"})
+    result = run("mmrc", FIXTURES / "mmrc_demo.json", config, progress=False)
+    replies = result.records[0]["replies"]
+    assert replies and {r["status"] for r in replies} == {"ok"}
+    write_site(tmp_path)
+    conversation = _page(tmp_path, "live").split("<h3>Probe questions</h3>")[0]
+    assert conversation.count("live reply of the model under test") == len(replies)
+    assert "recorded reply (data file)" not in conversation  # the data file's replies were never shown to the model
+    assert replies[0]["text"] in conversation
+
+
 def test_mdseval_shows_the_dialogue_with_its_image_and_each_summary_with_its_scores(site):
     page = _page(site, "mdseval")
     conversation, summaries = page.split("<h3>Candidate summaries</h3>")
     assert "dialogue statements" in conversation and _thumbs(site, "mdseval", conversation)
     assert "summary 0" in summaries and 'data-criterion="pointwise coherence"' in summaries
     assert "faithfulness (summary)" in summaries
+
+
+def test_a_kgds_item_page_shows_the_sample_as_json_not_a_python_repr(tmp_path):
+    config = RunConfig(model=ModelSettings(spec="dry-run"), output_dir=str(tmp_path), cache_path=None, run_id="kgds", limit=1)
+    run("kgds", FIXTURES / "kgds_demo.json", config, progress=False)
+    write_site(tmp_path)
+    page = _page(tmp_path, "kgds")
+    shown = page[page.index('id="data-item"'):page.index("</pre>", page.index('id="data-item"'))]
+    assert "Paragraph(" not in shown and "paragraph_index=" not in shown
+    assert "&#34;paragraph_index&#34;: 1" in shown or '"paragraph_index": 1' in shown
 
 
 def test_the_mmdu_dialogue_reads_in_a_browser(site, browser, tmp_path):
@@ -90,3 +115,5 @@ def test_the_mmdu_dialogue_reads_in_a_browser(site, browser, tmp_path):
         assert page.evaluate("document.documentElement.scrollWidth") <= 1200  # no page stretched by an image
         assert page.locator("#turn-1-answer .verdict[data-criterion='Overall Score'] .score").inner_text() != ""
         page.screenshot(path=str(tmp_path / "mmdu.png"))
+
+

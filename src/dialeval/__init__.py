@@ -9,6 +9,8 @@ Public API::
     run = dialeval.read_run(result.run_dir)           # config, metrics, usage, typed items
     run.items[0].status, run.items[0].scores         # ItemResult: scores per dimension and unit
     result.to_pandas()                                # one row per scored unit and dimension
+    board = dialeval.sweep("answers", "answers.jsonl", ["openai:gpt-4o-mini", "openai:gpt-4o"])
+    board.leaderboard["models"], board.sweep_dir      # ranks with ties, 95% intervals, cost, runs
 
 ``evaluate()`` also works inside a running event loop (Jupyter): the run then goes on
 in a worker thread with its own loop.
@@ -26,9 +28,10 @@ if TYPE_CHECKING:
     from dialeval.config import RunConfig
     from dialeval.report.results import RunData
     from dialeval.evaluation import RunResult
+    from dialeval.sweeps.runs import SweepResult
 
 from dialeval.version import __version__
-__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "trust", "__version__"]
+__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "sweep", "trust", "__version__"]
 
 
 def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
@@ -130,6 +133,22 @@ def load_dataset(benchmark: str, data: str | Path, options: dict[str, Any] | Non
     from dialeval.benchmarks import get_benchmark
 
     return get_benchmark(benchmark).load(Path(data), options or {})
+
+
+def sweep(
+    benchmark: str, data: str | Path, models: list[str | dict[str, Any]], config: str | Path | None = None, *,
+    rank_by: str | None = None, dry_run: bool = False, **overrides: Any,
+) -> SweepResult | dict[str, Any]:
+    """One ordinary run per model (resumable, the shared cache), then ``sweeps/<id>/``'s
+    leaderboard: headline figures with 95% intervals, ranks tied where the paired tests on
+    the same units cannot separate two models, cost and time per model. ``dry_run=True``
+    prices the whole sweep instead (no model is called) and returns the estimate.
+    ``overrides`` are run config fields (``limit``, ``options``, ``output_dir``...)."""
+    from dialeval.sweeps.runs import dry_run_sweep, run_sweep
+
+    if dry_run:
+        return dry_run_sweep(benchmark, data, models, config, progress=False, **overrides)
+    return run_sweep(benchmark, data, models, config, progress=False, rank_by=rank_by, **overrides)
 
 
 def read_run(path: str | Path) -> RunData:

@@ -119,6 +119,9 @@ class Benchmark:
     # (records, metrics, run options) -> the benchmark's own report figures (dialeval.figures records);
     # every run also gets a score histogram per dimension and system (report/plots.py)
     figures: Callable[[list[dict[str, Any]], dict[str, Any], dict[str, Any]], list[Figure]] | None = None
+    # (unit, dimension) -> columns of their own for to_pandas (MMRC: ability, condition,
+    # metric), where item_scores packs them into the unit id and the dimension's name
+    frame_columns: Callable[[str, str], dict[str, Any]] | None = None
     # dimension (or its last word, e.g. an aspect) -> (lowest, highest) score, for axes
     # that span the scale; dimensions named like ``score (1-5)`` need no entry
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)

@@ -110,7 +110,6 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--option", action="append", default=[], metavar="KEY=JSON")
     m.set_defaults(usage_error=m.error)  # usage mistakes found later print this command's usage line
     from dialeval.import_export import add_commands
-
     add_commands(sub)  # import, export
 
     from dialeval.gate.cli import add_parser as add_gate_parser
@@ -118,8 +117,10 @@ def _parser() -> argparse.ArgumentParser:
     add_gate_parser(sub)
 
     from dialeval.trust.cli import add_parser as add_trust
+    from dialeval.sweeps.cli import add_parser as add_sweep
 
     add_trust(sub)  # and label
+    add_sweep(sub)
     return p
 
 
@@ -369,6 +370,10 @@ def _main(argv: list[str] | None) -> int:
             from dialeval.gate.cli import run_gate_command
 
             return run_gate_command(args)
+        if args.command == "sweep":
+            from dialeval.sweeps.cli import command as sweep
+
+            return sweep(args, _options(args.option))
         if args.command in ("trust", "label"):
             from dialeval.trust.cli import command as trust
 

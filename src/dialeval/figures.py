@@ -50,7 +50,19 @@ class Histogram:
     labels: tuple[str, ...] = ()  # a label scale: the names of ranks 1, 2, ... (worst first), drawn as words
 
 
-Figure = Bars | Scatter | Histogram
+@dataclass(frozen=True)
+class Radar:
+    """Means on one scale around a circle (MMRC's six abilities), one line per series; a
+    ``None`` is a gap in the line, never a point at the scale's bottom."""
+
+    name: str
+    title: str
+    axes: list[str]
+    series: dict[str, list[float | None]]  # series label -> one value per axis
+    scale: Scale
+
+
+Figure = Bars | Scatter | Histogram | Radar
 
 _NAMED_SCALE = re.compile(r"\((-?\d+(?:\.\d+)?)\s*[-/]\s*(-?\d+(?:\.\d+)?)\)")
 

@@ -174,6 +174,7 @@ async def ask(
     retry_truncated: bool = True,
     json_schema: dict[str, Any] | None = None,
     score: Callable[[T], float | None] | None = None,
+    sample_index: int | None = None,
 ) -> Answer[T]:
     """Call the model and parse its answer into ``schema``, retrying with corrections.
 
@@ -184,7 +185,8 @@ async def ask(
     The returned ``messages`` include the final answer, for multi-turn agents.
     ``retries`` overrides the run's corrective retries and ``retry_truncated=False``
     keeps a cut-off answer as ``truncated`` instead of asking for a shorter one: a
-    system under test gets no second chance its paper did not give it.
+    system under test gets no second chance its paper did not give it. ``sample_index``: a
+    distinct sample of an identical prompt (otherwise sent once per run and shared).
     ``score`` reads an answer as one number where the role is an ensemble or a cascade
     (default: a numeric ``verdict``/``score``/``rating`` field): their verdicts are combined on it.
     """
@@ -192,11 +194,11 @@ async def ask(
         from dialeval.agents.ensemble import ask_composite
 
         options = dict(validate=validate, placeholder=placeholder, retries=retries, retry_truncated=retry_truncated,
-                       json_schema=json_schema)
+                       json_schema=json_schema, sample_index=sample_index)
         return await ask_composite(ctx, agent, messages, schema, score, options)  # type: ignore[arg-type]
     start_meter(None if ctx.client.injected else ctx.client.endpoint)  # retries, 429s, the server's model name
     conversation, tally = list(messages), Tally()
-    request = _Request(schema, json_schema, validate, placeholder, retry_truncated)
+    request = _Request(schema, json_schema, validate, placeholder, retry_truncated, sample_index)
     outcome = await _with_retries(ctx, agent, conversation, request, tally, ctx.parse_retries if retries is None else retries)
     tick()
     call = _recorded(ctx, agent, outcome, conversation, tally)
@@ -213,6 +215,7 @@ class _Request:
     validate: Callable[[Any], str | None] | None
     placeholder: Callable[[], BaseModel] | None
     retry_truncated: bool
+    sample_index: int | None = None  # a distinct sample of an identical prompt (else sent once per run and shared)
 
 
 def _rendered_placeholder(ctx: AgentContext, request: _Request) -> str | None:
@@ -231,6 +234,7 @@ async def _call_model(ctx: AgentContext, conversation: list[BaseMessage], reques
         placeholder=_rendered_placeholder(ctx, request),
         cache_path=ctx.cache_path,
         read_cache=ctx.read_cache,
+        sample_index=request.sample_index,
     )
 
 
@@ -290,7 +294,8 @@ def _recorded(ctx: AgentContext, agent: str, outcome: Outcome, conversation: lis
     return call
 
 
-async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply") -> AgentCall:
+async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply",
+                   sample_index: int | None = None) -> AgentCall:
     """One free-text call (a system under test replies in prose, not JSON).
 
     ``ok`` needs a non-empty answer that was not cut off; ``truncated``, ``unparsed``
@@ -301,7 +306,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
     start_meter(None if ctx.client.injected else ctx.client.endpoint)
     try:
         gen = await ctx.client.generate(
-            messages, placeholder=placeholder, cache_path=ctx.cache_path, read_cache=ctx.read_cache
+            messages, placeholder=placeholder, cache_path=ctx.cache_path, read_cache=ctx.read_cache, sample_index=sample_index
         )
     except Exception as err:  # the backend gave up after its own retries
         reason, entry = _error_record(ctx, agent, err)
@@ -331,8 +336,9 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
             input_tokens=gen.input_tokens,
             output_tokens=gen.output_tokens,
             cost=gen.cost,
-            requests=0 if (gen.cached or gen.estimated) else 1,
+            requests=0 if (gen.cached or gen.estimated or gen.deduplicated) else 1,
             cached=1 if gen.cached else 0,
+            deduplicated=1 if gen.deduplicated and not gen.estimated else 0,
             estimated=gen.estimated,
             priced=ctx.client.price is not None,
             cached_input_tokens=gen.cached_input_tokens,

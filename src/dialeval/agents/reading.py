@@ -85,7 +85,7 @@ def read_answer(
 
 def _zero_totals() -> dict[str, Any]:
     return {
-        "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0,
+        "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0, "deduplicated": 0,
         "cached_input_tokens": 0, "cache_write_tokens": 0, "uncached_cost": 0.0,
     }
 
@@ -107,7 +107,7 @@ class Tally:
         t["uncached_cost"] += gen.cost if gen.uncached_cost is None else gen.uncached_cost
         t["cached_input_tokens"] += gen.cached_input_tokens
         t["cache_write_tokens"] += gen.cache_write_tokens
-        t["cached" if gen.cached else "requests"] += 0 if gen.estimated else 1
+        t["cached" if gen.cached else "deduplicated" if gen.deduplicated else "requests"] += 0 if gen.estimated else 1
         self.cached_all = self.cached_all and gen.cached
 
 

@@ -186,13 +186,15 @@ class ModelClient:
         return self.impl.prepare(messages, schema)
 
     def cache_parts(
-        self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None
+        self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None,
+        sample_index: int | None = None,
     ) -> dict[str, Any]:
         s = self.settings
         seed = {"seed": s.seed} if s.seed is not None else {}  # issue 49: a cascade's readings are distinct requests
         return {
             **seed,
             **({"logprobs": True} if s.logprobs else {}),
+            **({"sample_index": sample_index} if sample_index is not None else {}),  # a distinct sample, on purpose
             "backend": self.backend,
             "model": self.name,
             # the server actually asked: two servers may serve different models by one name
@@ -223,22 +225,31 @@ class ModelClient:
         placeholder: str | None = None,
         cache_path: str | None = None,
         read_cache: bool = True,
+        sample_index: int | None = None,
     ) -> Generation:
-        """Answer ``messages``: from the cache when possible, else from the model.
-
-        ``json_schema`` narrows ``schema``'s JSON schema for this call (e.g. an array
-        length known in advance); local models decode under it. Nothing is stored here:
-        the caller calls :meth:`remember` once the answer has been parsed and validated,
-        so only answers that ended ``ok`` are replayed.
-        """
+        """Answer ``messages``: from the cache when possible, else from the model, once per
+        identical request of the run (:mod:`~dialeval.models.single_flight`; ``sample_index``
+        makes a request distinct on purpose). ``json_schema`` narrows ``schema``'s JSON schema
+        for this call (e.g. an array length known in advance); local models decode under it.
+        Nothing is stored here: the caller calls :meth:`remember` once the answer has been
+        parsed and validated, so only answers that ended ``ok`` are replayed."""
         from dialeval.jsonsafe import sendable
+        from dialeval.models.cache import cache_key
+        from dialeval.models.single_flight import shared
 
         messages = sendable(self._prefilled(messages, schema))  # a quoted reply's lone surrogate goes as U+FFFD
-        key = None
-        if cache_path and not self.is_dry_run:
-            from dialeval.models.cache import cache_key, open_cache
+        key = cache_key(self.cache_parts(messages, schema, json_schema, sample_index))
+        return await shared(key, lambda: self._answer(messages, schema, json_schema, placeholder, key, cache_path, read_cache),
+                            alone=bool(self.settings.batch and batch_queue.get()))  # a batch round shares identical calls itself
 
-            key = cache_key(self.cache_parts(messages, schema, json_schema))
+    async def _answer(
+        self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None,
+        placeholder: str | None, key: str, cache_path: str | None, read_cache: bool,
+    ) -> Generation:
+        """The response cache's answer, else the batch queue's, the dry run's or the model's."""
+        if cache_path and not self.is_dry_run:
+            from dialeval.models.cache import open_cache
+
             hit: Any = open_cache(cache_path).get(key) if read_cache else None
             if hit is not None:
                 return Generation(

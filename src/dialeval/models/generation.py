@@ -28,6 +28,7 @@ class Generation:
     uncached_cost: float | None = None  # what the call would cost without prompt caching
     refusal: str | None = None  # issue 33: the model declined (OpenAI's ``refusal``, Anthropic's stop reason)
     logprobs: list[tuple[str, float]] | None = None  # issue 49: (token, log-probability) where asked for and given
+    deduplicated: bool = False  # the answer of an identical request of this run, shared (models/single_flight.py)
 
     @property
     def truncated(self) -> bool:

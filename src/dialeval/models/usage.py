@@ -64,6 +64,7 @@ class CallRecord:
     cache_write_tokens: int = 0  # prompt tokens written to it (Anthropic bills these above input)
     uncached_cost: float | None = None  # the cost had no prompt been cached (None: same as cost)
     cached: int = 0
+    deduplicated: int = 0  # identical requests of the run answered by the first one's answer (sent once, shared)
     estimated: bool = False  # dry-run: tokens counted, nothing sent
     priced: bool = True  # False: the model has no known price, so ``cost`` is not a cost
     error: str | None = None  # status error: "<exception type>: <message>", keys scrubbed
@@ -100,8 +101,8 @@ def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
     for c in calls:
         d = c if isinstance(c, dict) else c.__dict__
         total["calls"] += 1
-        for key in ("input_tokens", "output_tokens", "requests", "cached", "cached_input_tokens", "cache_write_tokens",
-                    "retries", "rate_limited"):
+        for key in ("input_tokens", "output_tokens", "requests", "cached", "deduplicated", "cached_input_tokens",
+                    "cache_write_tokens", "retries", "rate_limited"):
             total[key] += d.get(key, 0)
         cost += d.get("cost", 0.0)
         uncached = d.get("uncached_cost")
@@ -110,8 +111,8 @@ def summarize_calls(calls: Iterable[CallRecord | dict]) -> dict[str, Any]:
         if not d.get("priced", True) and sent:
             total["unpriced_calls"] += 1
             unpriced.add(d.get("model", "?"))
-    keys = ("calls", "requests", "cached", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens",
-            "retries", "rate_limited")
+    keys = ("calls", "requests", "cached", "deduplicated", "input_tokens", "cached_input_tokens", "cache_write_tokens",
+            "output_tokens", "retries", "rate_limited")
     out: dict[str, Any] = {k: total[k] for k in keys}
     out["cost_usd"] = round(cost, 6)
     out["cost_without_prompt_cache_usd"] = round(cost_uncached, 6)

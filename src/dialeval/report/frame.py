@@ -18,7 +18,10 @@ def run_frame(data: RunData) -> Any:
     """Rows ``item, unit, dimension, score, label, status, system, judge_model, cost_usd``.
 
     ``label`` is the verdict in words where the scale has labels (``yes`` beside its
-    rank ``3``), else None.
+    rank ``3``), else None. ``system`` is the record's, else the models that played the
+    system under test (MMRC: the responder), so a ``groupby("system")`` finds every row.
+    A benchmark's ``frame_columns`` adds its own columns after these (MMRC: ability,
+    condition, metric).
 
     ``unit`` is the benchmark's unit id (a VDAct turn is ``<dial_id>/<turn>``); ``status``
     is the item's; a failed item (or a finished one without a readable score) is one row
@@ -28,16 +31,19 @@ def run_frame(data: RunData) -> Any:
     import pandas as pd
 
     words = labeller(data.benchmark)
+    columns = _benchmark(data.benchmark, "frame_columns")
     rows: list[dict[str, Any]] = []
     for item in data.items:
-        base = {"item": item.id, "status": item.status, "system": item.system,
+        base = {"item": item.id, "status": item.status, "system": item.system or ", ".join(item.system_models) or None,
                 "judge_model": ", ".join(item.judge_models) or None, "cost_usd": item.cost_usd}
         scored = [(u, dim, v) for dim, units in item.scores.items() for u, v in units.items()]
         labels = words([item.detail]) if words is not None and scored else {}
-        rows += [{**base, "unit": u, "dimension": dim, "score": float(v), "label": labels.get(dim, {}).get(u)} for u, dim, v in scored]
+        rows += [{**base, "unit": u, "dimension": dim, "score": float(v), "label": labels.get(dim, {}).get(u),
+                  **(columns(u, dim) if columns is not None else {})} for u, dim, v in scored]
         if not scored:
             rows.append({**base, "unit": None, "dimension": None, "score": None})
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+    extra = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in COLUMNS]
+    frame = pd.DataFrame(rows, columns=COLUMNS + extra)
     frame["score"] = frame["score"].astype(float)
     frame["cost_usd"] = frame["cost_usd"].astype(float)
     return frame
@@ -45,9 +51,15 @@ def run_frame(data: RunData) -> Any:
 
 def labeller(benchmark: str) -> Any:
     """The benchmark's ``item_labels`` (verdicts in words, e.g. for the viewer's item page), or None."""
+    return _benchmark(benchmark, "item_labels")
+
+
+def _benchmark(benchmark: str, name: str) -> Any:
+    """A field of the registered benchmark; None when the benchmark is not known here."""
     from dialeval.benchmarks import get_benchmark
 
     try:
-        return get_benchmark(benchmark).item_labels
+        return getattr(get_benchmark(benchmark), name)
     except (KeyError, ImportError):
         return None
+

@@ -8,7 +8,7 @@ the configured ones, so the header cannot claim a model that was never asked.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from dialeval.judge_spec import spec_of
 from dialeval.benchmarks import Benchmark, RunFacts
@@ -43,16 +43,32 @@ def citation(bench: Benchmark) -> str:
     return f" ({paper})" if paper else ""
 
 
-def role_rows(bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, dict[str, Any]]) -> list[str]:
-    """``| role | agent | model(s) called |`` for each role of the benchmark."""
+def role_rows(
+    bench: Benchmark, resolved: dict[str, Any], per_agent: dict[str, dict[str, Any]], rows: Sequence[dict[str, Any]] = ()
+) -> list[str]:
+    """``| role | agent | model(s) called |`` for each role of the benchmark.
+
+    Why the rows: an agent given by import path records its calls under the name it chose
+    (``my_package.strict_judge``), which only the calls' ``role`` ties to its role."""
     chosen = resolved.get("context", {}).get("agents", {})
-    rows = []
+    by_role = _agents_by_role(rows)
+    table = []
     for role, default in bench.roles.items():
         agent = chosen.get(role, default)
-        stems = {agent, default, f"{bench.name}.{role}"}  # calls are recorded under such names
+        stems = {agent, default, f"{bench.name}.{role}"} | by_role.get(role, set())  # calls are recorded under such names
         models = sorted({m for name, a in per_agent.items() if _recorded_as(name, stems) for m in a["models"]})
-        rows.append([role, code(agent, table=True), ", ".join(code(m, table=True) for m in models) or "no call recorded"])
-    return markdown_table(["role", "agent", "model(s) called"], rows, "lll")
+        table.append([role, code(agent, table=True), ", ".join(code(m, table=True) for m in models) or "no call recorded"])
+    return markdown_table(["role", "agent", "model(s) called"], table, "lll")
+
+
+def _agents_by_role(rows: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
+    """role -> the agent names its recorded calls carry (``results.jsonl``'s ``calls``)."""
+    out: dict[str, set[str]] = {}
+    for r in rows:
+        for c in (r.get("result") or {}).get("calls", []) if isinstance(r.get("result"), dict) else []:
+            if isinstance(c, dict) and c.get("role") and c.get("agent"):
+                out.setdefault(str(c["role"]), set()).add(str(c["agent"]))
+    return out
 
 
 def _recorded_as(name: str, stems: set[str]) -> bool:
@@ -117,11 +133,11 @@ def batch_line(batches: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any]) -> list[str]:
+def header(bench: Benchmark, resolved: dict[str, Any], usage: dict[str, Any], rows: Sequence[dict[str, Any]] = ()) -> list[str]:
     """The report lines that follow the run facts: what was evaluated, roles, glossary."""
     lines = [f"- evaluated: {evaluated(bench, resolved)}", ""]
     if bench.roles:
-        lines += [*role_rows(bench, resolved, usage.get("per_agent", {})), ""]
+        lines += [*role_rows(bench, resolved, usage.get("per_agent", {}), rows), ""]
     terms = bench.glossary
     if terms:
         lines += ["Abbreviations: " + "; ".join(f"{code} = {name}" for code, name in terms.items()) + ".", ""]

@@ -14,10 +14,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dialeval.figures import Bars, Figure, Histogram, Scale, Scatter, scale_of, slug
+from dialeval.figures import Bars, Figure, Histogram, Radar, Scale, Scatter, scale_of, slug
 
 PLOTS_DIR = "plots"
 WIDTH_IN, HEIGHT_IN, DPI = 5.6, 3.6, 100  # 560 x 360 px: readable in a report, small on disk
+RADAR_IN = (5.6, 4.2)  # a circle with its legend beside it
 TITLE_WIDTH = 64  # characters on a title line before it wraps (a longer one leaves the figure)
 MAX_BINS = 12  # scales with more integer values than this are drawn in ten equal bins
 PNG_METADATA = {"Software": None}  # no version string, no date: deterministic bytes
@@ -58,22 +59,24 @@ def draw(figures: list[Figure], run_dir: Path) -> dict[str, str]:
     written = {}
     for figure in figures:
         path = out / f"{figure.name}.png"
-        fig, ax = new_figure()  # garbage once saved: nothing to close
+        fig, ax = new_figure(*RADAR_IN, polar=True) if isinstance(figure, Radar) else new_figure()  # garbage once saved
         if isinstance(figure, Histogram):
             _histogram(ax, figure)
+        elif isinstance(figure, Radar):
+            _radar(ax, figure)
         elif isinstance(figure, Bars):
             _bars(ax, figure)
         else:
             _scatter(ax, figure)
-        _title(ax, figure.title)
-        fit_margins(fig)
+        _title(ax, figure.title, pad=22.0 if isinstance(figure, Radar) else 6.0)  # clear of a radar's top label
+        layout(fig, figure)
         fig.savefig(path, metadata=PNG_METADATA)
         written[figure.title] = f"{PLOTS_DIR}/{path.name}"
     return written
 
 
-def _title(ax: Any, title: str) -> None:
-    ax.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize=10)
+def _title(ax: Any, title: str, pad: float = 6.0) -> None:
+    ax.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize=10, pad=pad)
 
 
 def import_matplotlib() -> None:
@@ -86,7 +89,7 @@ def import_matplotlib() -> None:
         return
 
 
-def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tuple[Any, Any]:
+def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN, *, polar: bool = False) -> tuple[Any, Any]:
     """A figure and its axes from matplotlib's object API on an Agg canvas: no pyplot state,
     so nothing to close and nothing shared between threads."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -94,7 +97,16 @@ def new_figure(width_in: float = WIDTH_IN, height_in: float = HEIGHT_IN) -> tupl
 
     fig = MplFigure(figsize=(width_in, height_in), dpi=DPI)
     FigureCanvasAgg(fig)
-    return fig, fig.subplots()
+    return fig, fig.subplots(subplot_kw={"projection": "polar"} if polar else None)
+
+
+def layout(fig: Any, figure: Figure) -> None:
+    """Margins: fitted to the labels, and for a radar a fixed circle with room on its right
+    for the legend (``tight_layout`` leaves a legend outside the axes out of its sums)."""
+    if isinstance(figure, Radar):
+        fig.subplots_adjust(left=0.06, right=0.66, bottom=0.1, top=0.8)
+    else:
+        fit_margins(fig)
 
 
 def fit_margins(fig: Any) -> None:
@@ -167,9 +179,9 @@ def _bars(ax: Any, figure: Bars) -> None:
         if figure.intervals.get(label):
             errors = [[v - ci[0] if ci else 0.0 for _, v, ci in kept], [ci[1] - v if ci else 0.0 for _, v, ci in kept]]
         bars = ax.bar(xs, ys, width=width, bottom=bottom, label=label, yerr=errors, capsize=3 if errors else 0)
-        if labelled:
+        if labelled:  # upright past two bars a group: side by side they ran together ("0.20.20.20.2")
             ax.bar_label(bars, labels=[f"{v:.2g}" if abs(v) < 10 else f"{v:.0f}" for _, v, _ in kept], fontsize=6,
-                         padding=1, label_type="edge")
+                         padding=1, label_type="edge", rotation=90 if len(figure.series) > 2 else 0)
     ax.set_xticks(list(positions), figure.categories, rotation=30 if len(figure.categories) > 4 else 0,
                   ha="right" if len(figure.categories) > 4 else "center", fontsize=8)
     if figure.ylim is not None:
@@ -204,3 +216,21 @@ def _scatter(ax: Any, figure: Scatter) -> None:
     ax.set_xlabel(figure.xlabel)
     ax.set_ylabel(figure.ylabel + " (marker area: count)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
+def _radar(ax: Any, figure: Radar) -> None:
+    """One closed line per series, filled where it has no gap; an axis no series scored is
+    labelled ``(no score)``; the legend sits right of the circle, off every axis."""
+    import math
+
+    angles = [2 * math.pi * i / len(figure.axes) for i in range(len(figure.axes))]
+    scored = [False] * len(figure.axes)
+    for label, raw in figure.series.items():
+        values = [math.nan if v is None else float(v) for v in raw]
+        scored = [was or not math.isnan(v) for was, v in zip(scored, values)]
+        ax.plot(angles + angles[:1], values + values[:1], marker="o", label=label)
+        if not any(math.isnan(v) for v in values):
+            ax.fill(angles + angles[:1], values + values[:1], alpha=0.15)
+    ax.set_xticks(angles, [a if ok else f"{a}\n(no score)" for a, ok in zip(figure.axes, scored)])
+    ax.set_ylim(*figure.scale)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.15, 1.0), borderaxespad=0.0)

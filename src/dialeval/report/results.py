@@ -43,6 +43,7 @@ class ItemResult(BaseModel):
     models: list[str] = Field(default_factory=list)  # the models its calls went to
     judge_models: list[str] = Field(default_factory=list)  # those of its judges (not the system under test's)
     unit_hash: str | None = None  # content hash of what the item asked (the gate pairs units only when equal)
+    system_models: list[str] = Field(default_factory=list)  # those of the system under test (MMRC's, MMDU's responder)
     detail: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
@@ -71,6 +72,7 @@ class ItemResult(BaseModel):
             models=sorted({str(u["model"]) for u in usage if u.get("model")}),
             judge_models=sorted({str(u["model"]) for u in usage if u.get("model") and u.get("agent") not in system_agents}),
             unit_hash=row.get("unit_hash") if isinstance(row.get("unit_hash"), str) else None,
+            system_models=sorted({str(u["model"]) for u in usage if u.get("model") and u.get("agent") in system_agents}),
             detail=detail,
         )
 

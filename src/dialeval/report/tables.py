@@ -36,6 +36,13 @@ def num(value: float | None, digits: int = 2, *, signed: bool = False) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
+def ci(interval: Sequence[float] | None, digits: int = 2, *, scale: float = 1.0) -> str:
+    """A 95% interval beside its figure: ``[0.40, 0.60]`` (``scale=100`` for %); ``n/a`` without one."""
+    if not interval:
+        return NA
+    return f"[{scale * interval[0]:.{digits}f}, {scale * interval[1]:.{digits}f}]"
+
+
 def pct(value: float | None, digits: int = 1, *, sign: str = "%") -> str:
     """A share as a percentage: ``0.25`` -> ``"25.0%"`` (``sign=""`` for bare numbers under a ``(%)`` head)."""
     return NA if value is None else f"{100 * value:.{digits}f}{sign}"

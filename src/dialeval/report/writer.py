@@ -227,7 +227,7 @@ def render_report(
         + (f", {run['not_evaluated']} not evaluated (run stopped)" if run.get("not_evaluated") else ""),
         *provenance_lines(run.get("provenance") or {}),
         *batch_line(run.get("batches")),
-        *header(bench, resolved, usage),
+        *header(bench, resolved, usage, rows),
         "## Results",
         "",
         bench.tables(metrics) if run["finished"] else "_No item finished._",
@@ -262,6 +262,9 @@ def render_report(
             f"({t['unpriced_calls']} calls); set `price` or `price_as` for that model. "
             f"Priced calls alone cost {priced_cost(t):.4f} USD.",
         ]
+    if t.get("deduplicated"):
+        lines += ["", f"Identical requests of this run sent once and shared: {t['deduplicated']} calls took the first "
+                      "one's answer (deduplicated: no request, no cost)."]
     retried = retries_text(t)
     if retried:
         lines += ["", f"Requests sent again after the server refused or failed them: {retried}."]

@@ -29,6 +29,7 @@ from dialeval.models.backends.base import error_text
 from dialeval.models.client import close_clients
 from dialeval.models.progress import call_bar, known_total
 from dialeval.models.usage import CallRecord, Ledger, current_ledger
+from dialeval.models.single_flight import Flights, current_flights
 from dialeval.run import provenance
 from dialeval.run.decide import DecisionWatch, split_options
 from dialeval.run.folder import CONFIG, RESULTS, RunLock, check_folder, check_run_id, drop_outdated_report, results_by_id
@@ -221,6 +222,7 @@ async def _run_items(
         bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"{bench.name} {run_dir.name}", unit="item")
     say = _say(bar)  # batch states: beside the bar, or plain lines with --no-progress (a wait must not look hung)
     queue_token = batch_queue.set(batched)
+    flights_token = current_flights.set(Flights())  # identical requests of this run: sent once, shared
     tally = RunTally(run_dir / RESULTS, done, bar, concurrency)
     finished_before = tally.finished(items)
     try:
@@ -256,6 +258,7 @@ async def _run_items(
         if batched:
             await batched.finish()
         batch_queue.reset(queue_token)
+        current_flights.reset(flights_token)
 
 
 def _say(bar: Any) -> Callable[[str], None]:

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass
 from statistics import fmean
 from typing import Any, Iterable, Literal, Sequence
 
+from dialeval.metrics.intervals import interval
+
 ERROR_TYPES: dict[str, str] = {
     # code -> name, in the paper's numbering (Error Type1..Type5)
     "OM": "opinion misattribution",
@@ -201,6 +203,7 @@ def retrieval_ratio(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def macro(values: Iterable[float | None], outcomes: Iterable[str] | None = None) -> dict[str, Any]:
     """Macro average over samples with a value, and how many samples came out each way.
 
+    ``ci`` is the mean's 95% bootstrap interval over samples (``None`` under two).
     ``n`` counts the samples in the mean, zeros of failed summaries included
     (``system_failed`` says how many); judge failures, undefined and not-given metrics
     are left out and counted by kind.
@@ -208,7 +211,7 @@ def macro(values: Iterable[float | None], outcomes: Iterable[str] | None = None)
     values = list(values)
     outcomes = list(outcomes) if outcomes is not None else ["ok" if v is not None else "undefined" for v in values]
     present = [v for v in values if v is not None]
-    cell: dict[str, Any] = {"mean": fmean(present) if present else None, "n": len(present)}
+    cell: dict[str, Any] = {"mean": fmean(present) if present else None, "n": len(present), "ci": interval(present)}
     for kind in OUTCOMES[1:]:
         cell[kind] = sum(1 for o in outcomes if o == kind)
     return cell

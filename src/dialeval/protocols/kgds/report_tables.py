@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from dialeval.protocols.kgds.common import SYSTEM_GENERATION
 from dialeval.config import ConfigError
-from dialeval.report.tables import cell, num, pct, row, rule
+from dialeval.report.tables import cell, ci, num, pct, row, rule
 from dialeval.protocols.kgds.data import load_kgds, load_predictions
 from dialeval.protocols.kgds.metrics import ERROR_TYPES, bsp_scores, macro
 from dialeval.protocols.kgds.aggregation import BACKGROUND_METRIC, PATTERN_TITLES
@@ -16,6 +16,11 @@ from dialeval.protocols.kgds.aggregation import BACKGROUND_METRIC, PATTERN_TITLE
 def _pct(figure: dict[str, Any] | float | None) -> str:
     """A macro average (a figure's mean, or a bare share) in % without the sign."""
     return pct(figure["mean"] if isinstance(figure, dict) else figure, 2, sign="")
+
+
+def _ci(figure: dict[str, Any]) -> str:
+    """A macro average's 95% bootstrap interval over samples, in %."""
+    return ci(figure.get("ci"), 2, scale=100)
 
 
 def _delta(value: float | None) -> str:
@@ -40,11 +45,12 @@ def tables(metrics: dict[str, Any]) -> str:
     """Table 1 (per pattern: background R-P-F1, CAO R, OP GM) and Table 2 (error types)."""
     lines = [
         "Macro averages in % over samples, as in the paper's Table 1. In parentheses: change of the",
-        "last self-reflection round over round 0.",
+        "last self-reflection round over round 0. CI: 95% bootstrap interval over samples (n/a under two).",
         *LEGEND,
         "",
-        row(["pattern", "round", "background", "R", "P", "F1", "background counts", "CAO R", "CAO counts", "OP GM", "OP counts"]),
-        rule("lrlrrrlrlrl"),
+        row(["pattern", "round", "background", "R", "R CI", "P", "P CI", "F1", "F1 CI", "background counts", "CAO R", "CAO R CI",
+             "CAO counts", "OP GM", "OP GM CI", "OP counts"]),
+        rule("lrlrrrrrrlrrlrrl"),
     ]
     patterns = metrics.get("patterns", {})
     for pattern, block in patterns.items():
@@ -53,9 +59,10 @@ def tables(metrics: dict[str, Any]) -> str:
         for r, t in block["rounds"].items():
             d = (lambda k: _delta(change.get(k))) if r == last and r != "0" else (lambda k: "")
             lines.append(row([
-                PATTERN_TITLES[pattern], r, BACKGROUND_METRIC[pattern], *(_pct(t[k]) + d(k) for k in ("recall", "precision", "f1")),
-                _counts(t["f1"]), _pct(t["cao_recall"]) + d("cao_recall"), _counts(t["cao_recall"]),
-                _pct(t["op_gm"]) + d("op_gm"), _counts(t["op_gm"]),
+                PATTERN_TITLES[pattern], r, BACKGROUND_METRIC[pattern],
+                *(text for k in ("recall", "precision", "f1") for text in (_pct(t[k]) + d(k), _ci(t[k]))),
+                _counts(t["f1"]), _pct(t["cao_recall"]) + d("cao_recall"), _ci(t["cao_recall"]), _counts(t["cao_recall"]),
+                _pct(t["op_gm"]) + d("op_gm"), _ci(t["op_gm"]), _counts(t["op_gm"]),
             ]))
     lines += [
         "",

@@ -14,8 +14,9 @@ from statistics import fmean
 from typing import Any
 
 from dialeval.metrics.correlation import kendall_tau_b
+from dialeval.metrics.intervals import interval
 from dialeval.metrics.scores import mean_or_none
-from dialeval.report.tables import cell, markdown_table, num
+from dialeval.report.tables import cell, ci, markdown_table, num
 
 DIMENSIONS: tuple[str, ...] = (
     "Creativity",
@@ -60,9 +61,11 @@ def dimension_summary(records: Sequence[Mapping[str, Any]], dimension: str, aggr
         pooled += present
         if present:
             per_dialogue.append(fmean(present))
-    mean = mean_or_none(per_dialogue) if aggregation == "dialogue" else mean_or_none(pooled)
+    units = per_dialogue if aggregation == "dialogue" else pooled
+    mean, ci = mean_or_none(units), interval(units)  # units resampled whole: dialogues (or turns)
     return {
         "score": _x10(mean),
+        "ci": None if ci is None else [SCALE * ci[0], SCALE * ci[1]],
         "mean": mean,
         "turns": len(pooled),
         "dialogues": len(per_dialogue),
@@ -166,13 +169,15 @@ def judge_agreement(runs: Mapping[str, Sequence[Mapping[str, Any]]], aggregation
     return {"aggregation": aggregation, "judges": judges, "pairs": pairs}
 
 
-def scores_table(summaries: Mapping[str, Mapping[str, Any]], label: str = "judge") -> list[str]:
-    """Rows of the paper's tables: one line per summary, dimensions x10, Overall last."""
-    return markdown_table(
-        [label, *(SHORT[d] for d in DIMENSIONS)],
-        [[cell(name), *(num(s["dimensions"][d]["score"], 1) for d in DIMENSIONS)] for name, s in summaries.items()],
-        "l" + "r" * len(DIMENSIONS),
-    )
+def scores_table(summaries: Mapping[str, Mapping[str, Any]], label: str = "judge", intervals: bool = False) -> list[str]:
+    """Rows of the paper's tables: one line per summary, dimensions x10, Overall last; with
+    ``intervals``, each summary's 95% intervals on the line below its scores."""
+    rows = []
+    for name, s in summaries.items():
+        rows.append([cell(name), *(num(s["dimensions"][d]["score"], 1) for d in DIMENSIONS)])
+        if intervals:
+            rows.append(["95% CI", *(ci(s["dimensions"][d].get("ci"), 1) for d in DIMENSIONS)])
+    return markdown_table([label, *(SHORT[d] for d in DIMENSIONS)], rows, "l" + "r" * len(DIMENSIONS))
 
 
 def agreement_table(result: Mapping[str, Any]) -> str:

@@ -16,9 +16,10 @@ def tables(m: dict[str, Any]) -> str:
     s = m["scores"]
     how = "mean over each dialogue's turns, then over dialogues" if s["aggregation"] == "dialogue" else "mean over all turns"
     lines = [
-        f"Scores 1-10 x10 ({how}); Overall is the paper's Avg. column.",
+        f"Scores 1-10 x10 ({how}); Overall is the paper's Avg. column. 95% CI: bootstrap interval over "
+        + ("dialogues" if s["aggregation"] == "dialogue" else "turns") + " (n/a under two).",
         "",
-        *metrics.scores_table({m["system"]: s}, label="system"),
+        *metrics.scores_table({m["system"]: s}, label="system", intervals=True),
         "",
         f"{s['dialogues']} dialogues, {s['turns']} turns: {s['answered']} answered, {s['judged']} judged, "
         f"{s['judge_failed']} judge answers unusable (left out). Pictures sent to the judge: {m['judge_pictures']}"

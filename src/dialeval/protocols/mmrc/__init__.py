@@ -15,9 +15,9 @@ from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.mmrc.view import conversation_view
 from dialeval.protocols.mmrc.common import ROLES, MmrcOptions
 from dialeval.protocols.mmrc import helpers, judge, notetaker, responder  # noqa: F401  (registers the agents)
-from dialeval.protocols.mmrc.aggregation import aggregate, item_scores, score_dimensions
+from dialeval.protocols.mmrc.aggregation import aggregate, frame_columns, item_scores, score_dimensions
 from dialeval.protocols.mmrc.loading import describe, load, to_input, to_record
-from dialeval.protocols.mmrc.radar import after_run
+from dialeval.protocols.mmrc.radar import figures
 from dialeval.protocols.mmrc.report_tables import GLOSSARY, tables
 
 
@@ -41,9 +41,10 @@ register_benchmark(
         score_dimensions=score_dimensions,
         tables=tables,
         item_scores=item_scores,
+        frame_columns=frame_columns,
         conversation_view=conversation_view,
         **ROLES.benchmark_fields(),
-        after_run=after_run,
+        figures=figures,
         glossary=GLOSSARY,
         describe=describe,
     )

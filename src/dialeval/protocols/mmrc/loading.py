@@ -86,6 +86,8 @@ def to_record(item: Conversation, state: dict[str, Any]) -> dict[str, Any]:
         "turns": len(item.turns),
         "images": len(item.images),
         "live_replies": len(replies),
+        # the model's own replies, which later turns and questions saw (the viewer shows them)
+        "replies": [{"turn": r["turn"], "text": r["text"], "status": r["call"]["status"]} for r in replies],
         "note": ok_notes[-1] if ok_notes else None,
         "note_updates": [{"turn": u["turn"], "status": u["call"]["status"], "change": u["change"]} for u in updates],
         "questions": _question_rows(item, state),

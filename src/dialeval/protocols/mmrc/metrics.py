@@ -30,6 +30,7 @@ from typing import Any, Iterable
 from dialeval.protocols.mmrc.data import ABILITIES
 from dialeval.protocols.mmrc.text_rules import image_numbers
 from dialeval.metrics.paired import system_tests
+from dialeval.metrics.intervals import interval, statistic_with_interval
 from dialeval.metrics.scores import mean_or_none
 
 OBJECTIVE = ("EP", "IMP", "RP")
@@ -76,6 +77,7 @@ def _ability(rows: list[dict[str, Any]]) -> dict[str, Any]:
     scored = [q for q in rows if q["score"] is not None]
     return {
         "mean": mean_or_none(q["score"] for q in scored),
+        "ci": interval([float(q["score"]) for q in scored]),
         "n": len(scored),
         **_system_failures(scored),
         "judge_failed": sum(1 for q in rows if q["score"] is None and q["answer_status"] != "error"),
@@ -89,6 +91,7 @@ def _ep(questions: list[dict[str, Any]]) -> dict[str, Any]:
     values = [extraction_precision(q["ep"]["n_model"], q["ep"]["n_hit"]) for q in usable]
     return {
         "value": mean_or_none(values),
+        "ci": interval(values),
         "n": len(usable),
         "named_none": sum(1 for q in usable if q["ep"]["n_model"] == 0),
         **_system_failures(usable),
@@ -102,6 +105,7 @@ def _imp(questions: list[dict[str, Any]]) -> dict[str, Any]:
     values = [image_precision(q["imp"]["hits"], q["imp"]["misses"]) for q in rows]
     return {
         "value": mean_or_none(v for v in values if v is not None),
+        "ci": interval([v for v in values if v is not None]),
         "n": sum(1 for v in values if v is not None),
         **_system_failures(rows),
         "errored": sum(1 for q in questions if q["ability"] == "IM" and q["answer_status"] == "error"),
@@ -116,6 +120,7 @@ def _rp(questions: list[dict[str, Any]]) -> dict[str, Any]:
     answerable = [r for e, r in pairs if not e]
     return {
         "value": refusal_precision(pairs),
+        "ci": interval([float(r) for e, r in pairs if e]),  # RP is the mean of refused (0/1) over expected refusals
         "n": len(expected),
         "refused": sum(1 for e, r in pairs if e and r),
         **_system_failures(expected),
@@ -124,6 +129,23 @@ def _rp(questions: list[dict[str, Any]]) -> dict[str, Any]:
         "answerable": len(answerable),
         "false_refusals": sum(answerable),
     }
+
+
+def overall_interval(questions: list[dict[str, Any]]) -> list[float] | None:
+    """The 95% interval of the mean of ability means, resampling the scored questions."""
+    import numpy as np
+
+    scored = [q for q in questions if q["score"] is not None]
+    ability = np.array([ABILITIES.index(q["ability"]) for q in scored], dtype=int)
+    scores = np.array([float(q["score"]) for q in scored])
+
+    def mean_of_means(units: Any) -> float | None:
+        counts = np.bincount(ability[units], minlength=len(ABILITIES))
+        sums = np.bincount(ability[units], weights=scores[units], minlength=len(ABILITIES))
+        present = counts > 0
+        return float((sums[present] / counts[present]).mean()) if present.any() else None
+
+    return statistic_with_interval(len(scored), mean_of_means)[1]
 
 
 def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -136,6 +158,7 @@ def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "abilities": abilities,
         "overall": mean_or_none(a["mean"] for a in abilities.values() if a["mean"] is not None),
+        "overall_ci": overall_interval(questions),
         "EP": _ep(questions),
         "IMP": _imp(questions),
         "RP": _rp(questions),

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dialeval.metrics.correlation import kendall_tau_b, permutation_test
+from dialeval.metrics.intervals import interval
 from dialeval.metrics.scores import mean_or_none, scale_to_unit
 from dialeval.metrics.text import per_answer_scores
 
@@ -81,6 +82,7 @@ def score_summary(
     unreadable = sum(counts[k] for k in UNREADABLE)
     headline = valid + ([float(unreadable_as)] * unreadable if unreadable_as is not None else [])
     mean, valid_mean = mean_or_none(headline), mean_or_none(valid)
+    ci = interval(headline)  # over turns, the units of this benchmark
     return {
         "turns": len(turns),
         "judged": counts["ok"],
@@ -91,6 +93,8 @@ def score_summary(
         "n": len(headline),
         "mean": mean,
         "mean_scaled": None if mean is None else scale_to_unit(mean, low, high),
+        "ci": ci,
+        "ci_scaled": None if ci is None else [scale_to_unit(ci[0], low, high), scale_to_unit(ci[1], low, high)],
         "valid_n": len(valid),
         "valid_mean": valid_mean,
         "valid_mean_scaled": None if valid_mean is None else scale_to_unit(valid_mean, low, high),

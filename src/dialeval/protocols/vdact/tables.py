@@ -6,7 +6,7 @@ from typing import Any
 
 from dialeval.models.usage import estimate_text
 from dialeval.report.paired import system_test_lines
-from dialeval.report.tables import cell, num, pct, row, rule
+from dialeval.report.tables import cell, ci, num, pct, row, rule
 
 
 def scaled(value: float | None) -> str:
@@ -39,17 +39,18 @@ def tables(metrics: dict[str, Any]) -> str:
     for dim, (low, high) in metrics["dimensions"].items():
         lines += [
             "",
-            f"**{dim}** ({low}-{high}; scaled = (s - {low}) / {high - low}, in %):",
+            f"**{dim}** ({low}-{high}; scaled = (s - {low}) / {high - low}, in %; 95% CI: bootstrap interval over turns, n/a under two):",
             "",
             row(["system", "dialogues", "turns", "judged", "no answer", "unparsed", "truncated", "error", "n", "mean", "scaled (%)",
-                 "valid n", "valid mean", "valid scaled (%)"]),
-            rule("l" + "r" * 13),
+                 "95% CI (%)", "valid n", "valid mean", "valid scaled (%)"]),
+            rule("l" + "r" * 14),
         ]
         for name, s in metrics["systems"].items():
             d = s["dimensions"][dim]
             lines.append(row([
                 cell(name), s["dialogues"], *(d[k] for k in ("turns", "judged", "no_answer", "unparsed", "truncated", "error", "n")),
-                num(d["mean"]), scaled(d["mean_scaled"]), d["valid_n"], num(d["valid_mean"]), scaled(d["valid_mean_scaled"]),
+                num(d["mean"]), scaled(d["mean_scaled"]), ci(d.get("ci_scaled"), 2, scale=100), d["valid_n"], num(d["valid_mean"]),
+                scaled(d["valid_mean_scaled"]),
             ]))
     lines += system_test_lines(metrics.get("system_tests") or [], unit="turn", scores="headline scores")
     lines += [
@@ -70,11 +71,12 @@ def tables(metrics: dict[str, Any]) -> str:
         ]))
     first = next(iter(metrics["dimensions"]))
     lines += ["", f"Scores by question type ({first}, headline; keyword rules; `others` = all turns not of that type), scaled in %:", ""]
-    lines += [row(["system", "type", "n", "failures", "scaled (%)", "others n", "others failures", "others scaled (%)"]), rule("llrrrrrr")]
+    lines += [row(["system", "type", "n", "failures", "scaled (%)", "95% CI (%)", "others n", "others failures", "others scaled (%)"]),
+              rule("llrrrrrrr")]
     for name, s in metrics["systems"].items():
         for kind, b in s["question_types"].items():
             lines.append(row([
-                cell(name), kind, b["type"]["n"], _failures(b["type"]), scaled(b["type"]["mean_scaled"]),
+                cell(name), kind, b["type"]["n"], _failures(b["type"]), scaled(b["type"]["mean_scaled"]), ci(b["type"].get("ci_scaled"), 2, scale=100),
                 b["others"]["n"], _failures(b["others"]), scaled(b["others"]["mean_scaled"]),
             ]))
     humans = [(n, d, h) for n, s in metrics["systems"].items() for d, h in s["human"].items()]

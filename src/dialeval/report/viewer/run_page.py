@@ -85,8 +85,12 @@ def histogram(values: list[float], dimension: str = "") -> dict[str, Any]:
     if all(float(v).is_integer() for v in values) and high - low <= 20:
         labels = [str(int(v)) for v in range(int(low), int(high) + 1)]
         tally = [sum(1 for v in values if int(v) == int(low) + i) for i in range(len(labels))]
+    elif high == low:  # one value: one bar, not ten bins of an invented width (EP 0.5 drew 0.50 ... 9.50)
+        labels, tally = [f"{low:.2f}"], [len(values)]
     else:
-        width = (high - low) / BINS or 1.0
+        if low >= 0.0 and high <= 1.0:  # a precision or a share: its whole 0-1 range
+            low, high = 0.0, 1.0
+        width = (high - low) / BINS
         tally = [0] * BINS
         for v in values:
             tally[min(int((v - low) / width), BINS - 1)] += 1
@@ -123,6 +127,7 @@ def agent_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             line[status if status in ("ok", "unparsed", "truncated", "error") else "error"] += 1
             if isinstance(call.get("latency_s"), (int, float)) and not call.get("cached"):
                 latencies.setdefault(agent, []).append(float(call["latency_s"]))
+            line["sent"] = line.get("sent", 0) + int(bool(call.get("requests")) and not call.get("estimated"))
             if isinstance(call.get("retries"), int):
                 line["retries"] = (line["retries"] or 0) + call["retries"]
     out = []
@@ -130,8 +135,18 @@ def agent_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         seen = sorted(latencies.get(agent, []))
         out.append({**line, "models": ", ".join(sorted(line["models"])),
                     "latency_mean": sum(seen) / len(seen) if seen else None,
-                    "latency_p95": seen[min(len(seen) - 1, int(0.95 * len(seen)))] if seen else None})
+                    "latency_p95": seen[min(len(seen) - 1, int(0.95 * len(seen)))] if seen else None,
+                    "latency_missing": _latency_missing(line, seen)})
     return out
+
+
+def _latency_missing(line: dict[str, Any], seen: list[float]) -> str | None:
+    """Why an agent has no latency: ``sent none`` when no request reached a model (cache hits,
+    a dry run: nothing to time), ``not recorded`` when requests went out but their records hold
+    no timing (runs from before dialeval recorded it); ``None`` when it has one."""
+    if seen:
+        return None
+    return "not recorded" if line.get("sent") else "sent none"
 
 
 def plot_files(run_dir: Path) -> list[str]:

@@ -76,6 +76,7 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
         "benchmark": run.benchmark,
         "models": run_models(run.config),
         "options": option_text(run.config.get("options") or {}),  # runs alike in all but options read apart
+        "swaps": swaps(run.config),  # and runs alike in all but an agent or a template
         "item_count": info.get("items", len(run.items)),
         "finished": info.get("finished", len(run.items) - run.failed),
         "failed": info.get("failed", run.failed),
@@ -87,6 +88,19 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
         "running": running,
         "href": f"{run.path.name}/{VIEW}/index.html",
     }
+
+
+def swaps(config: dict[str, Any]) -> list[str]:
+    """``agent judge=my_pkg.verifiers:strict``, ``template judge=strict.txt``: the roles whose
+    agent or template the run's config chose instead of the packaged one (a file by its name)."""
+    from dialeval.report.compare import option_text
+
+    context = config.get("context") or {}
+    out = []
+    for kind, chosen in (("agent", context.get("agents")), ("template", context.get("templates"))):
+        if isinstance(chosen, dict) and chosen:
+            out += [f"{kind} {part}" for part in option_text({str(k): v for k, v in chosen.items()}).split(", ")]
+    return out
 
 
 def _cost(run: RunData) -> float | None:
@@ -145,16 +159,15 @@ def read_scored(folder: Path) -> RunData:
 
 
 def item_data(item: Any) -> Any:
-    """A data item as JSON-like values, for pages of benchmarks without a turn-by-turn view."""
-    import dataclasses
+    """A data item as JSON-like values, for pages of benchmarks without a turn-by-turn view.
+
+    Why pydantic's converter: a dataclass holding pydantic records (KGDS's item) printed as
+    a Python repr (``SBK=[Paragraph(paragraph_index=1, ...``) through ``asdict``."""
+    from pydantic_core import to_jsonable_python
 
     if item is None:
         return None
-    if hasattr(item, "model_dump"):
-        return item.model_dump(mode="json")
-    if dataclasses.is_dataclass(item) and not isinstance(item, type):
-        return json.loads(json.dumps(dataclasses.asdict(item), default=str))
-    return str(item)
+    return to_jsonable_python(item, fallback=str)
 
 
 def write_run(run_dir: str | Path) -> Path:
