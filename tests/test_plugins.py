@@ -13,6 +13,7 @@ from dialeval.cli import main
 from dialeval.config import ConfigError, load_config
 from dialeval.plugins import reset_entry_points
 from dialeval.evaluation import run
+from tests.plugin_helpers import install_plugin
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
 
@@ -113,11 +114,7 @@ def test_a_plugin_module_in_the_config_registers_a_whole_benchmark(tmp_path, mon
 
 def test_an_installed_package_is_found_through_the_entry_point_group(tmp_path, monkeypatch):
     site = tmp_path / "site"
-    _module(site, "my_plugin_c", BENCHMARK_MODULE.format(name="words_c"))
-    dist = site / "my_plugin_c-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-plugin-c\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[dialeval.plugins]\nwords = my_plugin_c\n")
+    install_plugin(site, "my_plugin_c", textwrap.dedent(BENCHMARK_MODULE.format(name="words_c")), "words")
     monkeypatch.syspath_prepend(str(site))
     reset_entry_points()
     try:

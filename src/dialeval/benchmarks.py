@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from dialeval.figures import Figure
 
 
@@ -126,6 +128,9 @@ class Benchmark:
     # (item, run options) -> the model calls evaluating it takes, for protocols whose depth
     # is fixed (the progress bar's total); None or an item's None: not known in advance
     calls_per_item: Callable[[Any, dict[str, Any]], int | None] | None = None
+    # the pydantic model of ``options:``, validated once when the run is prepared and carried
+    # typed in the run context (nodes read ``context.options_as(model, name)``); None: options read from the items
+    options_model: type[BaseModel] | None = None
     # item -> what the item asks of the system under test, JSON-able, without the system's own
     # output (a question and its reference, not the answer): each row records its hash, and the
     # gate refuses a baseline that judged other content under the same unit ids. None: the

@@ -165,6 +165,19 @@ class EvalContext(BaseModel):
     run_dir: str | None = Field(default=None, description="the run folder, set by the runner (stores such as notes live under it)")
 
     refresh_cache: bool = Field(default=False, description="do not read the response cache (answers are still stored)")
+    # issue 48: each benchmark's options, validated once (when the run is prepared, or by the
+    # first node of a Studio invocation) and read typed by every node after: model -> (dict, typed)
+    _typed: dict[type[BaseModel], tuple[dict[str, Any], BaseModel]] = PrivateAttr(default_factory=dict)
+
+    def options_as(self, model: type[O], benchmark: str) -> O:
+        """``options`` as ``model``, validated on the first call and carried after (a copy
+        with other options, as a subgraph's, validates its own once)."""
+        held = self._typed.get(model)
+        if held is not None and held[0] is self.options:
+            return held[1]  # type: ignore[return-value]  # stored under its own model
+        typed = parse_options(model, self.options, benchmark)
+        self._typed = {**self._typed, model: (self.options, typed)}  # a copy's cache is its own from here
+        return typed
 
     @model_validator(mode="after")
     def _dry_run_everywhere(self) -> EvalContext:

@@ -24,12 +24,15 @@ EXPORTS = ("langsmith", "langfuse", "csv", "parquet")
 
 
 def add_commands(sub: Any) -> None:
-    from dialeval.data.importers import FORMATS
+    from dialeval.data.importers import importer_names
 
+    formats = importer_names(plugins=False)  # installed packages' formats load when named (see --plugin)
     i = sub.add_parser("import", help="convert traces or a dataset into a dialogue data file",
-                       epilog="formats:\n" + "\n".join(f"  {k:<10} {v}" for k, v in FORMATS.items()),
+                       epilog="formats:\n" + "\n".join(f"  {k:<10} {v}" for k, v in formats.items()),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    i.add_argument("format", choices=list(FORMATS))
+    i.add_argument("format", help=f"{', '.join(formats)}, or a format a plugin registers")
+    i.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                   help="import MODULE first: it registers its own formats (docs/extending.md)")
     i.add_argument("path", help="the exported file (or a saved dataset folder)")
     i.add_argument("-o", "--output", required=True, help="the dialogue JSONL file to write")
     i.add_argument("--columns", help='hf: JSON mapping dialogue field -> column, e.g. \'{"id": "conv_id"}\'')
@@ -81,6 +84,9 @@ def _import(args: argparse.Namespace) -> int:
     from dialeval.data.importers import ImportLog, import_file
     from dialeval.conversation.data import check_record
 
+    from dialeval.plugins import load_plugins
+
+    load_plugins(args.plugin)
     out = Path(args.output)
     if not out.parent.is_dir():
         raise ConfigError(f"{out}: its folder {out.parent} does not exist")

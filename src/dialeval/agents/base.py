@@ -9,16 +9,18 @@ accounting, and an explicit ``unparsed`` outcome when nothing fits the schema.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Literal, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from dialeval.config import EvalContext, ModelSettings, primary
 from dialeval.judge_spec import Composite
 from dialeval.models.backends.base import error_text
 from dialeval.models.client import ModelClient, get_client
-from dialeval.agents.parsing import MAX_ANSWER_CHARS, ParseFailure, parse_answer, schema_hint
+from dialeval.agents.parsing import MAX_ANSWER_CHARS
+from dialeval.agents.reading import Outcome, Status, Tally, kept, read_answer
+from dialeval.models.generation import Generation
 from dialeval.secrets import scrub
 from dialeval.models.progress import tick
 from dialeval.agents.templates import Template, load_template
@@ -27,7 +29,6 @@ from dialeval.agents.placeholders import placeholder_for  # noqa: F401  (agents 
 from dialeval.agents.registry import AGENTS, AgentEntry, NodeFn, agent_node, register_agent, resolve_agent  # noqa: F401  (agents import them from here)
 
 T = TypeVar("T", bound=BaseModel)
-Status = Literal["ok", "unparsed", "truncated", "error"]
 
 
 class AgentCall(BaseModel):
@@ -115,14 +116,6 @@ class AgentContext:
         )
 
 
-def _kept(text: str) -> str:
-    """At most :data:`MAX_ANSWER_CHARS` of an answer, with a note when cut: a runaway
-    reply must not fill results files or be sent back in a corrective retry."""
-    if len(text) <= MAX_ANSWER_CHARS:
-        return text
-    return text[:MAX_ANSWER_CHARS] + f"\n[... cut by dialeval: {len(text)} characters in all]"
-
-
 def _error_record(ctx: AgentContext, agent: str, err: BaseException, **totals: Any) -> tuple[str, CallRecord]:
     """The reason (keys scrubbed) and ledger entry of a call the backend could not answer."""
     status = getattr(err, "status_code", None)
@@ -155,13 +148,6 @@ def _described(call: AgentCall, ctx: AgentContext, sent: list[BaseMessage], tota
             cost=float(totals.get("cost", 0.0)),
             prompt_ref=store_prompt(ctx.run_dir, sent),
         )
-    )
-
-
-def _correction(reason: str, schema: type[BaseModel]) -> str:
-    return (
-        f"I could not read your answer ({reason}). Reply again with only a JSON object "
-        f"of this shape and nothing else: {schema_hint(schema)}"
     )
 
 
@@ -211,121 +197,101 @@ async def ask(
                        json_schema=json_schema, sample_index=sample_index)
         return await ask_composite(ctx, agent, messages, schema, score, options)  # type: ignore[arg-type]
     start_meter(None if ctx.client.injected else ctx.client.endpoint)  # retries, 429s, the server's model name
-    conversation = list(messages)
-    totals: dict[str, Any] = {
-        "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "requests": 0, "cached": 0, "deduplicated": 0,
-        "cached_input_tokens": 0, "cache_write_tokens": 0, "uncached_cost": 0.0,
-    }
-    estimated = False
-    reason: str | None = "no answer"
-    status: Status = "unparsed"
-    raw = ""
-    value: T | None = None
-    confidence: float | None = None
-    cached_all = True
-    attempt = 0
-    error: tuple[str, CallRecord] | None = None
-    for attempt in range(1, (ctx.parse_retries if retries is None else retries) + 2):
-        dummy = None
-        if ctx.client.is_dry_run:
-            dummy = (placeholder() if placeholder else placeholder_for(schema)).model_dump_json()
-        try:
-            gen = await ctx.client.generate(
-                conversation,
-                schema=schema,
-                json_schema=json_schema,
-                placeholder=dummy,
-                cache_path=ctx.cache_path,
-                read_cache=ctx.read_cache,
-                sample_index=sample_index,
-            )
-        except Exception as err:  # the backend gave up after its own retries
-            error = _error_record(ctx, agent, err, **totals)
-            status, reason, raw = "error", error[0], ""
-            cached_all = False
-            break
-        estimated = estimated or gen.estimated
-        totals["input_tokens"] += gen.input_tokens
-        totals["output_tokens"] += gen.output_tokens
-        totals["cost"] += gen.cost
-        totals["uncached_cost"] += gen.cost if gen.uncached_cost is None else gen.uncached_cost
-        totals["cached_input_tokens"] += gen.cached_input_tokens
-        totals["cache_write_tokens"] += gen.cache_write_tokens
-        totals["cached" if gen.cached else "deduplicated" if gen.deduplicated else "requests"] += 0 if gen.estimated else 1
-        cached_all = cached_all and gen.cached
-        raw = _kept(gen.text)
-        if gen.refused:  # issue 33: no correction cures a refusal; its text is what the model said
-            status, reason, raw = "unparsed", "refused", _kept(gen.refusal or "")
-            conversation.append(AIMessage(raw))
-            break
-        if gen.truncated:
-            status, reason = "truncated", "the answer hit the token limit"
-            if not retry_truncated:
-                conversation.append(AIMessage(raw))
-                break
-            conversation += [AIMessage(raw), HumanMessage("Your answer was cut off. Answer again, shorter, with only the JSON.")]
-            continue
-        try:
-            value = parse_answer(gen.text, schema)
-            problem = validate(value) if validate else None
-            if problem:
-                raise ParseFailure(problem)
-        except ParseFailure as failure:
-            value = None
-            status, reason = "unparsed", failure.reason
-            conversation += [AIMessage(raw), HumanMessage(_correction(failure.reason, schema))]
-            continue
-        except Exception as err:  # a reply that crashes our code fails the item, and is not cached
-            value = None
-            error = _error_record(ctx, agent, err, **totals)
-            status, reason = "error", f"reading the answer failed: {error[0]}"
-            cached_all = False
-            break
-        status, reason = "ok", None
-        conversation.append(AIMessage(raw))
-        ctx.client.remember(gen)
-        if gen.logprobs:  # issue 49: a cascade's first stage may be trusted on it
-            from dialeval.agents.logprobs import verdict_probability
-
-            confidence = verdict_probability(gen.logprobs)
-        break
+    conversation, tally = list(messages), Tally()
+    request = _Request(schema, json_schema, validate, placeholder, retry_truncated, sample_index)
+    outcome = await _with_retries(ctx, agent, conversation, request, tally, ctx.parse_retries if retries is None else retries)
     tick()
+    call = _recorded(ctx, agent, outcome, conversation, tally)
+    value: T | None = outcome.value if outcome.status == "ok" else None  # type: ignore[assignment]  # parsed into schema
+    return Answer(value=value, call=call, messages=conversation, confidence=outcome.confidence)
+
+
+@dataclass
+class _Request:
+    """What each attempt of one :func:`ask` sends and how its answer is read."""
+
+    schema: type[BaseModel]
+    json_schema: dict[str, Any] | None
+    validate: Callable[[Any], str | None] | None
+    placeholder: Callable[[], BaseModel] | None
+    retry_truncated: bool
+    sample_index: int | None = None  # a distinct sample of an identical prompt (else sent once per run and shared)
+
+
+def _rendered_placeholder(ctx: AgentContext, request: _Request) -> str | None:
+    """The answer a dry run gives: the agent's placeholder (or one built from the schema) as JSON."""
+    if not ctx.client.is_dry_run:
+        return None
+    return (request.placeholder() if request.placeholder else placeholder_for(request.schema)).model_dump_json()
+
+
+async def _call_model(ctx: AgentContext, conversation: list[BaseMessage], request: _Request) -> Generation:
+    """One request for the conversation so far (from the cache where it holds the answer)."""
+    return await ctx.client.generate(
+        conversation,
+        schema=request.schema,
+        json_schema=request.json_schema,
+        placeholder=_rendered_placeholder(ctx, request),
+        cache_path=ctx.cache_path,
+        read_cache=ctx.read_cache,
+        sample_index=request.sample_index,
+    )
+
+
+async def _with_retries(
+    ctx: AgentContext, agent: str, conversation: list[BaseMessage], request: _Request, tally: Tally, retries: int
+) -> Outcome:
+    """Ask, read, and ask again with a correction while the answer does not fit and
+    retries remain; ``conversation`` grows by each answer and correction."""
+    outcome = Outcome()
+    for attempt in range(1, retries + 2):
+        outcome.attempts = attempt
+        try:
+            gen = await _call_model(ctx, conversation, request)
+        except Exception as err:  # the backend gave up after its own retries
+            outcome.error = _error_record(ctx, agent, err, **tally.totals)
+            outcome.status, outcome.reason, outcome.raw = "error", outcome.error[0], ""
+            tally.cached_all = False
+            return outcome
+        tally.add(gen)
+        reading = read_answer(gen, request.schema, request.validate, request.retry_truncated)
+        conversation += reading.follow_up
+        outcome.status, outcome.reason, outcome.raw, outcome.value = reading.status, reading.reason, reading.raw, reading.value
+        if reading.crash is not None:  # a reply that crashes our code fails the item, and is not cached
+            outcome.error = _error_record(ctx, agent, reading.crash, **tally.totals)
+            outcome.status, outcome.reason = "error", f"reading the answer failed: {outcome.error[0]}"
+            tally.cached_all = False
+            return outcome
+        if reading.status == "ok":
+            ctx.client.remember(gen)
+            outcome.confidence = reading.confidence
+        if not reading.again:
+            return outcome
+    return outcome
+
+
+def _recorded(ctx: AgentContext, agent: str, outcome: Outcome, conversation: list[BaseMessage], tally: Tally) -> AgentCall:
+    """The call's record for results (with the prompt of its last request) and its ledger entry."""
     call = AgentCall(
         agent=agent,
-        status=status,
-        value=value.model_dump() if value is not None else None,
-        raw=raw,
-        attempts=attempt,
-        reason=reason,
-        cached=cached_all and status != "error",
+        status=outcome.status,
+        value=outcome.value.model_dump() if outcome.value is not None else None,
+        raw=outcome.raw,
+        attempts=outcome.attempts,
+        reason=outcome.reason,
+        cached=tally.cached_all and outcome.status != "error",
     )
     # the prompt of the last request: without the unsent correction and the answer itself
     sent = conversation
-    if status != "error":
+    if outcome.status != "error":
         sent = conversation[:-1] if isinstance(conversation[-1], AIMessage) else conversation[:-2]
-    call = _described(call, ctx, sent, totals)
-    if error is not None:
-        record(error[1])
+    call = _described(call, ctx, sent, tally.totals)
+    if outcome.error is not None:
+        record(outcome.error[1])
     else:
-        record(
-            CallRecord(
-                agent=agent,
-                model=ctx.client.label,
-                status=status,
-                input_tokens=totals["input_tokens"],
-                output_tokens=totals["output_tokens"],
-                cost=totals["cost"],
-                requests=totals["requests"],
-                cached=totals["cached"],
-                deduplicated=totals["deduplicated"],
-                estimated=estimated,
-                priced=ctx.client.price is not None,
-                cached_input_tokens=totals["cached_input_tokens"],
-                cache_write_tokens=totals["cache_write_tokens"],
-                uncached_cost=totals["uncached_cost"],
-            )
-        )
-    return Answer(value=value if status == "ok" else None, call=call, messages=conversation, confidence=confidence)
+        record(CallRecord(agent=agent, model=ctx.client.label, status=outcome.status, estimated=tally.estimated,
+                          priced=ctx.client.price is not None, **tally.totals))
+    return call
 
 
 async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], placeholder: str = "dry-run reply",
@@ -384,7 +350,7 @@ async def ask_text(ctx: AgentContext, agent: str, messages: list[BaseMessage], p
         agent=agent,
         status=status,
         value={"text": text} if status == "ok" else None,
-        raw=_kept((gen.refusal or "") if gen.refused else gen.text),
+        raw=kept((gen.refusal or "") if gen.refused else gen.text),
         attempts=1,
         reason=reason,
         cached=gen.cached,

@@ -206,11 +206,11 @@ class ModelClient:
             "local_decoding": self.impl.decoding(schema, json_schema) if self.is_local else None,
         }
 
-    def _estimate(self, messages: list[BaseMessage], placeholder: str | None, price: Price | None = None) -> Generation:
-        """A dry run's answer: the placeholder, with the tokens and cost a real call would
-        have (at ``price``: a batched call's batch rate)."""
+    def estimate(self, messages: list[BaseMessage], placeholder: str | None, *, batched: bool = False) -> Generation:
+        """A dry run's answer: the placeholder, with a real call's tokens and cost (``batched``: at the batch rate)."""
         assert isinstance(self.impl, DryRunBackend)
         text, n_in, n_out, hit = self.impl.estimate(messages, placeholder)
+        price = self.batch_price if batched else None
         return Generation(
             text, "stop", n_in, n_out, cached=False, cost=self._cost(n_in, n_out, hit, price=price), estimated=True,
             cached_input_tokens=hit, uncached_cost=self._cost(n_in, n_out, price=price),
@@ -265,7 +265,7 @@ class ModelClient:
         if queue is not None:  # the runner's next batch round answers it
             return await queue.ask(self, QueuedCall(messages, schema, json_schema, placeholder, key, cache_path))
         if self.is_dry_run:
-            return self._estimate(messages, placeholder)
+            return self.estimate(messages, placeholder)
         if cache_path and cache_path != self._limit_memory:
             self.use_limit_memory(cache_path)
         message = await self._call(messages, schema, json_schema)

@@ -201,8 +201,7 @@ class BatchRounds:
             client = group[0].client
             if client.is_dry_run:  # each caller billed: real answers seldom repeat a prompt as placeholders do
                 for waiting in group:
-                    own = waiting.client
-                    estimate = own._estimate(waiting.call.messages, waiting.call.placeholder, own.batch_price)
+                    estimate = waiting.client.estimate(waiting.call.messages, waiting.call.placeholder, batched=True)
                     self._resolve(waiting, estimate, bill_each=True)
                 continue
             watched += await self._submit(label, client, group)

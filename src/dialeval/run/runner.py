@@ -87,6 +87,8 @@ def prepare_run(benchmark: str, data: str | Path, config: RunConfig | None = Non
         check_run_id(config.run_id)
     every_item = load_items(bench, str(data), config)
     context = config.context()
+    if bench.options_model is not None:  # issue 48: validated once here, read typed by every node
+        context.options_as(bench.options_model, bench.name)
     models = used_models(bench, context)
     digest = data_digest(str(data), config.options, referenced_files(every_item))
     resolved = resolved_config(benchmark, str(data), config, digest, context, identity(config.templates, models))

@@ -18,8 +18,9 @@ from typing import Any, Callable
 from dialeval.config import DEFAULT_CACHE, ModelSettings
 from dialeval.models.usage import priced_cost
 from dialeval.trust import PROBES, cascades, dialogue, perturb, probes, recommend
+from dialeval.trust.probe_registry import Measuring, Planning, Probe, all_probes, get_probe
 from dialeval.trust.agreement import agreement, headline
-from dialeval.trust.candidates import Candidate, family_of
+from dialeval.trust.candidates import Candidate
 from dialeval.trust.corpus import corpus_estimates, corpus_run
 from dialeval.trust.runs import PlannedRun, RunOutcome, check_candidates, execute, members_of, per_thousand, price_of, unreadable
 from dialeval.trust.stats import RESAMPLES
@@ -90,24 +91,20 @@ def plan(settings: TrustSettings, inputs: Inputs, folder: Path) -> tuple[list[Pl
     runs: list[PlannedRun] = []
     for candidate in settings.candidates:
         runs.append(PlannedRun(candidate, "base", labelled, base))
-        if "verbosity" in settings.probes:
-            runs.append(PlannedRun(candidate, "padded", padded, base))
-        if "position" in settings.probes and isinstance(candidate.model, ModelSettings):  # a composite's pairwise judge is its first member
-            runs.append(PlannedRun(candidate, "position", labelled, {**base, "versus": settings.options.get("versus") or str(padded)}))
-        if "needle" in settings.probes and needles:
-            rubric = data / "needle_rubric.yaml"
-            if not rubric.is_file() or rubric.read_text(encoding="utf-8") != perturb.NEEDLE_RUBRIC:
-                rubric.write_text(perturb.NEEDLE_RUBRIC, encoding="utf-8")
-            needle_data = dialogue.write_conversations(data / "needle.jsonl", needle_records)
-            runs.append(PlannedRun(candidate, "needle", needle_data,
-                                   {**every_unit(_plain(settings.options)), "rubric": str(rubric), "criteria": [perturb.NEEDLE_CRITERION],
-                                    "facts": "off"}))
-        if "consistency" in settings.probes:
-            runs += [PlannedRun(candidate, f"repeat{k}", labelled, base, cached=False) for k in range(1, settings.repeats)]
+        planning = Planning(candidate, settings, inputs, data, labelled, base, padded, needle_records)
+        for probe in chosen_probes(settings):
+            runs += probe.runs(planning)
     return runs, needles
 
 
-def _plain(options: dict[str, Any]) -> dict[str, Any]:
+def chosen_probes(settings: TrustSettings) -> list[Probe]:
+    """The probes ``settings`` asks for, in the registry's order (unknown names stop here)."""
+    for name in settings.probes:
+        get_probe(name)
+    return [probe for name, probe in all_probes().items() if name in settings.probes]
+
+
+def without_versus(options: dict[str, Any]) -> dict[str, Any]:
     """The user's options without ``versus``: another system's replies go to the position
     probe only (it replaces the padded copy there), never into the runs that score."""
     return {k: v for k, v in options.items() if k != "versus"}
@@ -117,7 +114,7 @@ def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
     """The dialogue options of a candidate's plain run: the labelled criteria, no fact checks,
     and (``judge_only=labelled``, unless the options say ``all``) only the labelled units:
     a turn nobody labelled adds calls and no figure."""
-    options = {**_plain(settings.options), "rubric": settings.rubric, "criteria": inputs.labels.rubric_criteria(), "facts": "off"}
+    options = {**without_versus(settings.options), "rubric": settings.rubric, "criteria": inputs.labels.rubric_criteria(), "facts": "off"}
     if options.setdefault("judge_only", "labelled") == "labelled":
         options["human_scores"] = str(Path(settings.labels).resolve())
     return options
@@ -129,23 +126,6 @@ def every_unit(options: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in options.items() if k != "human_scores"}, "judge_only": "all"}
 
 
-def unit_families(conversations: list[dict[str, Any]]) -> dict[str, str]:
-    """unit -> family of the model that wrote its reply, where the data says: the
-    conversation's ``metadata.model`` (every reply) or ``metadata.models`` (turn -> model)."""
-    out: dict[str, str] = {}
-    for record in conversations:
-        meta = record.get("metadata") or {}
-        turns = [i for i, m in enumerate(record["messages"], 1) if m["role"] == "assistant"]
-        per_turn: dict[str, Any] = meta["models"] if isinstance(meta.get("models"), dict) else {}
-        for turn in turns:
-            model = per_turn.get(str(turn)) or meta.get("model")
-            if isinstance(model, str) and model:
-                out[f"{record['id']}/{turn}"] = family_of(model)
-        if isinstance(meta.get("model"), str) and meta["model"]:
-            out[str(record["id"])] = family_of(meta["model"])
-    return out
-
-
 def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs: Inputs, needles: dict[str, int],
                    settings: TrustSettings) -> dict[str, Any]:
     """One candidate's row of the card: agreement, probes, cost, and where its runs are."""
@@ -155,25 +135,8 @@ def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs
     consensus: dict[str, dict[str, float]] = {}
     for (unit, criterion), value in inputs.labels.consensus().items():
         consensus.setdefault(criterion, {})[unit] = value
-    scales = inputs.labels.scales
-    found: dict[str, dict[str, Any]] = {}
-    if "position" in settings.probes and "position" not in outcomes:
-        found["position"] = probes.not_measured("position", "an ensemble's or cascade's pairwise verdicts are its first member's")
-    elif "position" in settings.probes:
-        found["position"] = probes.position([u for r in outcomes["position"].records for u in r.get("pairwise_units", [])],
-                                            settings.resamples)
-    if "verbosity" in settings.probes:
-        found["verbosity"] = probes.verbosity(scores, dialogue.scores_by_unit(outcomes["padded"].records), scales, settings.resamples)
-    if "self_preference" in settings.probes:
-        found["self_preference"] = probes.self_preference(scores, consensus, unit_families(inputs.conversations), candidate.family,
-                                                          scales, settings.resamples)
-    if "needle" in settings.probes:
-        found["needle"] = (probes.needle({r["id"]: r.get("turn_units", []) for r in outcomes["needle"].records}, needles, settings.resamples)
-                           if "needle" in outcomes else
-                           probes.not_measured("needle", f"no labelled conversation has {settings.needle_min_replies} assistant replies"))
-    if "consistency" in settings.probes:
-        repeats = [dialogue.scores_by_unit(o.records) for name, o in outcomes.items() if name.startswith("repeat")]
-        found["consistency"] = probes.consistency(scores, repeats, settings.resamples)
+    measuring = Measuring(candidate, settings, inputs, outcomes, scores, consensus, inputs.labels.scales, needles)
+    found = {probe.name: probe.measure(measuring) for probe in chosen_probes(settings)}
     costs = per_thousand(base)
     return {
         "spec": candidate.spec_dict(),
@@ -333,7 +296,7 @@ def build(settings: TrustSettings, say: Callable[[str], None] = lambda line: Non
         "label_warning_count": len(inputs.labels.warnings),
         "tolerance": settings.tolerance,
         "probes_run": list(settings.probes),
-        "limits": {name: probes.LIMITS[name] for name in settings.probes},
+        "limits": {name: get_probe(name).limit for name in settings.probes},
         "estimate": priced,
         "candidates": rows,
         "recommended": recommend.recommend(rows, settings.tolerance),

@@ -22,7 +22,9 @@ def add_parser(sub: Subcommands) -> None:
     t.add_argument("--option", action="append", default=[], metavar="KEY=JSON", help="dialogue option for every run, e.g. context=notes")
     t.add_argument("--tolerance", type=float, default=0.05, help="how far below the best mean alpha a candidate may be (default 0.05)")
     t.add_argument("--repeats", type=int, default=2, help="readings of each unit for the consistency probe (default 2; 1: none)")
-    t.add_argument("--probes", default=",".join(PROBES), help=f"comma-separated probes to run (default: {','.join(PROBES)})")
+    t.add_argument("--probes", default=",".join(PROBES), help=f"comma-separated probes to run (default: {','.join(PROBES)}; a --plugin may register more)")
+    t.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                   help="import MODULE first: it registers probes of its own (docs/extending.md)")
     t.add_argument("--needle-min-replies", type=int, default=3, help="needle: conversations with at least this many replies")
     t.add_argument("--output-dir", default="trust", help="where card folders go (default: trust)")
     t.add_argument("--id", help="the card's folder name (default: derived from data, labels, rubric and candidates)")
@@ -63,10 +65,14 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
     from dialeval.trust.build import TrustSettings, build
     from dialeval.trust.candidates import candidates_of
 
+    from dialeval.plugins import load_plugins
+    from dialeval.trust.probe_registry import all_probes
+
+    load_plugins(args.plugin)  # modules that register probes of their own
     probes = tuple(p.strip() for p in args.probes.split(",") if p.strip())
-    unknown = [p for p in probes if p not in PROBES]
+    unknown = [p for p in probes if p not in all_probes()]
     if unknown:
-        raise ConfigError(f"--probes: unknown probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
+        raise ConfigError(f"--probes: unknown probe {unknown[0]!r}; choose from {', '.join(all_probes())}")
     if args.repeats < 1:
         raise ConfigError("--repeats: at least 1 (the first reading)")
     settings = TrustSettings(

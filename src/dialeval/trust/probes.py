@@ -16,7 +16,7 @@ import numpy as np
 from dialeval.metrics.alpha import krippendorff_alpha
 from dialeval.trust import stats
 
-# limit per probe: the figure that a judge without the bias stays on the good side of
+# the built-in probes' limits (registered in builtin_probes): the figure that a judge without the bias stays on the good side of
 LIMITS = {
     "position": 0.10,  # share of pairs whose verdict flips with the order
     "verbosity": 0.0,  # mean score rise (share of the scale) when the reply is padded
@@ -37,10 +37,13 @@ Scores = dict[str, dict[str, float]]  # criterion -> unit -> score
 
 def result(name: str, figure: dict[str, float | None], n: int, **extra: Any) -> dict[str, Any]:
     """A probe's record: its figure, n, limit, whether it fails (``None``: not measured)."""
-    limit = LIMITS[name]
+    from dialeval.trust.probe_registry import get_probe
+
+    probe = get_probe(name)  # a registered probe's limit and direction, built-in or not
+    limit = probe.limit
     if figure["value"] is None:
         fails = None
-    elif HIGHER_IS_BAD[name]:
+    elif probe.higher_is_bad:
         fails = figure["ci_low"] is not None and figure["ci_low"] > limit
     else:
         fails = figure["ci_high"] is not None and figure["ci_high"] < limit

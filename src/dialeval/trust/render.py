@@ -9,14 +9,12 @@ from dialeval.trust.cascades import card_lines
 from dialeval.figures import Bars, Figure
 from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.report.tables import cell, markdown_table, num
-from dialeval.trust.probes import DESCRIPTIONS
+from dialeval.trust.probe_registry import get_probe
 from dialeval.trust.recommend import fixed
 
 NAMES = {"spearman": "Spearman", "kendall_tau_b": "Kendall tau-b", "krippendorff_alpha": f"alpha ({ALPHA_LEVEL})",
          "exact_agreement": "exact", "adjacent_agreement": "adjacent"}
 RANKED = ("spearman", "kendall_tau_b", "krippendorff_alpha")  # the figures read against the others' mean
-PROBE_TITLES = {"position": "position (flip rate)", "verbosity": "verbosity (score rise)",
-                "self_preference": "self-preference (gap)", "needle": "needle (caught)", "consistency": "consistency (changed)"}
 
 
 def _ci(figure: dict[str, Any] | None, digits: int = 2) -> str:
@@ -88,9 +86,9 @@ def render(card: dict[str, Any]) -> str:
     lines += ["", "## Probes (95% CI; a probe fails when its whole interval is past its limit)", ""]
     probe_names = list(card["probes_run"])
     rows = [[cell(c["label"]), *(_verdict(c["probes"][p]) for p in probe_names)] for c in card["candidates"]]
-    lines += markdown_table(["candidate", *(PROBE_TITLES[p] for p in probe_names)], rows, "l" + "l" * len(probe_names))
+    lines += markdown_table(["candidate", *(get_probe(p).title for p in probe_names)], rows, "l" + "l" * len(probe_names))
     lines += ["", "Limits: " + ", ".join(f"{p} {card['limits'][p]:g}" for p in probe_names) + "."]
-    lines += ["", "What each probe measures:", "", *(f"- {p}: {DESCRIPTIONS[p]}" for p in probe_names)]
+    lines += ["", "What each probe measures:", "", *(f"- {p}: {get_probe(p).description}" for p in probe_names)]
     missing = [f"- {cell(c['label'])}, {p}: {cell(c['probes'][p]['why_not'])}" for c in card["candidates"] for p in probe_names
                if c["probes"][p]["fails"] is None]
     lines += ["", "Not measured:", "", *missing] if missing else []
@@ -169,7 +167,7 @@ def figures(card: dict[str, Any]) -> list[Figure]:
     probe_ci = {c["label"]: [(c["probes"][p]["ci_low"], c["probes"][p]["ci_high"]) if c["probes"][p]["ci_low"] is not None else None
                              for p in names] for c in card["candidates"]}
     out.append(Bars("trust-probes", "Probe figures per candidate (limits in card.md)", "figure",
-                    [PROBE_TITLES[p] for p in names], probe_series, probe_ci))
+                    [get_probe(p).title for p in names], probe_series, probe_ci))
     return out
 
 

@@ -1,6 +1,7 @@
 """Importers: conversations kept in tracing systems and datasets, read into dialogue records.
 
-Each format is one module with ``read(path, options, log) -> list[record]``; a record is
+Each format is a reader ``read(path, options, log) -> list[record]`` registered by name
+(:mod:`.registry`: the built-in modules and users' own); a record is
 what a dialogue data file holds (OpenAI ``messages`` with tool calls), with
 ``metadata.source`` naming the ids in the source system so scores can be written back
 there. The :class:`~.common.ImportLog` collects how calls were grouped, merges that did
@@ -10,41 +11,36 @@ not fit and (with ``skip_bad``) the records left out.
 from __future__ import annotations
 
 import warnings
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from dialeval.data.importers.common import ImportLog
+from dialeval.data.importers.registry import BUILT_IN, get_importer, importer_names, register_importer
 from dialeval.errors import DataError
 
-__all__ = ["FORMATS", "ImportLog", "MergeWarning", "import_file", "import_records"]
+__all__ = ["FORMATS", "ImportLog", "MergeWarning", "get_importer", "import_file", "import_records", "importer_names", "register_importer"]
 
 MAX_BYTES = 2 * 2**30  # a file is read whole: larger exports are split, not left to exhaust memory
-FORMATS = {
-    "otel": "OpenTelemetry GenAI spans and log records (OTLP/JSON: the collector's file exporter, or MessageToDict)",
-    "langsmith": "LangSmith runs (JSON/JSONL as the SDK serializes langsmith.schemas.Run)",
-    "langfuse": "Langfuse traces with observations (its API's JSON, or the SDK's spans as OTLP/JSON)",
-    "hf": "Hugging Face dataset rows (save_to_disk folder, parquet/arrow, or to_json lines)",
-}
+FORMATS = {name: entry[1] for name, entry in BUILT_IN.items()}  # the built-in formats (importer_names(): all)
 
 
 def import_file(fmt: str, path: str | Path, options: dict[str, Any] | None = None,
                 log: ImportLog | None = None) -> tuple[list[dict[str, Any]], ImportLog]:
     """The dialogue records of ``path`` read as ``fmt``, and what the import noted."""
-    if fmt not in FORMATS:
-        raise DataError(path, f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    importer = get_importer(fmt)
+    if importer is None:
+        raise DataError(path, f"unknown format {fmt!r}; formats: {', '.join(importer_names())}")
     path = Path(path)
     if not path.exists():
         raise DataError(path, "file not found")
-    if path.is_dir() and fmt != "hf":
+    if path.is_dir() and not importer.folders:
         raise DataError(path, f"is a folder; {fmt} reads one exported file (give the file inside it)")
     if path.is_file() and path.stat().st_size > MAX_BYTES:
         raise DataError(path, f"{path.stat().st_size / 2**30:.1f} GiB, more than the {MAX_BYTES / 2**30:.0f} GiB an import reads "
                         "into memory; split the export (by day or by project) and import the parts")
     log = log or ImportLog()
-    module = import_module(f"dialeval.data.importers.{fmt}")
     try:
-        records = list(module.read(path, options or {}, log))
+        records = list(importer.read(path, options or {}, log))
     except DataError as err:
         from dialeval.data.importers.sniff import hint
 

@@ -6,7 +6,7 @@ from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.answers.common import ROLES
 from dialeval.protocols.answers import judge  # noqa: F401  (registers the agents)
 from dialeval.protocols.answers.aggregation import aggregate, item_scores, score_dimensions
-from dialeval.protocols.answers.loading import load, to_input, to_record
+from dialeval.protocols.answers.loading import AnswersOptions, load, to_input, to_record
 from dialeval.protocols.answers.report_tables import describe, tables
 
 
@@ -19,6 +19,7 @@ def _graph():
 register_benchmark(
     Benchmark(
         name="answers",
+        options_model=AnswersOptions,
         title="Answer grading with one judge (1-5 against a reference)",
         paper="a generic protocol, no paper",
         load=load,

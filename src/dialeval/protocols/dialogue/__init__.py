@@ -13,7 +13,7 @@ from __future__ import annotations
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise  # noqa: F401  (registers the agents)
 from dialeval.protocols.dialogue.aggregation import aggregate
-from dialeval.protocols.dialogue.common import ROLES
+from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.figures import figures
 from dialeval.protocols.dialogue.human_compare import human_ratings, human_scores
 from dialeval.protocols.dialogue.loading import load, to_input, to_record
@@ -30,6 +30,7 @@ def _graph():
 register_benchmark(
     Benchmark(
         name="dialogue",
+        options_model=DialogueOptions,
         title="Your own conversations on your own rubric (turn and conversation level, bounded context)",
         paper="composes the papers' agents: VDEval session judge, MMRC note-taking, KGDS facts, MDSEval pairwise",
         load=load,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialeval.agents.roles import Role, RoleTable
-from dialeval.config import EvalContext, parse_options
+from dialeval.config import EvalContext
 from dialeval.memory.client import MemorySettings
 
 Mode = Literal["full", "window", "session", "notes"]
@@ -53,11 +53,22 @@ class DialogueOptions(BaseModel):
                                    "pairs: only compare the two systems (option versus), score nothing"
     )
     memory: MemorySettings = Field(default_factory=MemorySettings)
-    format: Literal["dialogue", "otel", "langsmith", "langfuse", "hf"] = Field(
-        default="dialogue", description="the data file's format: dialogue records, or traces/datasets to import (docs/data.md)"
+    format: str = Field(
+        default="dialogue", description="the data file's format: dialogue records, or a registered importer's "
+        "(otel, langsmith, langfuse, hf, or a plugin's: docs/data.md, docs/extending.md)"
     )
     columns: dict[str, str] = Field(default_factory=dict, description="format=hf: dialogue field -> dataset column")
 
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, name: str) -> str:
+        from dialeval.data.importers import importer_names
+
+        formats = ["dialogue", *importer_names()]
+        if name not in formats:
+            raise ValueError(f"unknown format {name!r}; formats: {', '.join(formats)}")
+        return name
+
     @classmethod
     def of(cls, context: EvalContext) -> DialogueOptions:
-        return parse_options(cls, context.options, "dialogue")
+        return context.options_as(cls, "dialogue")  # validated once per run (or Studio invocation)

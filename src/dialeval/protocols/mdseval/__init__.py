@@ -14,7 +14,7 @@ from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.mdseval.view import conversation_view
 from dialeval.protocols.mdseval.figures import figures
 from dialeval.protocols.mdseval.data import SCALES
-from dialeval.protocols.mdseval.common import ROLES
+from dialeval.protocols.mdseval.common import ROLES, MdsevalOptions
 from dialeval.protocols.mdseval import checklist, faithfulness, image_prompt, pairwise, pointwise, summarizer  # noqa: F401  (registers the agents)
 from dialeval.protocols.mdseval.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.mdseval.histograms import after_run
@@ -31,6 +31,7 @@ def _graph():
 register_benchmark(
     Benchmark(
         name="mdseval",
+        options_model=MdsevalOptions,
         title="MDSEval: meta-evaluation of judges of multimodal dialogue summaries",
         paper="Liu et al., MDSEval: a meta-evaluation benchmark for multimodal dialogue summarization",
         load=load,

@@ -85,7 +85,7 @@ class MdsevalOptions(BaseModel):
 
     @classmethod
     def of(cls, context: EvalContext) -> MdsevalOptions:
-        return cls.model_validate(context.options)
+        return context.options_as(cls, "mdseval")  # validated once per run (or Studio invocation)
 
 
 RECORD_KEYS = ("dialogue_id", "images", "dialogue_statements", "pseudo_summary", "summary_list", "human_annotations", "dialogue")

@@ -15,7 +15,7 @@ from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.mmdu.view import conversation_view
 from dialeval.protocols.mmdu.figures import figures
 from dialeval.protocols.mmdu.metrics import DIMENSIONS
-from dialeval.protocols.mmdu.common import ROLES
+from dialeval.protocols.mmdu.common import ROLES, MmduOptions
 from dialeval.protocols.mmdu import judge, responder  # noqa: F401  (registers the agents)
 from dialeval.protocols.mmdu.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.mmdu.loading import calls_per_item, describe, load, to_input, to_record
@@ -31,6 +31,7 @@ def _graph():
 register_benchmark(
     Benchmark(
         name="mmdu",
+        options_model=MmduOptions,
         title="MMDU: multi-turn, multi-image answers judged on six dimensions and Overall",
         paper="Liu et al., MMDU: a multi-turn multi-image dialog understanding benchmark",
         load=load,

@@ -70,7 +70,7 @@ class MmduOptions(BaseModel):
 
     @classmethod
     def of(cls, context: EvalContext) -> MmduOptions:
-        return cls.model_validate(context.options)
+        return context.options_as(cls, "mmdu")  # validated once per run (or Studio invocation)
 
 
 # The authors' generation budgets (their released generation and judging scripts): new tokens

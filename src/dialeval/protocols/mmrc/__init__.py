@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.mmrc.view import conversation_view
-from dialeval.protocols.mmrc.common import ROLES
+from dialeval.protocols.mmrc.common import ROLES, MmrcOptions
 from dialeval.protocols.mmrc import helpers, judge, notetaker, responder  # noqa: F401  (registers the agents)
 from dialeval.protocols.mmrc.aggregation import aggregate, frame_columns, item_scores, score_dimensions
 from dialeval.protocols.mmrc.loading import describe, load, to_input, to_record
@@ -30,6 +30,7 @@ def _graph():
 register_benchmark(
     Benchmark(
         name="mmrc",
+        options_model=MmrcOptions,
         title="MMRC: six conversational abilities, with and without NOTE-TAKING",
         paper="Xue et al., MMRC: a benchmark for understanding multimodal LLMs in real-world conversation",
         load=load,

@@ -91,7 +91,7 @@ class MmrcOptions(BaseModel):
 
     @classmethod
     def of(cls, context: EvalContext) -> MmrcOptions:
-        return cls.model_validate(context.options)
+        return context.options_as(cls, "mmrc")  # validated once per run (or Studio invocation)
 
     @property
     def conditions(self) -> list[Condition]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dialeval.benchmarks import Benchmark, register_benchmark
 from dialeval.protocols.simulation import nodes  # noqa: F401  (registers the agents)
-from dialeval.protocols.simulation.common import ROLES
+from dialeval.protocols.simulation.common import ROLES, SimulationOptions
 from dialeval.protocols.simulation.suite import (
     after_run, aggregate, describe, dialogue_roles, item_scores, load, score_dimensions, tables, to_input, to_record,
 )
@@ -32,6 +32,7 @@ def _graph():
 register_benchmark(
     Benchmark(
         name="simulation",
+        options_model=SimulationOptions,
         title="A live bot through scenarios with a simulated user, audited; pass^k and the dialogue judge",
         paper="composes MMRC's NOTE-TAKING (the simulated user's notes) and the dialogue judge; pass^k as in tau-bench",
         load=load,

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialeval.agents.roles import Role, RoleTable
-from dialeval.config import EvalContext, parse_options
+from dialeval.config import EvalContext
 from dialeval.memory.client import MemorySettings
 
 ROLES = RoleTable(
@@ -40,7 +40,7 @@ class SimulationOptions(BaseModel):
         description="the model audit of the simulated turns: once over the whole conversation when it ends (default), "
         "after every turn, or off; the code checks run on every turn in every mode",
     )
-    context_budget: int = Field(default=3000, gt=0, description="the most tokens a simulator or auditor prompt may have")
+    context_budget: int = Field(default=4000, gt=0, description="the most tokens a simulator or auditor prompt may have (the dialogue default)")
     window_turns: int = Field(default=8, gt=0, description="the latest turns the simulator and auditor see beside the notes")
     note_top_k: int = Field(default=12, gt=0, description="the most note entries shown when all do not fit")
     memory: MemorySettings = Field(default_factory=MemorySettings)
@@ -53,7 +53,7 @@ class SimulationOptions(BaseModel):
 
     @classmethod
     def of(cls, context: EvalContext) -> SimulationOptions:
-        return parse_options(cls, context.options, "simulation")
+        return context.options_as(cls, "simulation")  # validated once per run (or Studio invocation)
 
     def judging_options(self) -> dict[str, Any]:
         return {**JUDGING_DEFAULTS, **self.judging}

@@ -14,6 +14,7 @@ from dialeval.protocols.vdact.figures import figures
 from dialeval.protocols.vdact.tables import tables
 from dialeval.protocols.vdact.metrics import SCALES
 from dialeval.protocols.vdact.common import ROLES
+from dialeval.protocols.vdact.options import VdactOptions
 from dialeval.protocols.vdact import lave_judge, llm_acc, llm_rel, session_judge, turn_judge, video_chatgpt  # noqa: F401  (registers the agents)
 from dialeval.protocols.vdact.aggregation import aggregate, item_scores, score_dimensions
 from dialeval.protocols.vdact.classic_table import metrics_only
@@ -29,6 +30,7 @@ def _graph():
 register_benchmark(
     Benchmark(
         name="vdact",
+        options_model=VdactOptions,
         title="VDAct / VDEval: video-grounded dialogue answers judged turn by turn",
         paper="Imrattanatrai et al., AAAI 2025, a video-grounded dialogue dataset and metric for event-driven activities",
         load=load,

@@ -68,9 +68,9 @@ async def prepare(state: VdactState, runtime: Any) -> dict[str, Any]:
     thread hand-off per step that cost more CPU than the step's own work."""
     from dialeval.protocols.vdact.data import dialogue_input, load_example
     from dialeval.protocols.vdact.summaries import explicit_summaries
-    from dialeval.protocols.vdact.options import parse_options
+    from dialeval.protocols.vdact.options import VdactOptions
 
-    opts = parse_options(_context(runtime).options)
+    opts = _context(runtime).options_as(VdactOptions, "vdact")
     dialogue = dialogue_input(
         state.get("records"),  # type: ignore[arg-type]
         summary=state.get("summary"),
