@@ -99,3 +99,24 @@ def _forget_inherited() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_inherited)
+
+
+def store_answer(generation: Any, spec: str) -> None:
+    """Keep a :class:`~dialeval.models.generation.Generation` that ended ``ok`` under its key
+    (a cache hit, a dry-run estimate or a call without a key is not stored again)."""
+    if generation.cached or generation.estimated or not generation.cache_key or not generation.cache_path:
+        return
+    import time
+
+    open_cache(generation.cache_path).put(
+        generation.cache_key,
+        spec,
+        {
+            "text": generation.text,
+            "finish_reason": generation.finish_reason,
+            "input_tokens": generation.input_tokens,
+            "output_tokens": generation.output_tokens,
+            "stored": time.time(),
+            **({"logprobs": generation.logprobs} if generation.logprobs else {}),
+        },
+    )

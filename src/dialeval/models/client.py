@@ -15,7 +15,6 @@ import contextlib
 import contextvars
 import os
 import threading
-import time
 import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -299,19 +298,13 @@ class ModelClient:
         )
 
     def use_limit_memory(self, cache_path: str) -> None:
-        """Start from the request limit the last run against this endpoint and model
-        learned, and keep what this one learns (``limits.json`` beside the response cache):
-        a provider that said no at 64 is not sent 64 again by every new process."""
+        """Start from the request limit the last run against this endpoint and model learned,
+        and keep what this one learns (:mod:`dialeval.models.limit_memory`)."""
         self._limit_memory = cache_path
-        if not self.is_api or self.injected or not self.endpoint or not self.limit.adaptive:
-            return
-        from dialeval.models.limit_memory import endpoint_key, learned_limit, memory_path, remember_limit
+        if self.is_api and not self.injected and self.endpoint and self.limit.adaptive:
+            from dialeval.models.limit_memory import keep_learning
 
-        path, key = memory_path(cache_path), endpoint_key(self.endpoint, self.name)
-        learned = learned_limit(path, key)
-        if learned is not None:
-            self.limit.start_from(learned)
-        self.limit.on_change = lambda value: remember_limit(path, key, value)
+            keep_learning(self.limit, self.endpoint, self.name, cache_path)
 
     async def _call(self, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
         """One request within the model's limit and the run's slots, told to the circuit breaker."""
@@ -339,22 +332,9 @@ class ModelClient:
 
     def remember(self, generation: Generation) -> None:
         """Store an answer that ended ``ok`` for reuse (others are never replayed)."""
-        if generation.cached or generation.estimated or not generation.cache_key or not generation.cache_path:
-            return
-        from dialeval.models.cache import open_cache
+        from dialeval.models.cache import store_answer
 
-        open_cache(generation.cache_path).put(
-            generation.cache_key,
-            self.settings.spec,
-            {
-                "text": generation.text,
-                "finish_reason": generation.finish_reason,
-                "input_tokens": generation.input_tokens,
-                "output_tokens": generation.output_tokens,
-                "stored": time.time(),
-                **({"logprobs": generation.logprobs} if generation.logprobs else {}),
-            },
-        )
+        store_answer(generation, self.settings.spec)
 
 
 def preflight(client: ModelClient) -> None:

@@ -15,6 +15,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 FILE_NAME = "limits.json"
@@ -68,3 +69,14 @@ def remember_limit(path: Path, key: str, limit: int) -> None:
             raise
     except OSError:
         pass
+
+
+def keep_learning(limit: Any, endpoint: str, model: str, cache_path: str) -> None:
+    """Start ``limit`` (an :class:`~dialeval.models.concurrency.AdaptiveLimit`) from what the
+    last run against ``endpoint`` and ``model`` learned, and keep what it learns from now on:
+    a provider that said no at 64 is not sent 64 again by every new process."""
+    path, key = memory_path(cache_path), endpoint_key(endpoint, model)
+    learned = learned_limit(path, key)
+    if learned is not None:
+        limit.start_from(learned)
+    limit.on_change = lambda value: remember_limit(path, key, value)
