@@ -67,7 +67,7 @@ def list_command() -> int:
     print("\nModel roles (the keys of `models:` in a config; docs/models.md):")
     for name in names:
         bench = get_benchmark(name)
-        print(f"  {f'[{name}]':<14} {', '.join(bench.model_roles or tuple(bench.roles))}")
+        print(f"  {f'[{name}]':<14} {', '.join(bench.model_roles or tuple(bench.roles)) or '(none: no model is called)'}")
     print("\nModel backends:")
     for backend, text in BACKENDS.items():
         print(f"  {backend:<18} {text}")
