@@ -39,7 +39,7 @@ def test_identical_judge_prompts_of_a_run_are_sent_once_and_counted_as_deduplica
     assert sorted(r["score"] for r in result.records) == [4, 4, 4]  # every item has its (shared) answer
     total = result.metrics["run"]["usage"]
     assert (total["calls"], total["requests"], total["deduplicated"], total["cached"]) == (3, 2, 1, 0)
-    assert "sent once and shared: 1 calls" in result.report_path.read_text()
+    assert "sent once and shared: 1 request was not sent" in result.report_path.read_text()
 
 
 async def _ask_twice(context: EvalContext, indices: tuple[int | None, int | None]) -> list[str]:

@@ -263,9 +263,10 @@ def render_report(
             f"Priced calls alone cost {priced_cost(t):.4f} USD.",
         ]
     if t.get("deduplicated"):
-        lines += ["", f"Identical requests of this run sent once and shared: {t['deduplicated']} requests were not sent "
-                      "and took the first one's answer (deduplicated: no cost). Calls count each agent call once; "
-                      "requests sent, response-cache hits and shared requests count its attempts, retries included."]
+        shared = "1 request was" if t["deduplicated"] == 1 else f"{t['deduplicated']} requests were"
+        lines += ["", f"Identical requests of this run sent once and shared: {shared} not sent and took the first "
+                      "one's answer (deduplicated: no cost). Calls count each agent call once; requests sent, "
+                      "response-cache hits and shared requests count its attempts, retries included."]
     retried = retries_text(t)
     if retried:
         lines += ["", f"Requests sent again after the server refused or failed them: {retried}."]
