@@ -58,7 +58,7 @@ def test_three_judges_are_ranked_with_intervals_and_ties(tmp_path):
     assert ranks == {"openai-compatible:alpha": (1, True), "openai-compatible:beta": (1, True), "openai-compatible:gamma": (3, False)}
     assert [m["model"] for m in board["models"]] == MODELS  # rank, then mean
     figures = {m["model"]: m["figures"]["score (1-5)"] for m in board["models"]}
-    assert figures["openai-compatible:alpha"] == {"mean": 5.0, "ci": [5.0, 5.0], "n": ITEMS}
+    assert figures["openai-compatible:alpha"] == {"mean": 5.0, "ci": None, "n": ITEMS, "ci_reason": f"{ITEMS} unit(s), every one scored the same"}
     beta = figures["openai-compatible:beta"]
     assert beta["mean"] == pytest.approx(5 - 1 / ITEMS) and beta["ci"][0] < beta["mean"] <= beta["ci"][1] <= 5.0
     pairs = {(p["a"], p["b"]): p for p in board["pairs"]}
@@ -70,8 +70,9 @@ def test_three_judges_are_ranked_with_intervals_and_ties(tmp_path):
     assert sweep.parent.name == "sweeps" and sweep.parent.parent == tmp_path
     assert json.loads((sweep / "leaderboard.json").read_text()) == board
     text = (sweep / "leaderboard.md").read_text()
-    assert "| 1 (tie) | `openai-compatible:alpha` | 5.000 | [5.000, 5.000] | 12 |" in text
-    assert "| 3 | `openai-compatible:gamma` | 2.000 | [2.000, 2.000] | 12 |" in text
+    assert "| 1 (tie) | `openai-compatible:alpha` | 5.000 | n/a (12 unit(s), every one scored the same) | 12 |" in text
+    assert "| 3 | `openai-compatible:gamma` | 2.000 | n/a (12 unit(s), every one scored the same) | 12 |" in text
+    assert "[5.000, 5.000]" not in text  # never a zero-width interval
     assert "not separated" in text and "../../runs/" in text  # each run's report linked
     assert (sweep / "plots" / "leaderboard.png").stat().st_size > 1000
     page = (sweep / "index.html").read_text()

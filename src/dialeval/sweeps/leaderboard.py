@@ -36,7 +36,10 @@ class Entry:
     def __post_init__(self) -> None:
         for dim, units in self.scores.items():
             mean, ci = mean_with_interval(list(units.values()))
-            self.figures[dim] = {"mean": mean, "ci": None if ci is None else [ci[0], ci[1]], "n": len(units)}
+            figure: dict[str, Any] = {"mean": mean, "ci": None if ci is None or ci[0] == ci[1] else [ci[0], ci[1]], "n": len(units)}
+            if figure["ci"] is None:  # never a zero-width interval: the units cannot show the spread
+                figure["ci_reason"] = f"{len(units)} unit(s)" + (", every one scored the same" if ci else ": an interval needs 2")
+            self.figures[dim] = figure
 
 
 def pair_p(a: dict[str, float], b: dict[str, float]) -> dict[str, Any]:
@@ -93,7 +96,7 @@ def markdown(board: dict[str, Any], sweep_dir: Path) -> str:
         run = Path(m["run"])
         link = f"[{cell(run.name)}]({relative(run / 'report.md', sweep_dir)})"
         rows.append([f"{m['rank']}{' (tie)' if m['tied'] else ''}" if m["rank"] else "-", code(m["model"], table=True),
-                     num(f.get("mean"), 3), ci(f.get("ci"), 3), f.get("n", 0), "n/a" if m["cost_usd"] is None else f"{m['cost_usd']:.4f}",
+                     num(f.get("mean"), 3), ci(f.get("ci"), 3) if f.get("ci") or not f.get("ci_reason") else cell(f"n/a ({f['ci_reason']})"), f.get("n", 0), "n/a" if m["cost_usd"] is None else f"{m['cost_usd']:.4f}",
                      f"{m['seconds']:.1f}", "yes" if m["complete"] else f"no ({m['failed']} failed)", link])
     lines += markdown_table(["rank", "model", "mean", "95% CI", "n", "cost (USD)", "time (s)", "complete", "run"], rows, "llrrrrrll")
     dims = sorted({d for m in board["models"] for d in m["figures"]})

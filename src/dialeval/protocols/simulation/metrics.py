@@ -69,8 +69,9 @@ def aggregate(records: list[dict[str, Any]], k: int, bot: str) -> dict[str, Any]
     }
 
 
-def _interval(ci: list[float] | None) -> str:
-    return f"[{num(ci[0])}, {num(ci[1])}]" if ci else "n/a"
+def _interval(ci: list[float] | None, reason: str | None = None) -> str:
+    """``[low, high]``, or ``n/a`` with the reason the data gave no interval."""
+    return f"[{num(ci[0])}, {num(ci[1])}]" if ci else cell(f"n/a ({reason})" if reason else "n/a")
 
 
 def tables(metrics: dict[str, Any]) -> str:
@@ -84,8 +85,8 @@ def tables(metrics: dict[str, Any]) -> str:
         f"interruption (with their idempotency key): {metrics.get('resent_after_interruption', 0)}.",
         "",
     ]
-    suite = [[j, row["tasks"], row["short"], num(row["pass_hat_k"]), _interval(row["pass_hat_k_ci"]), num(row["pass_at_k"]),
-              _interval(row["pass_at_k_ci"])] for j, row in metrics.get("suite", {}).items()]
+    suite = [[j, row["tasks"], row["short"], num(row["pass_hat_k"]), _interval(row["pass_hat_k_ci"], row.get("pass_hat_k_ci_reason")),
+              num(row["pass_at_k"]), _interval(row["pass_at_k_ci"], row.get("pass_at_k_ci_reason"))] for j, row in metrics.get("suite", {}).items()]
     lines += markdown_table(["k", "scenarios", "too few valid trials", "pass^k", "95% CI", "pass@k", "95% CI"], suite, "rrrrlrl")
     k = str(metrics.get("k"))
     rows = [
