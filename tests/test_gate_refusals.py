@@ -105,6 +105,22 @@ def test_a_baseline_of_another_benchmark_is_refused(judged):
         evaluate_gate([Regression("score", 0.1)], run, other)
 
 
+def test_a_dry_baseline_is_refused_by_the_rule_that_reads_it_naming_it_as_the_baseline(judged, capsys):
+    from dialeval import evaluate
+
+    dry = evaluate("answers", str(judged["tmp"] / "four-base.jsonl"), model="dry-run:openai:gpt-4o-mini",
+                   output_dir=str(judged["tmp"] / "dry")).run_dir
+    threshold = _rules(judged["tmp"], 'rules:\n  - "score.mean >= 3"\n', "threshold.yaml")
+    code, out, err = _gate(capsys, str(judged["four_base"]), "--baseline", str(dry), "--rules", str(threshold))
+    assert (code, err) == (0, "") and "PASS  score.mean >= 3" in out  # a threshold reads the run alone
+    code, out, err = _gate(capsys, str(judged["four_base"]), "--baseline", str(dry), "--rules", str(_rules(judged["tmp"], REGRESSION)))
+    assert code == 2 and out == ""
+    assert f"the baseline {dry} is a dry run, whose scores and figures are placeholders" in err
+    code, _, err = _gate(capsys, str(dry), "--baseline", str(judged["four_base"]), "--rules", str(threshold))
+    assert code == 2 and f"rule 'score.mean >= 3': the run {dry} is a dry run" in err
+    assert str(judged["four_base"]) not in err
+
+
 def _killed_after(tmp: Path, done: int, total: int) -> Path:
     """`dialeval run` over HTTP, killed with SIGKILL once ``done`` of ``total`` items are written."""
     release = threading.Event()
