@@ -166,12 +166,18 @@ def test_a_killed_run_is_refused_until_allowed_and_then_every_line_says_so(judge
     assert "cannot judge run" in err and "no metrics.json: the run never finished (4 item(s) in results.jsonl" in err
     assert main(["report", str(killed)]) == 0  # metrics written from what finished: still not a finished run
     capsys.readouterr()
+    report = (killed / "report.md").read_text()
+    banner = report.split("\n- benchmark:")[0]  # the top of the report, before its facts
+    assert "> **Incomplete run.** 36 of 40 items not evaluated (the run was stopped before it finished)." in banner
+    assert "re-run the same command" in banner and "- items: 4 evaluated, 4 finished, 0 failed, 36 not evaluated" in report
+    info = json.loads((killed / "metrics.json").read_text())["run"]
+    assert info["complete"] is False and "36 items not evaluated (the run was stopped before it finished)" in info["incomplete"]
     code, _, err = _gate(capsys, str(killed), "--rules", str(rules))
     assert code == 2 and "its last session never finished (killed or still running)" in err
     code, out, err = _gate(capsys, str(killed), "--rules", str(rules), "--allow-incomplete")
     assert code == 0
     lines = out.strip().splitlines()
-    assert len(lines) == 4 and all(line.endswith("[--allow-incomplete: judged although incomplete]") for line in lines)
+    assert len(lines) == 5 and all(line.endswith("[--allow-incomplete: judged although incomplete]") for line in lines)  # 2 reasons, 2 rules, the verdict
     code, _, err = _gate(capsys, str(judged["forty_worse"]), "--baseline", str(killed), "--rules", str(_rules(judged["tmp"], REGRESSION)))
     assert code == 2 and f"cannot judge baseline {killed}" in err
     code, out, _ = _gate(capsys, str(judged["forty_worse"]), "--baseline", str(killed), "--rules", str(_rules(judged["tmp"], REGRESSION)),
