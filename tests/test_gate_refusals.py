@@ -172,6 +172,9 @@ def test_a_killed_run_is_refused_until_allowed_and_then_every_line_says_so(judge
     assert "re-run the same command" in banner and "- items: 4 evaluated, 4 finished, 0 failed, 36 not evaluated" in report
     info = json.loads((killed / "metrics.json").read_text())["run"]
     assert info["complete"] is False and "36 items not evaluated (the run was stopped before it finished)" in info["incomplete"]
+    from dialeval.report.viewer.site import write_run
+
+    assert "<strong>36 not evaluated</strong> (incomplete run" in write_run(killed).read_text()  # the viewer's run page
     code, _, err = _gate(capsys, str(killed), "--rules", str(rules))
     assert code == 2 and "its last session never finished (killed or still running)" in err
     code, out, err = _gate(capsys, str(killed), "--rules", str(rules), "--allow-incomplete")
