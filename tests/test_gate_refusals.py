@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -175,6 +176,13 @@ def test_a_killed_run_is_refused_until_allowed_and_then_every_line_says_so(judge
     from dialeval.report.viewer.site import write_run
 
     assert "<strong>36 not evaluated</strong> (incomplete run" in write_run(killed).read_text()  # the viewer's run page
+    older = judged["tmp"] / "runs" / "killed-older"  # a run whose config does not count its items still says it never finished
+    shutil.copytree(killed, older)
+    config = json.loads((older / "config.json").read_text())
+    del config["provenance"]["items"]
+    (older / "config.json").write_text(json.dumps(config))
+    assert main(["report", str(older)]) == 0
+    assert "> **Incomplete run.** Its last session never finished (killed or still running)." in (older / "report.md").read_text()
     code, _, err = _gate(capsys, str(killed), "--rules", str(rules))
     assert code == 2 and "its last session never finished (killed or still running)" in err
     code, out, err = _gate(capsys, str(killed), "--rules", str(rules), "--allow-incomplete")

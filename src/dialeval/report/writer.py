@@ -205,7 +205,7 @@ def render_report(
         lines += [
             f"> **Incomplete run.** {run.get('failures') or ''}{' ' if run.get('failures') else ''}"
             + (f"{left} of {run['items'] + left} items not evaluated ({run.get('stopped') or 'the run stopped'}). " if left else "")
-            + (f"Stopped: {run['stopped']}. " if run.get("stopped") and not left else "")
+            + (f"Stopped: {run['stopped']}. " if run.get("stopped") and not left and not killed else "")
             + ("Its last session never finished (killed or still running). " if killed and not left else "")
             + "Failed and unevaluated items are left out of every number below; "
             "re-run the same command to retry them (see *Failed items*).",
