@@ -147,6 +147,8 @@ def test_a_sweep_of_dry_run_specs_prices_them_and_ranks_nothing(tmp_path, capsys
     assert "Dry run of the sweep (answers): no model was called" in out and "rank" not in out
     assert {m for m in re.findall(r"\| `([^`]+)` \| \d+ \|", out)} == set(dry)
     assert not (tmp_path / "sweeps").exists()  # no leaderboard of placeholder scores
+    priced = dialeval.sweep("answers", data, dry, output_dir=runs)  # the API does the same: the estimate, no leaderboard
+    assert isinstance(priced, dict) and [m["model"] for m in priced["models"]] == dry and not (tmp_path / "sweeps").exists()
     mixed = ["sweep", "answers", "--data", str(data), "--model", dry[0], "--model", "openai:gpt-4o", "--output-dir", str(tmp_path / "mixed")]
     assert main(mixed) == 2
     assert "dry-run:gpt-4o-mini: a dry run's scores are placeholders, not results to rank" in capsys.readouterr().err
