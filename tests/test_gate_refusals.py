@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -105,6 +106,22 @@ def test_a_baseline_of_another_benchmark_is_refused(judged):
         evaluate_gate([Regression("score", 0.1)], run, other)
 
 
+def test_a_dry_baseline_is_refused_by_the_rule_that_reads_it_naming_it_as_the_baseline(judged, capsys):
+    from dialeval import evaluate
+
+    dry = evaluate("answers", str(judged["tmp"] / "four-base.jsonl"), model="dry-run:openai:gpt-4o-mini",
+                   output_dir=str(judged["tmp"] / "dry")).run_dir
+    threshold = _rules(judged["tmp"], 'rules:\n  - "score.mean >= 3"\n', "threshold.yaml")
+    code, out, err = _gate(capsys, str(judged["four_base"]), "--baseline", str(dry), "--rules", str(threshold))
+    assert (code, err) == (0, "") and "PASS  score.mean >= 3" in out  # a threshold reads the run alone
+    code, out, err = _gate(capsys, str(judged["four_base"]), "--baseline", str(dry), "--rules", str(_rules(judged["tmp"], REGRESSION)))
+    assert code == 2 and out == ""
+    assert f"the baseline {dry} is a dry run, whose scores and figures are placeholders" in err
+    code, _, err = _gate(capsys, str(dry), "--baseline", str(judged["four_base"]), "--rules", str(threshold))
+    assert code == 2 and f"rule 'score.mean >= 3': the run {dry} is a dry run" in err
+    assert str(judged["four_base"]) not in err
+
+
 def _killed_after(tmp: Path, done: int, total: int) -> Path:
     """`dialeval run` over HTTP, killed with SIGKILL once ``done`` of ``total`` items are written."""
     release = threading.Event()
@@ -150,12 +167,28 @@ def test_a_killed_run_is_refused_until_allowed_and_then_every_line_says_so(judge
     assert "cannot judge run" in err and "no metrics.json: the run never finished (4 item(s) in results.jsonl" in err
     assert main(["report", str(killed)]) == 0  # metrics written from what finished: still not a finished run
     capsys.readouterr()
+    report = (killed / "report.md").read_text()
+    banner = report.split("\n- benchmark:")[0]  # the top of the report, before its facts
+    assert "> **Incomplete run.** 36 of 40 items not evaluated (the run was stopped before it finished)." in banner
+    assert "re-run the same command" in banner and "- items: 4 evaluated, 4 finished, 0 failed, 36 not evaluated" in report
+    info = json.loads((killed / "metrics.json").read_text())["run"]
+    assert info["complete"] is False and "36 items not evaluated (the run was stopped before it finished)" in info["incomplete"]
+    from dialeval.report.viewer.site import write_run
+
+    assert "<strong>36 not evaluated</strong> (incomplete run" in write_run(killed).read_text()  # the viewer's run page
+    older = judged["tmp"] / "runs" / "killed-older"  # a run whose config does not count its items still says it never finished
+    shutil.copytree(killed, older)
+    config = json.loads((older / "config.json").read_text())
+    del config["provenance"]["items"]
+    (older / "config.json").write_text(json.dumps(config))
+    assert main(["report", str(older)]) == 0
+    assert "> **Incomplete run.** Its last session never finished (killed or still running)." in (older / "report.md").read_text()
     code, _, err = _gate(capsys, str(killed), "--rules", str(rules))
     assert code == 2 and "its last session never finished (killed or still running)" in err
     code, out, err = _gate(capsys, str(killed), "--rules", str(rules), "--allow-incomplete")
     assert code == 0
     lines = out.strip().splitlines()
-    assert len(lines) == 4 and all(line.endswith("[--allow-incomplete: judged although incomplete]") for line in lines)
+    assert len(lines) == 5 and all(line.endswith("[--allow-incomplete: judged although incomplete]") for line in lines)  # 2 reasons, 2 rules, the verdict
     code, _, err = _gate(capsys, str(judged["forty_worse"]), "--baseline", str(killed), "--rules", str(_rules(judged["tmp"], REGRESSION)))
     assert code == 2 and f"cannot judge baseline {killed}" in err
     code, out, _ = _gate(capsys, str(judged["forty_worse"]), "--baseline", str(killed), "--rules", str(_rules(judged["tmp"], REGRESSION)),

@@ -140,6 +140,32 @@ def test_a_sweep_without_a_model_or_with_an_unknown_rank_dimension_stops_before_
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_sweep_of_dry_run_specs_prices_them_and_ranks_nothing(tmp_path, capsys):
+    data, runs = _data(tmp_path), str(tmp_path / "runs")
+    dry = ["dry-run:gpt-4o-mini", "dry-run:gpt-4o"]
+    assert main(["sweep", "answers", "--data", str(data), "--model", dry[0], "--model", dry[1], "--output-dir", runs, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "Dry run of the sweep (answers): no model was called" in out and "rank" not in out
+    assert {m for m in re.findall(r"\| `([^`]+)` \| \d+ \|", out)} == set(dry)
+    assert not (tmp_path / "sweeps").exists()  # no leaderboard of placeholder scores
+    priced = dialeval.sweep("answers", data, dry, output_dir=runs)  # the API does the same: the estimate, no leaderboard
+    assert isinstance(priced, dict) and [m["model"] for m in priced["models"]] == dry and not (tmp_path / "sweeps").exists()
+    mixed = ["sweep", "answers", "--data", str(data), "--model", dry[0], "--model", "openai:gpt-4o", "--output-dir", str(tmp_path / "mixed")]
+    assert main(mixed) == 2
+    assert "dry-run:gpt-4o-mini: a dry run's scores are placeholders, not results to rank" in capsys.readouterr().err
+    assert not (tmp_path / "mixed").exists()
+
+
+def test_a_leaderboard_refuses_a_run_that_was_a_dry_run(tmp_path):
+    from dialeval.config import ConfigError
+    from dialeval.sweeps.runs import write_leaderboard
+
+    dry = dialeval.evaluate("answers", _data(tmp_path), model="dry-run:gpt-4o-mini", output_dir=str(tmp_path / "runs")).run_dir
+    with pytest.raises(ConfigError, match=r"alpha \(run .*\): a dry run's scores are placeholders"):
+        write_leaderboard("answers", tmp_path / "answers.jsonl", [("alpha", Path(dry))], tmp_path / "sweeps" / "s")
+    assert not (tmp_path / "sweeps").exists()
+
+
 def test_holm_steps_down_and_never_lowers_a_later_p_value():
     from dialeval.metrics.multiple import holm
 

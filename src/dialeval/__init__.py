@@ -142,11 +142,12 @@ def sweep(
     """One ordinary run per model (resumable, the shared cache), then ``sweeps/<id>/``'s
     leaderboard: headline figures with 95% intervals, ranks tied where the paired tests on
     the same units cannot separate two models, cost and time per model. ``dry_run=True``
-    prices the whole sweep instead (no model is called) and returns the estimate.
+    prices the whole sweep instead (no model is called) and returns the estimate, as does a
+    list of dry-run specs only (their scores are placeholders: never ranked).
     ``overrides`` are run config fields (``limit``, ``options``, ``output_dir``...)."""
-    from dialeval.sweeps.runs import dry_run_sweep, run_sweep
+    from dialeval.sweeps.runs import dry_run_specs, dry_run_sweep, run_sweep
 
-    if dry_run:
+    if dry_run or (models and len(dry_run_specs(models, overrides.get("base_url"))) == len(models)):  # as the CLI: priced only
         return dry_run_sweep(benchmark, data, models, config, progress=False, **overrides)
     return run_sweep(benchmark, data, models, config, progress=False, rank_by=rank_by, **overrides)
 

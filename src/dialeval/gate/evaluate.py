@@ -80,9 +80,11 @@ def check_rules(rules: list[Rule], run: RunData, baseline: RunData | None) -> No
 
 def _check_rule(rule: Rule, run: RunData, baseline: RunData | None, figures: dict[str, float]) -> None:
     """:class:`GateError` when ``rule`` cannot be gated on ``run`` (and ``baseline``)."""
-    for which in (run, baseline):
+    # a threshold reads the run alone; a regression reads the run and the baseline
+    judged = [("run", run)] if isinstance(rule, Threshold) else [("run", run), ("baseline", baseline)]
+    for role, which in judged:
         if which is not None and is_dry_run(which) and not (isinstance(rule, Threshold) and DRY_RUN_FIGURES(rule.figure)):
-            raise GateError(f"rule {rule.name!r}: {which.path} is a dry run, whose scores and figures are placeholders; "
+            raise GateError(f"rule {rule.name!r}: the {role} {which.path} is a dry run, whose scores and figures are placeholders; "
                             "gate its cost and calls only (cost.usd, calls, items, run.usage.*)")
     if isinstance(rule, Threshold) and rule.figure == "cost.usd" and rule.figure not in figures:
         unpriced = ", ".join((run.usage.get("total") or {}).get("unpriced_models") or []) or "a model"

@@ -23,6 +23,7 @@ from dialeval.models.usage import as_written, cost_text, priced_cost, summarize_
 
 CONCENTRATION_FLAG = 0.6  # share of one score value above which a dimension is flagged
 MAX_FEW = 8  # statistics on too few units named in the report (all are in metrics.json)
+KILLED = "the run was stopped before it finished"  # `dialeval report` of a run whose last session never ended
 
 
 def agent_reliability(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -198,10 +199,14 @@ def render_report(
     run = metrics["run"]
     ctx = resolved.get("context", {})
     lines = [f"# {bench.title}", ""]
-    if run.get("failed") or run.get("not_evaluated"):
+    killed = KILLED in (run.get("stopped") or "") or any("never finished" in str(r) for r in run.get("incomplete") or [])
+    if run.get("failed") or run.get("not_evaluated") or killed:
+        left = run.get("not_evaluated") or 0
         lines += [
             f"> **Incomplete run.** {run.get('failures') or ''}{' ' if run.get('failures') else ''}"
-            + (f"Stopped: {run['stopped']}. " if run.get("stopped") else "")
+            + (f"{left} of {run['items'] + left} items not evaluated ({run.get('stopped') or 'the run stopped'}). " if left else "")
+            + (f"Stopped: {run['stopped']}. " if run.get("stopped") and not left and not killed else "")
+            + ("Its last session never finished (killed or still running). " if killed and not left else "")
             + "Failed and unevaluated items are left out of every number below; "
             "re-run the same command to retry them (see *Failed items*).",
             "",
@@ -363,4 +368,7 @@ def write_report(run_dir: str | Path) -> dict[str, Any]:
     rows = read_results(run_dir)
     if not rows:  # an empty report would read like a run whose items all vanished
         raise ConfigError(f"{run_dir}: no results yet: this run never evaluated an item (run it with `dialeval run`)")
+    recorded = resolved.get("provenance") or {}
+    if recorded.get("finished", "") is None and isinstance(recorded.get("items"), int):  # killed: its items were counted at start
+        return finish_run(run_dir, bench, rows, resolved, expected=recorded["items"], stopped=KILLED)
     return finish_run(run_dir, bench, rows, resolved)

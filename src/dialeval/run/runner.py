@@ -131,7 +131,7 @@ async def execute(
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(run_dir):
         before = None if config.fresh else provenance.earlier(run_dir / CONFIG)
-        resolved["provenance"] = provenance.start(before)
+        resolved["provenance"] = {**provenance.start(before), "items": len(prep.items)}  # a killed run's report counts what is left
         prepare_folder(run_dir, resolved, config.fresh)
         done = results_by_id(run_dir)
         todo = [item for item in prep.items if done.get(item.id, {}).get("status") != "ok"]
@@ -162,7 +162,7 @@ async def execute(
                       file=sys.stderr, flush=True)
             rows = [done[item.id] for item in items if item.id in done]
             kept = reread and resolved["provenance"].get("finished")
-            ended = resolved["provenance"] if kept else provenance.finish(resolved["provenance"])
+            ended = {**(resolved["provenance"] if kept else provenance.finish(resolved["provenance"])), "items": len(items)}
             resolved["provenance"] = provenance.stamp(run_dir / CONFIG, ended)
             outcome = RunOutcome(prep, rows, stopped if len(rows) < len(items) else None, len(todo), decided)
             return outcome, finish(outcome)

@@ -50,7 +50,7 @@ def sweep_file(path: Path) -> dict[str, Any]:
 
 def command(args: argparse.Namespace, options: dict[str, Any]) -> int:
     from dialeval.config import ConfigError
-    from dialeval.sweeps.runs import dry_run_sweep, dry_run_text, run_sweep
+    from dialeval.sweeps.runs import dry_run_specs, dry_run_sweep, dry_run_text, run_sweep
 
     fields: dict[str, Any] = {"benchmark": args.benchmark}
     if args.benchmark.endswith((".yaml", ".yml")):
@@ -64,6 +64,8 @@ def command(args: argparse.Namespace, options: dict[str, Any]) -> int:
     if not fields.get("data"):
         raise ConfigError("dialeval sweep: no data given (use --data or `data:` in the sweep file)")
     data, models, config = fields.pop("data"), fields.pop("models", []), fields.pop("config", None)
+    if models and len(dry_run_specs(models, fields.get("base_url"))) == len(models):  # only dry-run specs: price them
+        args.dry_run = True
     if args.dry_run:
         fields.pop("rank_by", None)
         print(dry_run_text(dry_run_sweep(benchmark, data, models, config, progress=not args.no_progress, **fields)))

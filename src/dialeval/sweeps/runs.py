@@ -43,6 +43,20 @@ def settings_of(model: ModelEntry, base_url: str | None = None) -> ModelSettings
     return ModelSettings.model_validate(model)
 
 
+def dry_run_specs(models: list[ModelEntry], base_url: str | None = None) -> list[str]:
+    """The models given as dry-run specs: their runs price a sweep, never rank it."""
+    return [s.spec for s in (settings_of(m, base_url) for m in models) if s.parsed.is_dry_run]
+
+
+def refuse_dry_runs(specs: list[str]) -> None:
+    """:class:`ConfigError` when a sweep to rank holds dry runs, whose scores are placeholders."""
+    from dialeval.config import ConfigError
+
+    if specs:
+        raise ConfigError(f"dialeval sweep: {', '.join(specs)}: a dry run's scores are placeholders, not results to rank; "
+                          "price the sweep with --dry-run (dry_run_sweep), or give real models to rank them")
+
+
 def configs(benchmark: str, data: str | Path, models: list[ModelEntry], config: str | Path | None = None, *,
             base_url: str | None = None, dry_run: bool = False, **overrides: Any) -> list[tuple[str, RunConfig]]:
     """(label, run config) per model: the config file with that model as the default model."""
@@ -79,6 +93,7 @@ def run_sweep(benchmark: str, data: str | Path, models: list[ModelEntry], config
     hears each run as it ends. ``overrides`` are ``load_config``'s (limit, options, output_dir...)."""
     from dialeval.evaluation import run
 
+    refuse_dry_runs(dry_run_specs(models, base_url))
     pairs = configs(benchmark, data, models, config, base_url=base_url, **overrides)
     results = []
     for label, run_config in pairs:
@@ -100,6 +115,8 @@ def write_leaderboard(benchmark: str, data: str | Path, runs: list[tuple[str, Pa
     entries = []
     for label, run_dir in runs:
         data_of = read_run(run_dir)
+        if (data_of.metrics.get("run") or {}).get("dry_run"):  # a config's roles may make it one
+            refuse_dry_runs([f"{label} (run {run_dir})"])
         total = data_of.usage.get("total") or {}
         entries.append(Entry(
             model=label, run_dir=run_dir, scores=data_of.scores(), items=len(data_of.items), failed=data_of.failed,

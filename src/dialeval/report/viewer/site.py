@@ -80,6 +80,7 @@ def run_overview(run: RunData, running: bool = False) -> dict[str, Any]:
         "item_count": info.get("items", len(run.items)),
         "finished": info.get("finished", len(run.items) - run.failed),
         "failed": info.get("failed", run.failed),
+        "not_evaluated": info.get("not_evaluated", 0),  # a stopped or killed run's items never started
         "unparsed": outcomes["unparsed"],
         "truncated": outcomes["truncated"],
         "errors": outcomes["error"],
