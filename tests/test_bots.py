@@ -70,14 +70,18 @@ def test_a_bot_with_credentials_in_its_url_and_an_api_key_env_is_refused_before_
     assert "carries user:password" in err and "http://***@127.0.0.1" in err and "shoppass-81" not in err
 
 
+def closed_port() -> int:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return int(free.getsockname()[1])  # closed again: nothing listens there
+
+
 def test_an_http_bot_that_cannot_be_reached_names_its_url_redacted(tmp_path, monkeypatch):
     from dialeval.evaluation import run
     from tests.helpers import http_config
 
     monkeypatch.setattr("dialeval.memory.embeddings.embed", fake_embed)
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]  # closed again: nothing listens there
+    port = closed_port()
     url = f"http://shopuser:shoppass-82@127.0.0.1:{port}/chat?token=tok-secret-83"
     with OpenAIStub(respond=models) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url}, options={"bot": {"url": url}})
@@ -86,12 +90,6 @@ def test_an_http_bot_that_cannot_be_reached_names_its_url_redacted(tmp_path, mon
     failure = result.records[0]["bot_failure"]
     assert failure.startswith(f"BotError: cannot reach http://***@127.0.0.1:{port}/chat?token=***: ConnectError")
     assert "shoppass-82" not in (result.run_dir / "results.jsonl").read_text()
-
-
-def closed_port() -> int:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        return int(free.getsockname()[1])  # closed again: nothing listens there
 
 
 def endpoint_turn(base_url: str) -> dict[str, Any]:
