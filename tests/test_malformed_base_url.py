@@ -85,3 +85,13 @@ def test_what_a_request_can_be_sent_to_passes_unchanged():
 def test_a_url_no_parser_accepts_is_still_written_redacted():
     assert redacted("http://user:secretpw@[::1/v1?key=secretq&v=2#frag") == "http://***@[::1/v1?key=***&v=***"
     assert redacted("http://[::1/v1") == "http://[::1/v1"
+
+
+@pytest.mark.timeout(120)
+def test_a_malformed_url_in_the_sdks_own_variable_stops_naming_the_variable(tmp_path, monkeypatch):
+    url, reason = MALFORMED["a port that is not a number"]
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    done = dialeval("run", "answers", "--data", str(DATA), "--model", "openai-compatible:judge", "--no-preflight",
+                    "--output-dir", str(tmp_path / "runs"), "--no-progress", cwd=tmp_path)
+
+    assert_one_line_exit_2(done, "model", "$OPENAI_BASE_URL: 'http://***@127.0.0.1:notaport/v1?key=***'", reason)
