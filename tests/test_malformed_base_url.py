@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from dialeval.config import ModelSettings
 from dialeval.models.endpoint import EndpointError, checked_url, redacted
+from dialeval.protocols.mdseval.common import Setup
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
@@ -80,6 +81,8 @@ def test_what_a_request_can_be_sent_to_passes_unchanged():
             checked_url(url)
         with pytest.raises(ValidationError, match=reason):
             ModelSettings(spec="openai-compatible:x", base_url=url)
+        with pytest.raises(ValidationError, match=reason):  # an MDSEval generation setup's URL likewise
+            Setup(model="openai-compatible:x", strategy="zeroshot", base_url=url)
 
 
 def test_a_url_no_parser_accepts_is_still_written_redacted():
