@@ -70,14 +70,18 @@ def test_a_bot_with_credentials_in_its_url_and_an_api_key_env_is_refused_before_
     assert "carries user:password" in err and "http://***@127.0.0.1" in err and "shoppass-81" not in err
 
 
+def closed_port() -> int:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return int(free.getsockname()[1])  # closed again: nothing listens there
+
+
 def test_an_http_bot_that_cannot_be_reached_names_its_url_redacted(tmp_path, monkeypatch):
     from dialeval.evaluation import run
     from tests.helpers import http_config
 
     monkeypatch.setattr("dialeval.memory.embeddings.embed", fake_embed)
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]  # closed again: nothing listens there
+    port = closed_port()
     url = f"http://shopuser:shoppass-82@127.0.0.1:{port}/chat?token=tok-secret-83"
     with OpenAIStub(respond=models) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:stub", "base_url": server.base_url}, options={"bot": {"url": url}})
@@ -86,6 +90,39 @@ def test_an_http_bot_that_cannot_be_reached_names_its_url_redacted(tmp_path, mon
     failure = result.records[0]["bot_failure"]
     assert failure.startswith(f"BotError: cannot reach http://***@127.0.0.1:{port}/chat?token=***: ConnectError")
     assert "shoppass-82" not in (result.run_dir / "results.jsonl").read_text()
+
+
+def endpoint_turn(base_url: str) -> dict[str, Any]:
+    """One turn of an OpenAI-compatible bot at ``base_url``, as the run records it."""
+    async def turn() -> dict[str, Any]:
+        from dialeval.models.client import close_clients
+
+        record = await bots.load({"model": "my-bot", "base_url": base_url, "timeout": 30}).turn(HELLO, "s1", "dialeval-k3")
+        await close_clients()  # the endpoint's HTTP pool, in the loop that opened it
+        return record
+
+    return asyncio.run(turn())
+
+
+def test_an_openai_compatible_bot_nobody_listens_on_names_its_url_redacted_and_the_refusal(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unrelated-key-4411")
+    port = closed_port()
+    failure = endpoint_turn(f"http://shopuser:shoppass-84@127.0.0.1:{port}/v1?token=tok-secret-85")["failure"]
+
+    assert failure.startswith(f"BotError: cannot reach http://***@127.0.0.1:{port}/v1?token=***: ")
+    assert "ConnectionRefusedError" in failure  # the cause, not only the SDK's "Request timed out."
+    assert "shoppass-84" not in failure and "tok-secret-85" not in failure
+
+
+def test_an_openai_compatible_bot_answering_401_names_its_url_and_the_status(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unrelated-key-4411")
+    with OpenAIStub(respond=lambda body: "Hi.", failures=[401]) as endpoint:
+        failure = endpoint_turn(endpoint.base_url + "?token=tok-secret-86")["failure"]
+        statuses = endpoint.statuses
+
+    assert statuses == [401]  # asked once: a 401 is not retried
+    assert failure.startswith(f"BotError: HTTP 401 from {endpoint.base_url}?token=***: ")
+    assert "tok-secret-86" not in failure
 
 
 def test_the_journal_survives_a_torn_line_and_a_new_process_and_fresh_runs_get_new_keys(tmp_path):

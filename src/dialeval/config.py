@@ -27,6 +27,7 @@ from dialeval import judge_spec
 from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
 from dialeval.field_errors import describe_error, did_you_mean, field_message, unknown_key
 from dialeval.judge_spec import Cascade, Composite, Ensemble
+from dialeval.models.endpoint import checked_url
 from dialeval.spec import ModelSpec
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
@@ -125,6 +126,12 @@ class ModelSettings(BaseModel):
     def _known_backend(cls, spec: str) -> str:
         ModelSpec.parse(spec)
         return spec
+
+    @field_validator("base_url")
+    @classmethod
+    def _sendable_url(cls, url: str | None) -> str | None:
+        """A malformed URL stops here, shown redacted, not as a traceback at the first request."""
+        return None if url is None else checked_url(url)
 
     @property
     def parsed(self) -> ModelSpec:

@@ -20,6 +20,7 @@ from dialeval.bots.isolation import call_sync
 from dialeval.bots.replies import BotError, dig, fill, reply_messages, text_of
 from dialeval.bots.specs import CallableBot, EndpointBot, GraphBot, HttpBot, Messages, register_kind
 from dialeval.errors import ConfigError
+from dialeval.models.backends.base import CONNECTION, classify_error, error_text
 from dialeval.models.endpoint import redacted
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -123,6 +124,18 @@ def _describe_endpoint(spec: EndpointBot) -> str:
     return f"OpenAI-compatible endpoint {spec.model} at {redacted(spec.base_url)}"
 
 
+def _endpoint_failure(err: Exception, where: str) -> Exception:
+    """A failed call of an OpenAI-compatible bot said as an HTTP JSON bot's is: the bot's URL
+    (redacted) and the real cause, which the SDK hides ("Request timed out." for a refused
+    connection; the reason is on ``__cause__``). Anything else (a bug of ours) passes as it is."""
+    status = getattr(err, "status_code", None)
+    if isinstance(status, int):
+        return BotError(f"HTTP {status} from {where}: {error_text(err)}")
+    if classify_error(err) == CONNECTION:
+        return BotError(f"cannot reach {where}: {error_text(err)}")
+    return err
+
+
 @register_kind("model", EndpointBot, _describe_endpoint)
 def endpoint_adapter(spec: EndpointBot) -> Any:
     """The bot's chat model through the ``openai-compatible:`` backend (no response cache: the bot is live)."""
@@ -138,7 +151,10 @@ def endpoint_adapter(spec: EndpointBot) -> Any:
     async def reply(messages: Messages, session_id: str, *, turn_id: str | None = None) -> Messages:
         sent: list[BaseMessage] = [SystemMessage(spec.system)] if spec.system else []
         extra: dict[str, Any] = {"extra_headers": {IDEMPOTENCY_HEADER: turn_id}} if turn_id else {}
-        answer = await get_client(settings).model.ainvoke([*sent, *convert_to_messages(messages)], **extra)
+        try:
+            answer = await get_client(settings).model.ainvoke([*sent, *convert_to_messages(messages)], **extra)
+        except Exception as err:
+            raise _endpoint_failure(err, redacted(spec.base_url) or "") from None
         if not isinstance(answer, AIMessage):
             raise BotError(f"the endpoint answered {type(answer).__name__}")
         if (answer.response_metadata or {}).get("finish_reason") == "length":

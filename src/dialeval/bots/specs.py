@@ -15,6 +15,7 @@ from typing import Any, Awaitable, Callable, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dialeval.errors import ConfigError
+from dialeval.models.endpoint import checked_url
 
 Messages = list[dict[str, Any]]  # OpenAI chat messages
 
@@ -49,6 +50,8 @@ class EndpointBot(BotSpecBase):
     temperature: float = 0.0
     max_tokens: int = Field(default=512, gt=0)
 
+    _sendable_url = field_validator("base_url")(classmethod(lambda cls, url: checked_url(url)))
+
     def urls(self) -> list[str]:
         return [self.base_url]
 
@@ -74,6 +77,8 @@ class HttpBot(BotSpecBase):
             if re.search(r"auth|key|token|secret|cookie", name, re.IGNORECASE):
                 raise ValueError(f"header {name!r} looks like a credential: name its environment variable in 'api_key_env' instead")
         return headers
+
+    _sendable_url = field_validator("url")(classmethod(lambda cls, url: checked_url(url)))
 
     def urls(self) -> list[str]:
         return [self.url]

@@ -68,8 +68,11 @@ class Endpoint:
 def split_base_url(url: str) -> Endpoint:
     """``url`` taken apart (see :class:`Endpoint`); a URL without extras comes back unchanged
     as :attr:`Endpoint.url` (so cache keys and run ids of plain URLs stay what they were).
-    EndpointError for a fragment, which no server ever receives."""
-    parts = urlsplit(url)
+    EndpointError for a fragment, which no server ever receives, and for a URL that cannot be parsed."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as err:  # an unclosed '[' of an IPv6 host
+        raise EndpointError(f"base_url {redacted(url)}: {err}") from None
     if parts.fragment:
         raise EndpointError(f"base_url {redacted(url)}: a '#fragment' is never sent to a server; remove it")
     if "@" not in parts.netloc and not parts.query:
@@ -89,10 +92,51 @@ def redacted(url: str | None) -> str | None:
     each query value :data:`MASK` (names kept: ``?api-version=***&key=***``), fragment dropped."""
     if not url:
         return url
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # unparseable (an unclosed IPv6 '['): mask by pattern, as much as could be a secret
+        return _redacted_by_pattern(url)
     netloc = (f"{MASK}@" if "@" in parts.netloc else "") + parts.netloc.rsplit("@", 1)[-1]
     query = "&".join(f"{quote(k, safe='-_.')}={MASK}" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _redacted_by_pattern(url: str) -> str:
+    """A URL ``urlsplit`` refuses, redacted without parsing: everything up to the last ``@``
+    of the authority :data:`MASK`, each query value :data:`MASK`, the fragment dropped."""
+    url = url.split("#", 1)[0]
+    url, _, query = url.partition("?")
+    scheme, sep, rest = url.rpartition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = f"{MASK}@" + authority.rsplit("@", 1)[1]
+    masked = "&".join(f"{pair.partition('=')[0]}={MASK}" for pair in query.split("&") if pair) if query else ""
+    return f"{scheme}{sep}{authority}{slash}{path}" + (f"?{masked}" if masked else "")
+
+
+def checked_url(url: str) -> str:
+    """``url`` unchanged if a request can be sent to it: http or https, a host, an integer port
+    in range, no whitespace, no fragment. Otherwise EndpointError saying what is wrong, the URL
+    :func:`redacted` (read when a config is, so a typo stops before any call, not per item)."""
+    shown = redacted(url)
+    if any(ch.isspace() for ch in url):
+        raise EndpointError(f"{shown!r} contains whitespace; remove it")
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # the one thing urlsplit refuses: an unbalanced '[' or ']' of an IPv6 host
+        raise EndpointError(f"{shown!r} is not a valid URL: an IPv6 host needs both '[' and ']'") from None
+    try:  # the error's own text is not shown: what stands after the ':' may be a password without its '@'
+        port = parts.port
+    except ValueError:
+        port = 0
+    if parts.scheme not in ("http", "https"):
+        raise EndpointError(f"{shown!r} needs an http:// or https:// scheme")
+    if not parts.hostname:
+        raise EndpointError(f"{shown!r} has no host")
+    if port == 0:
+        raise EndpointError(f"{shown!r} is not a valid URL: the port after the host's ':' must be a number from 1 to 65535")
+    split_base_url(url)  # a fragment
+    return url
 
 
 URL_FIELDS = ("base_url", "url")  # the fields of configs, specs and cards that hold a URL the user gave

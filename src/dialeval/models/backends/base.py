@@ -214,12 +214,14 @@ class ApiBackend(Backend):
     def requirements(self) -> None:
         """A URL that can be sent as given; subclasses add key and URL."""
         from dialeval.models.backends.http import PreflightError
-        from dialeval.models.endpoint import EndpointError
+        from dialeval.models.endpoint import EndpointError, checked_url
 
         try:  # issue 33: a '#fragment' is refused before the first call
+            if self.endpoint and not self.settings.base_url:  # an SDK variable's URL: the config's was checked when read
+                checked_url(self.endpoint)
             self.endpoint_parts  # noqa: B018
         except EndpointError as err:
-            raise PreflightError(f"model {self.settings.spec}: {err}") from None
+            raise PreflightError(f"model {self.settings.spec}: {self.endpoint_source}: {err}") from None
 
     def price(self) -> Price | None:
         from dialeval.models.usage import price_of

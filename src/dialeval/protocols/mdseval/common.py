@@ -22,6 +22,7 @@ from dialeval.agents.roles import Role, RoleTable
 from dialeval.config import EvalContext
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, MdsDialogue
 from dialeval.data.images import ImageRef
+from dialeval.models.endpoint import checked_url
 
 Evaluator = Literal["pointwise", "pairwise", "faithfulness", "image_prompt", "checklist"]
 FaithfulnessLevel = Literal["summary", "sentence"]
@@ -47,6 +48,8 @@ class Setup(BaseModel):
     model: str
     strategy: Strategy
     base_url: str | None = None
+
+    _sendable_url = field_validator("base_url")(classmethod(lambda cls, url: None if url is None else checked_url(url)))
 
     @property
     def name(self) -> str:
