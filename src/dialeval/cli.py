@@ -7,13 +7,13 @@ Imports stay light here (argparse, no torch, transformers or chromadb) so that
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from dialeval.metrics_cli import add_metrics_parser, list_command, metrics_command
+from dialeval.option_pairs import option_pairs
 from dialeval.version import __version__
 
 
@@ -116,21 +116,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _options(pairs: list[str]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            from dialeval.errors import ConfigError
-
-            raise ConfigError(f"--option {pair!r}: expected KEY=VALUE (a JSON value, e.g. --option {pair}=2)")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
-
-
 def _leave_now(line: str) -> None:
     """Ctrl-C: say how to resume and exit at once. A local model mid-generation cannot be
     cancelled, and waiting for it took over a minute; every finished item is already on
@@ -159,7 +144,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         shard=args.shard,
         run_id=args.run_id,
         output_dir=args.output_dir,
-        options=_options(args.option) or None,
+        options=option_pairs(args.option) or None,
         fresh=True if args.fresh else None,
         preflight=False if args.no_preflight else None,
     )
@@ -267,7 +252,7 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "list":
             return list_command()
         if args.command == "metrics":
-            return metrics_command(args, _options(args.option))
+            return metrics_command(args, option_pairs(args.option))
         if args.command in ("import", "export"):
             from dialeval.import_export import run_command
 
@@ -288,11 +273,11 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "sweep":
             from dialeval.sweeps.cli import command as sweep
 
-            return sweep(args, _options(args.option))
+            return sweep(args, option_pairs(args.option))
         if args.command in ("trust", "label"):
             from dialeval.trust.cli import command as trust
 
-            return trust(args, _options(getattr(args, "option", [])))
+            return trust(args, option_pairs(getattr(args, "option", [])))
         if args.command == "scenarios":
             from dialeval.scenarios_cli import command as scenarios
 

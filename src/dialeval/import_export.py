@@ -64,9 +64,9 @@ def write_atomic(out: Path, write: Callable[[Path], object]) -> None:
 
 
 def _import_options(args: argparse.Namespace) -> dict[str, Any]:
-    from dialeval.cli import _options
+    from dialeval.option_pairs import option_pairs
 
-    options = _options(args.option)
+    options = option_pairs(args.option)
     if args.columns:
         try:
             options["columns"] = json.loads(args.columns)

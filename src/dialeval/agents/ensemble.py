@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
+from dialeval.agents.logprobs import SCORE_FIELDS  # the fields a verdict is read from as one number
 from dialeval.config import ModelSettings
 from dialeval.judge_spec import Cascade, Composite, Ensemble
 from dialeval.models.client import get_client
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from dialeval.agents.base import AgentCall, AgentContext, Answer
 
 Score = Callable[[Any], "float | None"]
-SCORE_FIELDS = ("verdict", "score", "rating")
 
 
 def default_score(value: Any) -> float | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 
-from dialeval.agents.ensemble import SCORE_FIELDS
+SCORE_FIELDS = ("verdict", "score", "rating")  # where a verdict is read as one number (ensembles, cascades)
 
 _VALUE = re.compile(r'"(?:' + "|".join(SCORE_FIELDS) + r')"\s*:\s*("(?:[^"\\]|\\.)*"|[-+0-9.eE]+|true|false)')
 
