@@ -15,7 +15,9 @@ call records gained ``deduplicated`` (single flight) and the headline figures th
 intervals (``ci``, ``ci_scaled``): with those keys left out, every digest was the one
 before, bodies unchanged. What issue 44 added for the gate (a row's ``unit_hash``; ``units_measured``, ``complete``,
 ``incomplete`` and ``unit_hashes`` in ``metrics.json``) is left out of the digests: new
-fields, no prompt, record or score changed.
+fields, no prompt, record or score changed. The metrics digests of the two session-judge
+cases were taken again when a figure whose units all scored the same got no interval
+(``ci`` null, was a zero-width ``[x, x]``): nothing else in ``metrics.json`` changed.
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "
 PINNED: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
     "session judge, refined summaries": (
         {"judge": "session", "summary": "refined", "kg_dir": str(DEMO / "kg")},
-        {"bodies": "b09517708fbfe652", "results": "3d00b16753d7fd21", "metrics": "633504de997ef95f"},
+        {"bodies": "b09517708fbfe652", "results": "3d00b16753d7fd21", "metrics": "2711bc8edfd1f9d1"},
     ),
     "session judge, no summary": (
         {"judge": "session", "summary": "none"},
-        {"bodies": "351bc230ce34cc97", "results": "13da290c19f0851e", "metrics": "5b95951e26c35bf4"},
+        {"bodies": "351bc230ce34cc97", "results": "13da290c19f0851e", "metrics": "8f694e7d51f1dd50"},
     ),
     "turn judge, template summaries": (
         {"judge": "turn", "summary": "template", "kg_dir": str(DEMO / "kg")},

@@ -18,8 +18,9 @@ RESAMPLES = 2000  # enough for a figure's error bar; the compare statistics use 
 
 
 def mean_with_interval(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
-    """``(mean, (low, high))`` by the percentile bootstrap; no interval under two values,
-    and a zero-width one when every value is the same."""
+    """``(mean, (low, high))`` by the percentile bootstrap; no interval under two values or
+    when every value is the same (resampling identical units shows no spread, and a
+    zero-width interval would claim a certainty the units cannot give)."""
     if not values:
         return None, None
     import numpy as np
@@ -30,7 +31,7 @@ def mean_with_interval(values: Sequence[float]) -> tuple[float | None, tuple[flo
     if len(data) < 2:
         return mean, None
     if np.all(data == data[0]):
-        return mean, (mean, mean)
+        return mean, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = stats.bootstrap((data,), np.mean, confidence_level=0.95, n_resamples=RESAMPLES, method="percentile",

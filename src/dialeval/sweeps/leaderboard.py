@@ -35,10 +35,12 @@ class Entry:
 
     def __post_init__(self) -> None:
         for dim, units in self.scores.items():
-            mean, ci = mean_with_interval(list(units.values()))
-            figure: dict[str, Any] = {"mean": mean, "ci": None if ci is None or ci[0] == ci[1] else [ci[0], ci[1]], "n": len(units)}
+            values = list(units.values())
+            mean, ci = mean_with_interval(values)
+            figure: dict[str, Any] = {"mean": mean, "ci": None if ci is None else [ci[0], ci[1]], "n": len(units)}
             if figure["ci"] is None:  # never a zero-width interval: the units cannot show the spread
-                figure["ci_reason"] = f"{len(units)} unit(s)" + (", every one scored the same" if ci else ": an interval needs 2")
+                same = len(values) > 1 and len(set(values)) == 1
+                figure["ci_reason"] = f"{len(units)} unit(s)" + (", every one scored the same" if same else ": an interval needs 2")
             self.figures[dim] = figure
 
 
