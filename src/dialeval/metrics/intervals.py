@@ -70,4 +70,6 @@ def statistic_with_interval(units: int, statistic: Callable[[Any], float | None]
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     if np.isnan(low) or np.isnan(high):
         return value, None
-    return value, [min(low, value), max(high, value)] if low == high else [low, high]
+    if low == high:  # every resample gave one value: no spread to show, and never a zero-width interval
+        return value, None if low == value else [min(low, value), max(high, value)]
+    return value, [low, high]

@@ -26,8 +26,8 @@ def win_rate_ci(points: list[float]) -> tuple[float | None, float | None]:
 
     if len(points) < 2:
         return None, None
-    if len(set(points)) == 1:
-        return points[0], points[0]
+    if len(set(points)) == 1:  # every pair decided alike: resampling shows no spread, no interval
+        return None, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ci = stats.bootstrap((np.asarray(points),), np.mean, confidence_level=0.95, n_resamples=9999,
