@@ -15,6 +15,10 @@ class ConfigError(ValueError):
     """A config file or value is invalid; the message names file and field."""
 
 
+class CompareError(ConfigError):
+    """The runs cannot be compared (other benchmarks, nothing in common, not a run)."""
+
+
 class DataError(ValueError):
     """A data file that cannot be used; the message says where and why.
 

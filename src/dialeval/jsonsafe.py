@@ -58,3 +58,14 @@ def sendable(messages: list[Any]) -> list[Any]:
             message = message.model_copy(update={"content": parts})
         out.append(message)
     return out
+
+
+def parsed(value: Any) -> Any:
+    """A value that may be kept as JSON text (tool-call arguments, tracer attributes), parsed;
+    text that is not JSON stays text, and anything else is returned as it is."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value

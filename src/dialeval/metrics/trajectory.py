@@ -10,11 +10,12 @@ matching (scipy's assignment solver). Arguments compare exactly, with keys to ig
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 import numpy as np
+
+from dialeval.jsonsafe import parsed
 
 Mode = Literal["strict", "unordered", "subset", "superset"]
 ArgumentsRule = Literal["exact", "ignore"]
@@ -58,15 +59,6 @@ class Match:
         return said
 
 
-def _parsed(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def values_equal(a: Any, b: Any, rule: Rule) -> bool:
     """JSON values equal under ``rule``: dict keys in ``ignore_keys`` skipped, numbers within tolerance."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -85,7 +77,7 @@ def values_equal(a: Any, b: Any, rule: Rule) -> bool:
 def calls_equal(made: Call, expected: Call, rule: Rule) -> bool:
     if made.name != expected.name:
         return False
-    return rule.arguments == "ignore" or values_equal(_parsed(made.arguments), _parsed(expected.arguments), rule)
+    return rule.arguments == "ignore" or values_equal(parsed(made.arguments), parsed(expected.arguments), rule)
 
 
 def match(made: Sequence[Call], expected: Sequence[Call], mode: Mode, rule: Rule = Rule()) -> Match:

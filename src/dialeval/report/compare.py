@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from dialeval.config import ConfigError
+from dialeval.errors import CompareError
 from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.report.cautions import FEW_UNITS
 from dialeval.report.compare_human import ceiling_of, ceiling_table, human_scores as read_human
@@ -31,10 +31,6 @@ from dialeval.report.results import RunData, read_run
 from dialeval.report.tables import cell, code, markdown_table, num, pct
 
 TOP_DISAGREEMENTS = 10
-
-
-class CompareError(ConfigError):
-    """The runs cannot be compared (other benchmarks, nothing in common, not a run)."""
 
 
 @dataclass

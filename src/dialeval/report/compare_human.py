@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dialeval.errors import CompareError
 from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.report.tables import cell, markdown_table, num
 
@@ -25,8 +26,6 @@ def human_scores(bench: Any, run: Run, path: str | Path) -> tuple[dict[str, dict
     them); a file an option named (a rubric) is the run's own copy of it (``option_files``
     in its metrics), not a path relative to the current folder."""
     import tempfile
-
-    from dialeval.report.compare import CompareError  # here: compare imports this module
 
     if bench.human_scores is None:
         raise CompareError(f"benchmark {bench.name!r} does not read human labels (Benchmark.human_scores)")

@@ -52,16 +52,6 @@ def openai_call(ident: Any, name: str, arguments: Any) -> Message:
     return {"id": None if ident is None else str(ident), "type": "function", "function": {"name": name, "arguments": text}}
 
 
-def parsed(value: Any) -> Any:
-    """A value tracers may keep as JSON text, parsed (text that is not JSON stays text)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def as_text(value: Any) -> str:
     """A tool result or message body as text (structured values as JSON)."""
     if value is None:

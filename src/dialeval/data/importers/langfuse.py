@@ -25,7 +25,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.data.importers.calls import Call, build
-from dialeval.data.importers.common import ImportLog, Message, chat, parsed, tool_definition
+from dialeval.data.importers.common import ImportLog, Message, chat, tool_definition
+from dialeval.jsonsafe import parsed
 from dialeval.data.io import read_records, validate_record
 from dialeval.errors import DataError
 

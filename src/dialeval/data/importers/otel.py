@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.data.importers.calls import Call, build
-from dialeval.data.importers.common import ImportLog, Message, as_text, from_openai, message, openai_call, parsed, tool_definition
+from dialeval.data.importers.common import ImportLog, Message, as_text, from_openai, message, openai_call, tool_definition
+from dialeval.jsonsafe import parsed
 from dialeval.data.importers.otlp import Item, items
 from dialeval.errors import DataError
 
