@@ -36,6 +36,12 @@ def _finite(x: Any) -> float | None:
     return None if x is None or not math.isfinite(float(x)) else float(x)
 
 
+def unit_draws(n: int, resamples: int | None = None, seed: int = SEED) -> np.ndarray:
+    """``resamples`` x ``n`` unit indices drawn with replacement, all at once: the same rows
+    as :func:`_draws` gives one at a time (numpy's generator draws them in the same order)."""
+    return np.random.default_rng(seed).integers(0, n, size=(resamples or RESAMPLES, n))
+
+
 def _draws(n: int, seed: int, resamples: int | None = None) -> Iterator[np.ndarray]:
     """The bootstrap's resamples as unit indices, one at a time (the same stream as
     ``rng.integers(0, n, n)`` per resample, so the figures do not depend on batching)."""

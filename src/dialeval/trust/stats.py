@@ -11,14 +11,7 @@ import math
 
 import numpy as np
 
-SEED = 0
-RESAMPLES = 999
-
-
-def indices(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
-    """``resamples`` x ``n`` unit indices drawn with replacement (row 0 is not special)."""
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-
+from dialeval.metrics.judge_agreement import RESAMPLES, SEED, unit_draws  # the agreement figures' draws: one resampler
 
 def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
@@ -40,7 +33,7 @@ def share(hits: list[float], weights: list[float] | None = None, resamples: int 
         return {"value": None, "ci_low": None, "ci_high": None}
     h = np.asarray(hits, dtype=float)
     w = np.ones_like(h) if weights is None else np.asarray(weights, dtype=float)
-    pick = indices(len(h), resamples, seed)
+    pick = unit_draws(len(h), resamples, seed)
     with np.errstate(divide="ignore", invalid="ignore"):
         draws = h[pick].sum(axis=1) / w[pick].sum(axis=1)
     return summary(float(h.sum() / w.sum()), draws)
@@ -52,7 +45,7 @@ def group_gap(values: list[float], inside: list[bool], resamples: int = RESAMPLE
     v, g = np.asarray(values, dtype=float), np.asarray(inside, dtype=bool)
     if g.sum() < 2 or (~g).sum() < 2:
         return {"value": None, "ci_low": None, "ci_high": None}
-    pick = indices(len(v), resamples, seed)
+    pick = unit_draws(len(v), resamples, seed)
     vs, gs = v[pick], g[pick]
     with np.errstate(divide="ignore", invalid="ignore"):
         draws = (vs * gs).sum(axis=1) / gs.sum(axis=1) - (vs * ~gs).sum(axis=1) / (~gs).sum(axis=1)
