@@ -2,37 +2,29 @@
 
 System A is the data file's, B the ``versus`` file's. A unit scores 1 when A wins, 0.5
 for a tie (position-inconsistent verdicts included), 0 when B wins; the win rate is
-their mean with a 95% bootstrap CI (``scipy.stats.bootstrap``, fixed seed). The
+their mean with a 95% bootstrap CI (the one resampler, :mod:`dialeval.metrics.intervals`). The
 positional-bias figure is the share of decisive single-order answers that picked the
 candidate shown first (0.5: no bias), beside the share of position-inconsistent units.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from typing import Any
 
 import numpy as np
 
+from dialeval.metrics.intervals import mean_with_interval
 from dialeval.report.tables import cell, markdown_table, num
 
-SEED = 0
 POINTS = {"a": 1.0, "tie": 0.5, "b": 0.0}
 
 
 def win_rate_ci(points: list[float]) -> tuple[float | None, float | None]:
-    from scipy import stats
-
-    if len(points) < 2:
-        return None, None
-    if len(set(points)) == 1:  # every pair decided alike: resampling shows no spread, no interval
-        return None, None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ci = stats.bootstrap((np.asarray(points),), np.mean, confidence_level=0.95, n_resamples=9999,
-                             method="percentile", random_state=np.random.default_rng(SEED))
-    return float(ci.confidence_interval.low), float(ci.confidence_interval.high)
+    """The win rate's 95% interval by the one resampler of ``metrics/intervals.py``; none
+    under two units or where every pair was decided alike."""
+    ci = mean_with_interval(points)[1]
+    return (None, None) if ci is None else ci
 
 
 def summarize_pairs(units: list[dict[str, Any]]) -> dict[str, Any]:
