@@ -19,10 +19,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from dialeval.metrics.intervals import RESAMPLES, SEED
 from dialeval.protocols.mdseval.data import FAITH_LABELS
 
-CONFIDENCE = 0.95
-RESAMPLES = 2000
+CONFIDENCE = 0.95  # resamples and seed: the one resampler's (metrics/intervals.py)
 
 
 class Figure:
@@ -44,7 +44,7 @@ class Figure:
         return None if math.isnan(value) else value
 
 
-def bootstrap_ci(groups: Sequence[Any], figure: Figure, *, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float | None, float | None]:
+def bootstrap_ci(groups: Sequence[Any], figure: Figure, *, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float | None, float | None]:
     """95% percentile interval of ``figure`` when the dialogues (groups) are resampled."""
     from scipy.stats import bootstrap
 
