@@ -168,3 +168,29 @@ def test_an_anthropic_model_gets_the_narrowed_schema_as_its_forced_tool(tmp_path
         tools = [b["tools"][0] for b in server.completions]
     # (the scripted answers route by prompt text, which Anthropic's system blocks hide from them: only the request is checked)
     assert tools[0]["name"] == "SimulatedTurn" and tools[0]["input_schema"]["properties"]["stop"] == {"anyOf": [{"type": "null"}]}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("spec", ["openai-compatible:stub", "anthropic:claude-stub"])
+def test_a_batch_run_sends_the_narrowed_schemas_the_live_run_sends(tmp_path, monkeypatch, spec):
+    """``batch: true``: each batch line carries the call's narrowed schema (the opening turn
+    cannot stop, no picture without pictures), as the live request does, for both providers."""
+    from dialeval.evaluation import run
+    from dialeval.testing.openai_server import OpenAIStub
+    from tests.dialogue_helpers import fake_embed
+    from tests.helpers import http_config
+    from tests.simulation_helpers import models, suite
+
+    monkeypatch.setattr("dialeval.memory.embeddings.embed", fake_embed)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    anthropic = spec.startswith("anthropic:")
+    with OpenAIStub(respond=models) as server:
+        config = http_config(tmp_path, {"spec": spec, "batch": True, "base_url": server.root_url if anthropic else server.base_url},
+                             options={"bot": "tests.simulation_helpers:reply"})
+        run("simulation", str(suite(tmp_path)), config, progress=False, batch_poll=0.01)
+        lines, live = list(server.batch_lines), list(server.completions)
+    assert live == [] and lines
+    first = lines[0]["tools"][0]["input_schema"] if anthropic else lines[0]["response_format"]["json_schema"]["schema"]
+    assert first["properties"]["stop"] == {"anyOf": [{"type": "null"}]}  # the opening turn, as live
+    assert first["properties"]["image"] == {"anyOf": [{"type": "null"}]}

@@ -51,11 +51,11 @@ CONVERSATION = [
 ]
 
 
-async def _live(client: ModelClient, messages: list, schema: Any) -> Any:
+async def _live(client: ModelClient, messages: list, schema: Any, json_schema: dict[str, Any] | None = None) -> Any:
     """The live path's own request: the ``Generation`` it gives."""
     sent = sent_messages(client, messages, schema)
     try:
-        message = await client.impl.send(client.model, sent, schema, None)
+        message = await client.impl.send(client.model, sent, schema, json_schema)
     finally:
         await client.close_loop()  # this event loop's HTTP pool
     return client.answer_of(message, sent, None, None)
@@ -81,6 +81,45 @@ async def test_batch_body_and_answer_equal_the_live_call(spec, schema):
         assert sent["system"][-1]["cache_control"] == {"type": "ephemeral"}  # the live path's cache mark
     elif schema is not None:
         assert sent["response_format"]["json_schema"]["name"] == "AnswerGrade"
+
+
+def _narrowed() -> dict[str, tuple[Any, dict[str, Any], dict[str, Any]]]:
+    """Calls that narrow their schema, as the agents make them: (answer model, the call's schema, an answer)."""
+    from dialeval.agents.simulated_user import SimulatedTurn, json_schema
+    from dialeval.conversation.rubric import Criterion
+    from dialeval.protocols.dialogue import verdict
+
+    yes_no = Criterion.model_validate({"name": "refund_given", "description": "d", "scale": ["yes", "no"]})
+    return {
+        "opening turn": (SimulatedTurn, json_schema(0, can_stop=False), {"message": "Hi, I want a refund.", "stop": None}),
+        "turn with pictures": (SimulatedTurn, json_schema(2), {"message": "Here it is.", "image": 2, "stop": None}),
+        "yes/no verdict": (verdict.Verdict, verdict.json_schema(yes_no), {"rationale": "it was", "verdict": "yes"}),
+    }
+
+
+NARROWED = _narrowed()
+
+
+@pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "openai-compatible:llama3", "anthropic:claude-haiku-4-5"])
+@pytest.mark.parametrize("case", sorted(NARROWED))
+async def test_a_narrowed_schema_goes_in_the_batch_line_as_in_the_live_call(spec, case):
+    """A call that knows more than its answer model (labels, picture range, no stop before the
+    bot spoke) sends that schema live; its batch line must send the same, not the looser one."""
+    schema, narrowed, answer_value = NARROWED[case]
+    import json
+
+    def respond(body: dict[str, Any]) -> Any:
+        return ("", "tool_use", answer_value) if body.get("tools") else json.dumps(answer_value)
+
+    with OpenAIStub(respond=respond) as server:
+        client = _client(spec, server)
+        live = await _live(client, MESSAGES, schema, narrowed)
+        sent = server.requests[-1]
+        assert request_body(client, MESSAGES, schema, narrowed) == sent
+        answer = server.answer(sent, spec.startswith("anthropic:"), 99)
+        _same(client, sent_messages(client, MESSAGES, schema), response_message(client, answer, schema), live)
+    carried = sent["tools"][0]["input_schema"] if spec.startswith("anthropic:") else sent["response_format"]["json_schema"]["schema"]
+    assert carried == narrowed != schema.model_json_schema()
 
 
 @pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5", "openai:o3-mini", "openai:gpt-5-mini"])

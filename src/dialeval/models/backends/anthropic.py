@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 API_VERSION = "2023-06-01"
 
 
+def narrowed_tool(schema: type[BaseModel], json_schema: dict[str, Any]) -> dict[str, Any]:
+    """The forced tool of a call whose schema is narrowed (a verdict's labels, a picture's
+    range): the live request and its batch line send this one dict."""
+    return {"name": schema.__name__, "description": (schema.__doc__ or schema.__name__).strip(), "input_schema": json_schema}
+
+
 class AnthropicBackend(ApiBackend):
     """``anthropic:<model>``: key from ``$ANTHROPIC_API_KEY`` (or ``api_key_env``), URL from the SDK's variables."""
 
@@ -76,8 +82,7 @@ class AnthropicBackend(ApiBackend):
         """One forced tool whose input is the answer: the call's narrowed schema where it has one."""
         if json_schema is None:
             return model.bind_tools([schema], tool_choice=schema.__name__)
-        tool = {"name": schema.__name__, "description": (schema.__doc__ or schema.__name__).strip(), "input_schema": json_schema}
-        return model.bind_tools([tool], tool_choice=schema.__name__)
+        return model.bind_tools([narrowed_tool(schema, json_schema)], tool_choice=schema.__name__)
 
     def refused(self, limit: AdaptiveLimit, err: BaseException) -> None:
         """A 429 or 529 the SDK's retries did not get past halves the limit."""

@@ -48,8 +48,8 @@ def request_body(
     sent = sent_messages(client, messages, schema)
     structured = schema if schema is not None and client.settings.structured_output else None
     if client.backend == "anthropic":
-        return anthropic_body(client, sent, structured)
-    return openai_body(client, sent, structured)
+        return anthropic_body(client, sent, structured, json_schema)
+    return openai_body(client, sent, structured, json_schema)
 
 
 def _role(client: ModelClient, message: BaseMessage) -> str:
@@ -62,11 +62,13 @@ def _role(client: ModelClient, message: BaseMessage) -> str:
 # --- OpenAI: POST /v1/chat/completions -------------------------------------------------------
 
 
-def openai_body(client: ModelClient, messages: list[BaseMessage], schema: type[BaseModel] | None) -> dict[str, Any]:
+def openai_body(
+    client: ModelClient, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A chat completions body: model, messages, ``max_completion_tokens``, temperature and
-    the JSON-schema ``response_format``. o-series models take ``developer`` for ``system``,
+    the JSON-schema ``response_format`` (the call's narrowed schema where it has one). o-series models take ``developer`` for ``system``,
     and reasoning models (gpt-5 but gpt-5-chat) accept no temperature other than 1."""
-    from dialeval.models.backends.openai import response_format
+    from dialeval.models.backends.openai import narrowed_format
 
     s, model = client.settings, client.name
     rows = []
@@ -87,17 +89,19 @@ def openai_body(client: ModelClient, messages: list[BaseMessage], schema: type[B
     if temperature is not None:
         body["temperature"] = temperature
     if schema is not None:
-        body["response_format"] = response_format(schema)
+        body["response_format"] = narrowed_format(schema, json_schema)
     return body
 
 
 # --- Anthropic: POST /v1/messages ------------------------------------------------------------
 
 
-def anthropic_body(client: ModelClient, messages: list[BaseMessage], schema: type[BaseModel] | None) -> dict[str, Any]:
+def anthropic_body(
+    client: ModelClient, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A messages body: the system prompt apart, user and assistant turns alternating
     (consecutive user messages merged into one of blocks), images as ``image`` blocks,
-    structured output as one forced tool."""
+    structured output as one forced tool (over the call's narrowed schema where it has one)."""
     s = client.settings
     system: list[Any] = []
     turns: list[dict[str, Any]] = []
@@ -119,7 +123,7 @@ def anthropic_body(client: ModelClient, messages: list[BaseMessage], schema: typ
     if s.temperature is not None:
         body["temperature"] = s.temperature
     if schema is not None:
-        body["tools"] = [anthropic_tool(schema)]
+        body["tools"] = [anthropic_tool(schema, json_schema)]
         body["tool_choice"] = {"type": "tool", "name": schema.__name__}
     return body
 
@@ -132,8 +136,13 @@ def _tool_of(schema: type[BaseModel]) -> str:
     return json.dumps({"name": function["name"], "input_schema": function["parameters"], "description": function.get("description", "")})
 
 
-def anthropic_tool(schema: type[BaseModel]) -> dict[str, Any]:
-    """The tool a structured answer is forced through: the schema's name, description and JSON schema."""
+def anthropic_tool(schema: type[BaseModel], json_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The tool a structured answer is forced through: the schema's name, description and
+    JSON schema, or the live path's tool over the call's narrowed schema."""
+    if json_schema is not None:
+        from dialeval.models.backends.anthropic import narrowed_tool
+
+        return narrowed_tool(schema, json_schema)
     return json.loads(_tool_of(schema))  # type: ignore[no-any-return]
 
 
