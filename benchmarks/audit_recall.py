@@ -3,11 +3,12 @@
 then one model call over the whole conversation).
 
 Why: the default audit mode is the one that keeps recall at the fewest calls. The corpus
-(benchmarks/data/planted_faults.yaml, written by planted_faults_corpus.py) holds 5 clean
-conversations and 25 with one planted fault each (leaving the persona, a hidden fact said
-unasked, an invented fact, an early stop, the bot's lines written), half blatant, half
-subtle. A turn counts as caught when it is flagged (any rule); precision is over every
-flagged turn. The agents, prompts and schemas are the simulation's own.
+(benchmarks/data/planted_faults.yaml, written by planted_faults_corpus.py) holds 15 clean
+conversations and 63 with one planted fault each (leaving the persona, a hidden fact said
+unasked, an invented fact, an early stop, the bot's lines written), 37 blatant, 26 subtle.
+A fault counts as caught when its turn is flagged (any rule). Precision is per rule the
+findings name (a flagged turn is right when it is the planted fault's turn) and over all
+flagged turns. The agents, prompts and schemas are the simulation's own.
 
     python benchmarks/audit_recall.py --model openai:gpt-4o-mini
     python benchmarks/audit_recall.py --model smollm2            # offline (a 135M model)
@@ -46,12 +47,16 @@ def records(item: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return scenario, turns
 
 
-async def flags(item: dict[str, Any], mode: str, context: Any) -> tuple[set[int], int]:
-    """The turns flagged in ``mode``, and the model calls it took."""
+async def flags(item: dict[str, Any], mode: str, context: Any) -> tuple[dict[int, set[str]], int]:
+    """The turns flagged in ``mode`` with the rules their findings name, and the model calls it took."""
     scenario_fields, turns = records(item)
     scenario = Scenario.model_validate(scenario_fields)
     users = [i for i, t in enumerate(turns) if t["role"] == "user"]
-    flagged = {turns[i]["number"] for i in users if code_findings(scenario, turns[: i + 1])}
+    flagged: dict[int, set[str]] = {}
+    for i in users:
+        found = code_findings(scenario, turns[: i + 1])
+        if found:
+            flagged[turns[i]["number"]] = {f.rule for f in found}
     calls = 0
     if mode == "turn":
         node = auditor()
@@ -60,34 +65,48 @@ async def flags(item: dict[str, Any], mode: str, context: Any) -> tuple[set[int]
                 continue
             out = await node({**scenario_fields, "turns": turns[: i + 1]}, context)
             calls += 1
-            if any(a["findings"] for a in out.get("audits", [])):
-                flagged.add(turns[i]["number"])
+            rules = {f["rule"] for a in out.get("audits", []) for f in a["findings"]}
+            if rules:
+                flagged[turns[i]["number"]] = rules
     elif mode == "conversation" and not flagged:  # in the graph, a code flag ends the conversation first
         command = await audit_conversation({**scenario_fields, "turns": turns}, Runtime(context))
         calls += 1
-        flagged |= {f["turn"] for a in command.update["audits"] for f in a["findings"]}
+        for f in (f for a in command.update["audits"] for f in a["findings"]):
+            flagged.setdefault(f["turn"], set()).add(f["rule"])
     return flagged, calls
 
 
 async def measure(mode: str, corpus: list[dict[str, Any]], context: Any) -> dict[str, Any]:
+    """Recall per planted rule and form; precision per rule the findings name (a flagged turn
+    is right when it is the planted fault's turn), and over all flagged turns."""
     started = time.perf_counter()
     results = await asyncio.gather(*(flags(item, mode, context) for item in corpus))
     caught: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    true_flags = all_flags = calls = clean_flagged = 0
+    right: Counter[str] = Counter()
+    named: Counter[str] = Counter()
+    calls = clean_flagged = 0
     for item, (flagged, n) in zip(corpus, results):
         calls += n
-        all_flags += len(flagged)
         fault = item["fault"]
-        if fault is None:
-            clean_flagged += bool(flagged)
-            continue
-        for key in (fault["rule"], fault["form"], "all"):
-            total[key] += 1
-            caught[key] += fault["turn"] in flagged
-        true_flags += fault["turn"] in flagged
-    return {"mode": mode, "recall": {k: (caught[k], total[k]) for k in total}, "precision": (true_flags, all_flags),
-            "clean_flagged": clean_flagged, "calls": calls, "seconds": time.perf_counter() - started}
+        clean_flagged += fault is None and bool(flagged)
+        for turn, rules in flagged.items():
+            hit = fault is not None and turn == fault["turn"]
+            for rule in (*rules, "all"):
+                named[rule] += 1
+                right[rule] += hit
+        if fault is not None:
+            for key in (fault["rule"], fault["form"], "all"):
+                total[key] += 1
+                caught[key] += fault["turn"] in flagged
+    return {"mode": mode, "recall": {k: (caught[k], total[k]) for k in total},
+            "precision": {k: (right[k], named[k]) for k in named},
+            "clean_flagged": (clean_flagged, sum(item["fault"] is None for item in corpus)),
+            "calls": calls, "seconds": time.perf_counter() - started}
+
+
+def ratio(pair: tuple[int, int]) -> str:
+    return f"{pair[0]}/{pair[1]}" + (f" = {pair[0] / pair[1]:.0%}" if pair[1] else "")
 
 
 def main() -> int:
@@ -101,12 +120,12 @@ def main() -> int:
     for mode in args.modes.split(","):
         context = RunConfig(model=model, options={"audit": "turn" if mode == "code" else mode}, cache_path=None).context()
         row = asyncio.run(measure(mode, corpus, context))
-        rec = row["recall"]
-        parts = ", ".join(f"{k} {c}/{n}" for k, (c, n) in sorted(rec.items()) if k != "all")
-        tp, flagged = row["precision"]
-        print(f"{mode:12} recall {rec['all'][0]}/{rec['all'][1]} = {rec['all'][0] / rec['all'][1]:.0%} ({parts}); "
-              f"precision {tp}/{flagged}{f' = {tp / flagged:.0%}' if flagged else ''}; clean conversations flagged "
-              f"{row['clean_flagged']}/5; model calls {row['calls']}; {row['seconds']:.0f} s")
+        rec, prec = row["recall"], row["precision"]
+        print(f"{mode}: recall {ratio(rec['all'])}, precision {ratio(prec.get('all', (0, 0)))}; clean conversations flagged "
+              f"{ratio(row['clean_flagged'])}; model calls {row['calls']}; {row['seconds']:.0f} s")
+        for key in sorted(k for k in rec if k not in ("all", "blatant", "subtle")) + ["blatant", "subtle"]:
+            precision = f"precision {ratio(prec[key])}" if key in prec else "never flagged"
+            print(f"  {key:14} recall {ratio(rec[key]):12}" + ("" if key in ("blatant", "subtle") else f"  {precision}"))
     return 0
 
 
