@@ -252,27 +252,64 @@ def test_the_simulator_prompt_keeps_the_latest_turns_within_its_budget():
 
 
 def test_a_simulated_turn_that_writes_the_bots_lines_is_flagged_without_a_model():
-    from dialeval.agents.simulation_auditor import rule_findings
+    from dialeval.agents.simulation_checks import rule_findings
 
-    assert rule_findings("It is A123.") == []
-    [finding] = rule_findings("It is A123.\nBot: Thanks, refund issued.\nUser: Great!")
+    facts, asked = {"order_number": "A123"}, "What is your order number?"
+    assert rule_findings("It is A123.", facts, asked) == []
+    [finding] = rule_findings("It is A123.\nBot: Thanks, refund issued.\nUser: Great!", facts, asked)
     assert finding.rule == "one_turn"
+
+
+FACTS = {"order_number": "A123", "name": "Dana", "delivery_date": "3 May"}
+PERSONA = "Dana, a busy teacher\nget a refund for the blender"
 
 
 @pytest.mark.parametrize("message, bot_before, rule", [
     ("As an AI language model, I have no blender.", "", "persona"),
     ("I'm an assistant, how can I help you today?", "", "persona"),
-    ("Hi, my order A123 arrived broken.", "", "hidden_fact"),  # said before the bot asked
+    ("Happy to help! Anything else I can do for you?", "", "persona"),  # the service desk's words
+    ("I am only role-playing a customer here.", "", "persona"),  # talk about the simulation
+    ("Sure thing, Dana.", "", "persona"),  # the persona spoken to by name: the other side's line
+    ("Hi, my order A123 arrived broken.", "", "hidden_fact"),  # said before the bot asked anything
+    ("It is A123, delivered on 3 May.", "What is your order number?", "hidden_fact"),  # asked for the order, not the date
     ("It is A123.", "[turn 2] Bot: What is your order number?", None),  # asked for: fine
     ("It is A123.", "[turn 2] Bot: Which order is it?", None),  # the fact's name, one word of it, was asked
+    ("It came on 3 May.", "When did it come?", None),  # asked in words of its own: the model audit's to read
+    ("It is A123. I paid 45 dollars for it.", "What is your order number?", "invented_fact"),  # a number from nowhere
+    ("It is A123, the 2 of us use it.", "What is your order number?", None),  # one digit: not read as a fact
+    ("It is A123. Agent: thanks!", "What is your order number?", "one_turn"),  # a label mid-sentence
+    ("It is A123. (The bot checks and confirms the refund.)", "What is your order number?", "one_turn"),  # a stage direction
+    ("Order: A123. Note: it came broken.", "What is your order number?", None),  # labels of a form, not speakers
     ("Hi, my blender arrived broken.", "", None),
     ("Hi, I am Dana.", "", None),  # in the persona: not hidden
 ])
 def test_the_code_checks_of_the_audit(message, bot_before, rule):
-    from dialeval.agents.simulation_auditor import rule_findings
+    from dialeval.agents.simulation_checks import rule_findings
 
-    found = rule_findings(message, {"order_number": "A123", "name": "Dana"}, bot_before, "Dana, a busy teacher")
+    found = rule_findings(message, FACTS, bot_before, PERSONA)
     assert [f.rule for f in found] == ([rule] if rule else [])
+
+
+@pytest.mark.parametrize("earlier, stop, rule", [
+    ("The refund RMA-1042 is issued.", None, None),  # a number the bot said first is no invention
+    ("", "goal_reached", "early_stop"),  # stops while the bot waits for the order number
+    ("", "gave_up", "early_stop"),
+    ("", None, None),
+])
+def test_the_code_checks_read_the_turns_before(earlier, stop, rule):
+    from dialeval.agents.simulation_checks import rule_findings
+
+    message = "Fine, RMA-1042 then." if earlier else "Thanks, bye."
+    bot_before = earlier or "Could you tell me the order number?"
+    found = rule_findings(message, FACTS, bot_before, PERSONA, earlier=earlier, stop=stop)
+    assert [f.rule for f in found] == ([rule] if rule else [])
+
+
+def test_a_stop_after_a_bot_turn_that_asks_nothing_is_no_early_stop():
+    from dialeval.agents.simulation_checks import rule_findings
+
+    # the bot's words name the order, but ask nothing: the user may stop
+    assert rule_findings("Thanks, bye.", FACTS, "Your order is cancelled.", PERSONA, stop="goal_reached") == []
 
 
 def test_the_runs_rubric_is_judged_beside_the_success_criteria(tmp_path):
@@ -342,3 +379,26 @@ def test_the_audit_option_reads_its_old_switch_as_a_mode():
     assert SimulationOptions().audit == "conversation"
     with pytest.raises(ValueError):
         SimulationOptions.model_validate({"audit": "sometimes"})
+
+
+def test_the_planted_fault_corpus_is_the_generators_and_its_clean_conversations_pass_the_code_checks():
+    """benchmarks/data/planted_faults.yaml is written by its generator (never edited by hand),
+    and no turn of its clean conversations is flagged by the code checks (their precision's floor)."""
+    import runpy
+
+    import yaml
+
+    from dialeval.protocols.simulation.nodes import code_findings
+    from dialeval.protocols.simulation.scenario import Scenario
+
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+    generated = runpy.run_path(str(root / "planted_faults_corpus.py"))["corpus"]()
+    corpus = yaml.safe_load((root / "data" / "planted_faults.yaml").read_text(encoding="utf-8"))
+    assert corpus == generated
+    flagged = []
+    for item in (c for c in corpus if c["fault"] is None):
+        scenario = Scenario.model_validate({"id": item["id"], **item["scenario"], "success": {"checks": [{"said": "x"}]}})
+        turns = [t if t["role"] == "user" else {"number": t["number"], "role": "assistant",
+                                                 "messages": [{"role": "assistant", "content": t["text"]}]} for t in item["turns"]]
+        flagged += [(item["id"], t["number"]) for i, t in enumerate(turns) if t["role"] == "user" and code_findings(scenario, turns[: i + 1])]
+    assert len(corpus) > 60 and flagged == []

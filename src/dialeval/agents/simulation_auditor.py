@@ -4,16 +4,13 @@ Why: a simulated user that leaves its persona, volunteers a hidden fact nobody a
 for, invents a fact, stops before its goal is settled or writes several turns at once
 makes a conversation that says nothing about the bot. A turn with a finding makes the
 conversation the simulator's failure, reported apart from the bot's and re-simulable.
-Three rules are checked in code first, and a turn they flag costs no model call: a message
-that scripts both sides (``one_turn``), words no person in a scenario says about themself
-(``persona``: "as an AI language model"), and a hidden fact's value said when the bot's
-turn before did not ask for it (``hidden_fact``). The model reviews the rest, turn by turn
-or once over the whole conversation (:class:`ConversationAudit`).
+Every rule is checked in code first (:mod:`dialeval.agents.simulation_checks`, what the
+words alone show), and a turn code flags costs no model call. The model reviews the rest,
+turn by turn or once over the whole conversation (:class:`ConversationAudit`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -26,13 +23,6 @@ RULES: dict[str, str] = {
     "early_stop": "does not stop with 'goal_reached' before the goal is settled, nor give up while the bot is still helping",
     "one_turn": "sends one user turn: no lines written for the bot, no several turns at once",
 }
-# a line that starts as another speaker's turn: the simulator wrote the bot's part too
-_SCRIPTED = re.compile(r"^\s*(assistant|bot|agent|ai|support|user)\s*:", re.IGNORECASE | re.MULTILINE)
-# what a model says of itself and no person in a scenario says: the persona is gone
-_MODEL_TALK = re.compile(
-    r"\b(as an? (ai|language model|assistant)|i am an? (ai|language model|assistant|chatbot)|i'm an? (ai|language model|assistant|chatbot)"
-    r"|how (can|may) i (help|assist) you( today)?\??$)", re.IGNORECASE | re.MULTILINE)
-_WORD = re.compile(r"[a-z]{3,}")
 
 
 class Finding(BaseModel):
@@ -77,23 +67,3 @@ class TurnAudit(BaseModel):
 
 def rules_text() -> str:
     return "\n".join(f"- {name}: {text}" for name, text in RULES.items())
-
-
-def rule_findings(message: str, facts: dict[str, str] | None = None, bot_before: str = "", scenario_text: str = "") -> list[Finding]:
-    """The findings code can make without a model: a turn that scripts both sides, talks as a
-    model, or says a hidden fact's value that the bot's turn before (``bot_before``) did not ask
-    for (values also in the persona or goal, ``scenario_text``, are not hidden)."""
-    lines = _SCRIPTED.findall(message)
-    if len(lines) >= 2 or any(s.lower() != "user" for s in lines):
-        return [Finding(rule="one_turn", evidence=message[:200])]
-    talk = _MODEL_TALK.search(message)
-    if talk:
-        return [Finding(rule="persona", evidence=talk.group(0))]
-    asked = set(_WORD.findall(bot_before.lower()))
-    for key, value in (facts or {}).items():
-        text = str(value).strip()
-        if len(text) < 3 or text.lower() in scenario_text.lower() or text.lower() not in message.lower():
-            continue
-        if not set(_WORD.findall(key.lower().replace("_", " "))) & asked:
-            return [Finding(rule="hidden_fact", evidence=f"{text} (the bot's turn before did not ask for {key})")]
-    return []

@@ -15,7 +15,8 @@ from dialeval.agents.base import register_agent
 from dialeval.agents.judge import Judge
 from dialeval.agents.responder import DRY_RUN_REPLY
 from dialeval.agents.simulated_user import SimulatedTurn, checker, dry_run_turn, facts_text, images_text, json_schema
-from dialeval.agents.simulation_auditor import TurnAudit, rule_findings, rules_text
+from dialeval.agents.simulation_auditor import TurnAudit, rules_text
+from dialeval.agents.simulation_checks import rule_findings
 from dialeval.models.prompt_cache import mark_stable_prefix
 from dialeval.config import EvalContext
 from dialeval.models.usage import count_tokens
@@ -25,7 +26,7 @@ from dialeval.protocols.simulation.notes import change_of, notes_to_show
 from dialeval.secrets import scrub_data
 from dialeval.protocols.simulation.replay import bot_turn
 from dialeval.protocols.simulation.scenario import scenario_of
-from dialeval.protocols.simulation.transcript import turn_line
+from dialeval.protocols.simulation.transcript import bot_text, bot_words, turn_line
 
 SIMULATOR = Judge("simulation.user_simulator", "user_simulator", "simulation", "simulation/user_simulator", SimulatedTurn)
 AUDITOR = Judge("simulation.auditor", "simulation_auditor", "simulation", "simulation/auditor", TurnAudit,
@@ -126,9 +127,11 @@ def audit_record(turn: State, findings: list[dict[str, Any]], status: str, ratio
 
 
 def code_findings(scenario: Any, turns: list[State]) -> list[Any]:
-    """The code checks of the latest simulated turn, against the bot's turn before it."""
-    bot_before = next((turn_line(t) for t in reversed(turns[:-1]) if t["role"] == "assistant"), "")
-    return rule_findings(turns[-1].get("text", ""), scenario.hidden_facts, bot_before, f"{scenario.persona}\n{scenario.goal}")
+    """The code checks of the latest simulated turn, against its scenario and the turns before it."""
+    said = [t.get("text", "") if t["role"] == "user" else bot_text(t) for t in turns[:-1]]  # all the simulator saw
+    bot_before = next((bot_words(t) for t in reversed(turns[:-1]) if t["role"] == "assistant"), "")
+    return rule_findings(turns[-1].get("text", ""), scenario.hidden_facts, bot_before, f"{scenario.persona}\n{scenario.goal}",
+                         earlier="\n".join(said), stop=turns[-1].get("stop"))
 
 
 def stable_prefix(messages: list[Any], closing_tag: str) -> list[Any]:

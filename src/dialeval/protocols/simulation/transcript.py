@@ -87,6 +87,11 @@ def bot_text(turn: Turn) -> str:
     return "\n".join(lines)
 
 
+def bot_words(turn: Turn) -> str:
+    """What the bot said in a turn, without its tool calls and results (what it asked the user)."""
+    return "\n".join(content_text(m.get("content")).strip() for m in turn.get("messages", []) if m.get("role") == "assistant")
+
+
 def turn_line(turn: Turn) -> str:
     if turn["role"] == "user":
         picture = f"\n(shows picture {Path(turn['image']).name if not turn['image'].startswith('data:') else 'inline'})" if turn.get("image") else ""
