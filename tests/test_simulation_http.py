@@ -261,3 +261,33 @@ def test_notes_go_to_chroma_only_once_they_outgrow_the_prompt(tmp_path, monkeypa
                         "[turn 2] Bot: Sorry to hear that! What is your order number?"] and (many.run_dir / "notes").exists()
     assert prompts[-1].count("- facts/fact_1_") == 2  # the 2 closest of 3 entries
     assert many.records[0]["turns"][0]["notes"] == {"facts": {"fact_1_0": "value 0", "fact_1_1": "value 1", "fact_1_2": "value 2"}}
+
+
+def test_the_persona_goal_and_facts_block_is_a_cached_prefix_of_every_simulator_and_auditor_prompt(tmp_path, monkeypatch):
+    """Anthropic caches only what a request marks: the scenario block that opens the
+    simulated user's and the auditor's prompts is cut off as its own block with a breakpoint,
+    the same text at every turn (so OpenAI's automatic prefix cache finds it too)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    answers = {"SimulatedTurn": {"message": "Hi, my blender arrived broken.", "stop": None},
+               "TurnAudit": {"rationale": "keeps the rules", "findings": []}, "Verdict": {"rationale": "refunded", "verdict": "yes"}}
+
+    def by_tool(body):  # Anthropic's structured answers: one forced tool, named after the answer's model
+        return "", "tool_use", answers[body["tools"][0]["name"]]
+
+    with OpenAIStub(respond=by_tool) as server:
+        config = http_config(tmp_path, {"spec": "anthropic:claude-stub", "base_url": server.root_url},
+                             options={"bot": "tests.simulation_helpers:reply", "audit": "turn"})
+        run("simulation", str(suite(tmp_path)), config, progress=False)
+        bodies = list(server.completions)
+
+    def opening_block(body, closing):
+        first = body["messages"][0]["content"]
+        return first[0] if isinstance(first, list) and first[0]["text"].endswith(closing) else None
+
+    simulator = [opening_block(b, "</pictures>") for b in bodies if "You play a person" in json.dumps(b["system"])]
+    auditor = [opening_block(b, "</hidden_facts>") for b in bodies if "<simulated_turn>" in json.dumps(b)]
+    for blocks in (simulator, auditor):
+        assert len(blocks) >= 2 and all(b is not None for b in blocks)
+        assert all(b == blocks[0] for b in blocks)  # the same block, byte for byte, at every turn
+        assert blocks[0]["cache_control"] == {"type": "ephemeral"}
+        assert "<persona>" in blocks[0]["text"] and "A123" in blocks[0]["text"]  # persona, goal and hidden facts inside
