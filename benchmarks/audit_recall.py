@@ -13,6 +13,8 @@ flagged turns. The agents, prompts and schemas are the simulation's own.
     python benchmarks/audit_recall.py --model openai:gpt-4o-mini
     python benchmarks/audit_recall.py --model smollm2            # offline (a 135M model)
     python benchmarks/audit_recall.py --modes code               # no model at all
+    python benchmarks/audit_recall.py --modes code --corpus OTHER.yaml
+    python benchmarks/audit_recall.py --people ../shared/data/vdact/predictions/test-videochatgpt-100f.json
 """
 
 from __future__ import annotations
@@ -109,13 +111,31 @@ def ratio(pair: tuple[int, int]) -> str:
     return f"{pair[0]}/{pair[1]}" + (f" = {pair[0] / pair[1]:.0%}" if pair[1] else "")
 
 
+def people(path: Path) -> None:
+    """The scenario-free code checks (``one_turn``, ``persona``) on lines people wrote: the
+    distinct questions of a VDAct predictions file. Every flag there is a false one."""
+    import json
+
+    from dialeval.agents.simulation_checks import TurnContext, one_turn, persona
+
+    lines = sorted({row["question"] for row in json.loads(path.read_text(encoding="utf-8"))})
+    ctx = TurnContext(scenario_text="Sam, a person asking about a video")
+    flagged = [line for line in lines if one_turn(line, ctx) or persona(line, ctx)]
+    print(f"people's lines: {len(flagged)} of {len(lines)} flagged by one_turn or persona" + "".join(f"\n  {f}" for f in flagged[:10]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--modes", default="code,turn,conversation")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="another corpus in the same format")
+    parser.add_argument("--people", type=Path, help="a VDAct predictions file: check its questions instead (false flags)")
     args = parser.parse_args()
-    corpus = yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
+    if args.people:
+        people(args.people)
+        return 0
+    corpus = yaml.safe_load(args.corpus.read_text(encoding="utf-8"))
     model = ModelSettings(spec=args.model, **({"base_url": args.base_url} if args.base_url else {}))
     for mode in args.modes.split(","):
         context = RunConfig(model=model, options={"audit": "turn" if mode == "code" else mode}, cache_path=None).context()
