@@ -86,7 +86,7 @@ def measure(base_url: str, mode: str, folder: Path) -> dict[str, Any]:
     usage = json.loads((result.run_dir / "usage.json").read_text(encoding="utf-8"))
     n = len(result.records)
     return {"mode": mode, "conversations": n, "user_turns": sum(r["user_turns"] for r in result.records) / n,
-            "calls": usage["total"]["requests"] / n, "prompt_tokens": usage["total"]["input_tokens"] / n,
+            "calls": usage["total"]["calls"] / n, "sent": usage["total"]["requests"] / n, "prompt_tokens": usage["total"]["input_tokens"] / n,
             "per_agent": {k: v["calls"] / n for k, v in usage["per_agent"].items()}, "wall": wall, "cpu_per_conversation": cpu / n}
 
 
@@ -111,7 +111,8 @@ def main() -> int:
                 row = measure(base_url, mode, Path(folder))
                 agents = ", ".join(f"{k} {v:g}" for k, v in row["per_agent"].items())
                 print(f"audit={mode:12} {row['conversations']} conversations of {row['user_turns']:g} user turns: "
-                      f"{row['calls']:g} calls and {row['prompt_tokens']:,.0f} prompt tokens per conversation ({agents}); "
+                      f"{row['calls']:g} calls ({row['sent']:g} sent: identical prompts go once) and "
+                      f"{row['prompt_tokens']:,.0f} prompt tokens per conversation ({agents}); "
                       f"wall {row['wall']:.1f} s; CPU {row['cpu_per_conversation']:.2f} s per conversation")
     finally:
         server.stdin.close()  # type: ignore[union-attr]
