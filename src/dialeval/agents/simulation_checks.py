@@ -64,6 +64,8 @@ class TurnContext:
 
 
 def one_turn(message: str, ctx: TurnContext) -> str | None:
+    """A line for the other side: its speaker label anywhere, the user's own label after the
+    first words (a further turn), or an aside narrating the bot. Labels of a form are no speakers."""
     labels = [(m.start(), m.group(1).lower()) for m in _LABEL.finditer(message)]
     own = _USER_LABELS | ctx.names()
     for start, label in labels:
@@ -74,6 +76,8 @@ def one_turn(message: str, ctx: TurnContext) -> str | None:
 
 
 def persona(message: str, ctx: TurnContext) -> str | None:
+    """Words a person in a scenario does not say: a model's or a service desk's, talk about
+    the simulation, or the persona spoken to by name (the other side's voice)."""
     found = _MODEL_TALK.search(message) or _META.search(message)
     if found:
         return found.group(0)
