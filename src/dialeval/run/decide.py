@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dialeval.errors import ConfigError
+from dialeval.metrics.intervals import SEED, generator
 
 OPTION, MARGIN, CRITERION, BASELINE = "stop_when_decided", "decision_margin", "decide_on", "decide_against"
 RUN, BASE = "run", "baseline"  # the two sides when the run is compared with a baseline run
@@ -37,7 +38,7 @@ class DecisionWatch:
     bench: Any
     margin: float = 0.0
     criterion: str | None = None
-    seed: int = 0
+    seed: int = SEED  # the one resampler's seed (metrics/intervals.py)
     scores: dict[str, dict[str, float]] = field(default_factory=dict)  # system -> unit -> score
     order_of: list[str] = field(default_factory=list)  # units in the order both sides were scored
     ordered: set[str] = field(default_factory=set)
@@ -49,7 +50,7 @@ class DecisionWatch:
     sent: Counter[str] = field(default_factory=Counter)  # item id -> requests that left (cancelled in flight: spent)
 
     @classmethod
-    def from_options(cls, bench: Any, ours: dict[str, Any], seed: int = 0) -> DecisionWatch | None:
+    def from_options(cls, bench: Any, ours: dict[str, Any], seed: int = SEED) -> DecisionWatch | None:
         if ours.get(OPTION) in (None, False):
             if set(ours) - {OPTION}:
                 raise ConfigError(f"options {', '.join(sorted(set(ours) - {OPTION}))} need {OPTION}=true")
@@ -84,10 +85,8 @@ class DecisionWatch:
 
     def order(self, items: list[Any]) -> list[Any]:
         """The items with their units in a seeded random order (a unit's items together)."""
-        import numpy as np
-
         units = sorted({self.unit_of(i) for i in items})
-        rank = {u: r for r, u in enumerate(np.random.default_rng(self.seed).permutation(len(units)))}
+        rank = {u: r for r, u in enumerate(generator(self.seed).permutation(len(units)))}
         position = {u: rank[i] for i, u in enumerate(units)}
         return sorted(items, key=lambda i: position[self.unit_of(i)])
 
