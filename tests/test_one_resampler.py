@@ -31,7 +31,7 @@ def test_a_mean_interval_is_scipys_percentile_bootstrap_with_the_same_seed_and_c
         warnings.simplefilter("ignore")
         expected = stats.bootstrap((values,), np.mean, n_resamples=RESAMPLES, method="percentile",
                                    random_state=np.random.default_rng(SEED)).confidence_interval
-    assert mean_with_interval(list(values))[1] == pytest.approx((expected.low, expected.high), rel=1e-12)
+    assert mean_with_interval(list(values))[1] == (expected.low, expected.high)  # to the last bit: goldens keep their figures
 
 
 def test_the_trust_cards_share_and_a_headline_mean_give_one_interval():

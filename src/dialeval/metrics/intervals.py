@@ -77,12 +77,27 @@ def percentile_interval(draws: np.ndarray, level: float = LEVEL) -> tuple[float,
     import numpy as np
 
     kept = np.asarray(draws, dtype=float)
-    kept = kept[np.isfinite(kept)]
+    kept = np.sort(kept[np.isfinite(kept)])
     if not len(kept):
         return None
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(kept, [tail, 100 - tail])
+    tail = (1 - level) / 2
+    low, high = _linear_quantiles(kept, np.array([tail, 1 - tail]))
     return float(low), float(high)
+
+
+def _linear_quantiles(ordered: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Quantiles ``p`` of sorted values by linear interpolation (Hyndman and Fan's method 7),
+    in the arithmetic of ``scipy.stats.quantile`` (which ``scipy.stats.bootstrap`` uses), so an
+    interval here is the one scipy gives to the last bit, on any scipy version."""
+    import numpy as np
+
+    n = len(ordered)
+    position = p * n + (1 - p)
+    upper = position // 1
+    weight = np.where(upper - 1 < 0, 0.0, position % 1)
+    below = np.clip(upper - 1, 0, n - 1).astype(np.int64)
+    above = np.clip(upper, 0, n - 1).astype(np.int64)
+    return (1 - weight) * ordered[below] + weight * ordered[above]
 
 
 def mean_with_interval(values: Sequence[float]) -> tuple[float | None, tuple[float, float] | None]:
