@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dialeval.gate.figures import dimension_names, did_you_mean, resolve_dimension, run_figures
-from dialeval.gate.figure_registry import measured_by_dry_run
+from dialeval.gate.figure_registry import dry_run_figures, measured_by_dry_run
 from dialeval.gate.judgeable import check_runs, check_same_units, is_dry_run
 from dialeval.gate.rules import GateError, Regression, Rule, Threshold
 from dialeval.report.results import RunData
@@ -86,7 +86,7 @@ def _check_rule(rule: Rule, run: RunData, baseline: RunData | None, figures: dic
     for role, which in judged:
         if which is not None and is_dry_run(which) and not (isinstance(rule, Threshold) and measured_by_dry_run(rule.figure)):
             raise GateError(f"rule {rule.name!r}: the {role} {which.path} is a dry run, whose scores and figures are placeholders; "
-                            "gate its cost and calls only (cost.usd, calls, items, run.usage.*)")
+                            f"gate its cost and calls only ({', '.join(dry_run_figures())})")
     if isinstance(rule, Threshold) and rule.figure == "cost.usd" and rule.figure not in figures:
         unpriced = ", ".join((run.usage.get("total") or {}).get("unpriced_models") or []) or "a model"
         raise GateError(f"rule {rule.name!r}: the cost of {run.path} is unknown: no price is known for {unpriced} "

@@ -82,6 +82,11 @@ def all_figures() -> dict[str, GateFigure]:
     return dict(_REGISTRY)
 
 
+def dry_run_figures() -> list[str]:
+    """The figures a dry run measures for real, as a message lists them."""
+    return [label for label, figure in all_figures().items() if figure.dry_run] + ["run.usage.*"]
+
+
 def measured_by_dry_run(figure: str) -> bool:
     """Whether a dry run measures ``figure`` for real: a run figure registered so, or its usage
     in ``metrics.json`` (``run.usage.*``)."""

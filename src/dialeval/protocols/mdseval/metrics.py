@@ -1,7 +1,7 @@
 """Meta-evaluation figures of MDSEval, each with a 95% bootstrap interval over dialogues.
 
 Every figure is computed from *groups*, one per dialogue, holding only the readable
-judge answers; resampling dialogues (``scipy.stats.bootstrap``, percentile method)
+judge answers; resampling dialogues (the one resampler, :mod:`dialeval.metrics.intervals`)
 keeps the five summaries of a dialogue together, as the per-dialogue Spearman needs.
 
 - Spearman: per dialogue between judge scores and human means, averaged over the
@@ -25,7 +25,7 @@ from dialeval.protocols.mdseval.data import FAITH_LABELS
 class Figure:
     """A figure that adds up over dialogues: per-dialogue ``parts`` (a vector of sums) and
     ``combine`` from their total to the value. Resampling then only re-adds vectors,
-    which lets ``scipy.stats.bootstrap`` run vectorised over thousands of resamples."""
+    which lets the resampler run vectorised over thousands of resamples."""
 
     def __init__(self, parts: Callable[[Any], Sequence[float] | np.ndarray], combine: Callable[[np.ndarray], np.ndarray]):
         self.parts, self.combine = parts, combine
