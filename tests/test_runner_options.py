@@ -39,7 +39,7 @@ def test_the_prepared_run_carries_them_typed_and_the_benchmark_never_sees_them(t
 
 
 @pytest.mark.parametrize("options, said", [
-    ({"stop_when_decide": True}, "answers option 'stop_when_decide': unknown key; valid: "),
+    ({"stop_when_decide": True}, "answers option 'stop_when_decide': unknown key; answers takes no option of its own; "),
     ({"stop_when_decided": "yes"}, "option 'stop_when_decided': Input should be a valid boolean"),
     ({"stop_when_decided": True, "decision_margin": -1}, "option 'decision_margin': Input should be greater than or equal to 0"),
     ({"stop_when_decided": True, "decision_margin": True}, "option 'decision_margin': Input should be a valid number"),

@@ -48,8 +48,8 @@ def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], RunnerOption
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"option '{where}': {field_message(RunnerOptions, first)}" if where
-                          else f"options: {field_message(RunnerOptions, first)}") from None
+        said = field_message(RunnerOptions, first)
+        raise ConfigError(f"option '{where}': {said}" if where else said) from None  # a rule between options names them
     return {k: v for k, v in options.items() if k not in ours}, runner
 
 
@@ -61,5 +61,6 @@ def check_option_names(options: dict[str, Any], model: type[BaseModel] | None, b
     own = list(model.model_fields)
     for key in options:
         if key not in own and key not in RUNNER_KEYS:
-            raise ConfigError(f"{benchmark} option '{key}': unknown key; valid: {', '.join(own)}; "
+            theirs = f"valid: {', '.join(own)}" if own else f"{benchmark} takes no option of its own"
+            raise ConfigError(f"{benchmark} option '{key}': unknown key; {theirs}; "
                               f"the runner's: {', '.join(RUNNER_KEYS)}{did_you_mean(key, [*own, *RUNNER_KEYS])}")
