@@ -1,5 +1,5 @@
 """Seconds and peak memory of the judge-vs-human agreement figures (Spearman, Kendall tau-b,
-Krippendorff's alpha, each with its 999-resample bootstrap CI) and of alpha among three
+Krippendorff's alpha, each with its bootstrap CI from the one resampler, 2,000 resamples) and of alpha among three
 annotators, on synthetic scores: 1,000 and 10,000 units on a 0-100 scale, and real-valued.
 
     PYTHONPATH=src python benchmarks/agreement_speed.py

@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 
 from dialeval.metrics.alpha import Reliability, krippendorff_alpha
-from dialeval.metrics import judge_agreement
-from dialeval.metrics.judge_agreement import SEED, alpha_with_ci, paired_agreement
+from dialeval.metrics.intervals import generator
+from dialeval.metrics.judge_agreement import alpha_with_ci, paired_agreement
 
 
 def recomputed(a, b, resamples):
@@ -24,7 +24,7 @@ def recomputed(a, b, resamples):
         "kendall_tau_b": lambda u, v: stats.kendalltau(u, v, variant="b").statistic,
         "krippendorff_alpha": lambda u, v: krippendorff.alpha(reliability_data=np.array([u, v]), level_of_measurement="ordinal"),
     }
-    rng = np.random.default_rng(SEED)
+    rng = generator()  # the one resampler's seed
     picks = [rng.integers(0, len(x), len(x)) for _ in range(resamples)]
     out = {}
     with warnings.catch_warnings():
@@ -37,14 +37,13 @@ def recomputed(a, b, resamples):
 
 
 @pytest.mark.parametrize("case", ["integer", "ties", "real-valued", "small"])
-def test_figures_equal_recomputing_each_resample(case, monkeypatch):
-    monkeypatch.setattr(judge_agreement, "RESAMPLES", 199)  # the same draws, fewer: the slow reading is slow
+def test_figures_equal_recomputing_each_resample(case):
     rng = np.random.default_rng(7)
     n = 6 if case == "small" else 40
     a = rng.integers(1, 6, n).astype(float)
     b = {"integer": np.clip(a + rng.integers(-1, 2, n), 1, 5), "ties": np.where(a > 3, 5.0, 1.0),
          "real-valued": a + rng.random(n), "small": rng.integers(1, 6, n).astype(float)}[case]
-    fast, slow = paired_agreement(list(a), list(b)), recomputed(a, b, 199)
+    fast, slow = paired_agreement(list(a), list(b), resamples=199), recomputed(a, b, 199)  # the same draws, fewer
     for name, expected in slow.items():
         for key, value in expected.items():
             assert fast[name][key] == pytest.approx(value, abs=1e-9), (name, key)

@@ -137,3 +137,20 @@ def test_the_probe_example_builds_a_card_with_its_figure(tmp_path, monkeypatch, 
     assert capsys.readouterr().out.startswith("halving: -")
     card = (tmp_path / "trust").glob("*/card.md")
     assert "halving: mean score change" in next(card).read_text(encoding="utf-8")
+
+
+@pytest.mark.timeout(120)
+def test_the_gate_figure_example_gates_a_run_on_its_own_figure(tmp_path, monkeypatch, capsys):
+    from dialeval.gate.figure_registry import all_figures
+    from dialeval.gate.figures import run_figures
+    from dialeval.report.results import read_run
+
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(example("6. A gate figure"), "docs/extending.md#6", "exec"), scope)
+    assert "<criterion>.low_share" in all_figures()
+    figures = run_figures(read_run(scope["result"].run_dir))
+    assert figures["score.low_share"] == 0.125 and figures["score (1-5).low_share"] == 0.125
+    assert capsys.readouterr().out.startswith("gate 'score.low_share == 0' failed: score.low_share = 0.125")
+    (tmp_path / "gates.yaml").write_text('rules:\n  - "score.low_share <= 0.2"\n')
+    assert main(["gate", str(scope["result"].run_dir), "--rules", str(tmp_path / "gates.yaml")]) == 0

@@ -26,6 +26,8 @@ def add_parser(sub: Subcommands) -> None:
     g.add_argument("--summary", metavar="FILE", help="append a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")
     g.add_argument("--allow-incomplete", action="store_true",
                    help="judge a run or baseline that did not finish (every output line says so)")
+    g.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                   help="import MODULE first: it registers gate figures of its own (docs/extending.md)")
     g.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="stop_when_decided=true: also say after how many units (seeded order) each regression was decided")
 
@@ -57,6 +59,9 @@ def run_gate_command(args: argparse.Namespace) -> int:
     from dialeval.gate.junit import write_junit
     from dialeval.gate.summary import summary_markdown
 
+    from dialeval.plugins import load_plugins
+
+    load_plugins(args.plugin)  # modules that register gate figures of their own
     options = gate_options(args.option)
     rules = load_rules(args.rules)
     run = read_gate_run(args.run, "run")

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dialeval.gate.figures import dimension_names, did_you_mean, resolve_dimension, run_figures
-from dialeval.gate.judgeable import DRY_RUN_FIGURES, check_runs, check_same_units, is_dry_run
+from dialeval.gate.figure_registry import dry_run_figures, measured_by_dry_run
+from dialeval.gate.judgeable import check_runs, check_same_units, is_dry_run
 from dialeval.gate.rules import GateError, Regression, Rule, Threshold
 from dialeval.report.results import RunData
 
@@ -83,9 +84,9 @@ def _check_rule(rule: Rule, run: RunData, baseline: RunData | None, figures: dic
     # a threshold reads the run alone; a regression reads the run and the baseline
     judged = [("run", run)] if isinstance(rule, Threshold) else [("run", run), ("baseline", baseline)]
     for role, which in judged:
-        if which is not None and is_dry_run(which) and not (isinstance(rule, Threshold) and DRY_RUN_FIGURES(rule.figure)):
+        if which is not None and is_dry_run(which) and not (isinstance(rule, Threshold) and measured_by_dry_run(rule.figure)):
             raise GateError(f"rule {rule.name!r}: the {role} {which.path} is a dry run, whose scores and figures are placeholders; "
-                            "gate its cost and calls only (cost.usd, calls, items, run.usage.*)")
+                            f"gate its cost and calls only ({', '.join(dry_run_figures())})")
     if isinstance(rule, Threshold) and rule.figure == "cost.usd" and rule.figure not in figures:
         unpriced = ", ".join((run.usage.get("total") or {}).get("unpriced_models") or []) or "a model"
         raise GateError(f"rule {rule.name!r}: the cost of {run.path} is unknown: no price is known for {unpriced} "
@@ -117,13 +118,11 @@ def paired_scores(run: RunData, baseline: RunData, dimension: str) -> tuple[dict
 def sequential_detail(base: dict[str, float], new: dict[str, float], margin: float, dimension: str, bound: float) -> dict[str, Any]:
     """When the anytime-valid sequence would have decided, judging the shared units in a seeded
     random order: ``decision``, ``units_used`` of ``units`` (see :mod:`dialeval.metrics.sequential`)."""
-    import numpy as np
-
-    from dialeval.metrics import SEED
+    from dialeval.metrics.intervals import generator
     from dialeval.metrics.sequential import first_decision
 
     units = sorted(set(base) & set(new))
-    order = np.random.default_rng(SEED).permutation(len(units))
+    order = generator().permutation(len(units))
     diffs = [new[units[i]] - base[units[i]] for i in order]
     return first_decision(diffs, margin=margin, gate=True, bound=bound)
 

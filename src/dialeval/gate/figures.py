@@ -2,17 +2,15 @@
 
 Why: a rule says ``quality.mean >= 3`` or ``failures.share <= 0.02`` whatever the
 benchmark; here every number a run holds gets one dotted name: each numeric leaf of
-``metrics.json`` under its path (``systems.bot.mean_score``), and the figures every run
-has whatever its protocol: per scored dimension ``<dimension>.mean`` (also ``.n``,
-``.median``, ``.min``), ``failures.share`` and ``failures.count`` (failed items),
-``items``, ``calls``, ``cost.usd`` and ``unparsed.share`` (judge answers not read).
+``metrics.json`` under its path (``systems.bot.mean_score``), and every registered figure
+(:mod:`dialeval.gate.figure_registry`; the built-in ones, such as ``<dimension>.mean``,
+``failures.share`` and ``cost.usd``, in :mod:`dialeval.gate.builtin_figures`).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-import statistics
 from typing import Any
 
 from dialeval.report.results import RunData
@@ -50,29 +48,22 @@ def flatten(value: Any, prefix: str = "") -> dict[str, float]:
 
 
 def run_figures(run: RunData) -> dict[str, float]:
-    """Dotted name -> value for every figure of ``run`` (see the module's docstring)."""
+    """Dotted name -> value for every figure of ``run``: the numbers of its ``metrics.json``,
+    then every registered figure (:mod:`dialeval.gate.figure_registry`) the run has."""
+    from dialeval.gate.figure_registry import all_figures
+
     out = flatten(run.metrics)
+    figures = list(all_figures().values())
     for dimension, units in run.scores().items():
         values = list(units.values())
-        if not values:
-            continue
-        for alias in dimension_aliases(dimension):
-            out.update({f"{alias}.mean": statistics.fmean(values), f"{alias}.median": float(statistics.median(values)),
-                        f"{alias}.min": float(min(values)), f"{alias}.n": float(len(values))})
-    items = len(run.items)
-    per_agent = [a for a in (run.usage.get("per_agent") or {}).values() if isinstance(a, dict)]
-    calls = sum(int(a.get("calls", 0)) for a in per_agent)
-    unparsed = sum(int(a.get("unparsed", 0)) for a in per_agent)
-    total = run.usage.get("total") or {}
-    out.update({
-        "items": float(items),
-        "failures.count": float(run.failed),
-        "failures.share": run.failed / items if items else 0.0,
-        "calls": float(calls),
-        "unparsed.share": unparsed / calls if calls else 0.0,
-    })
-    if not total.get("unpriced_calls") and "cost_usd" in total:
-        out["cost.usd"] = float(total["cost_usd"])  # unknown prices: no figure, never a 0 that passes
+        for figure in figures:
+            value = figure.of_scores(values) if figure.of_scores is not None and values else None
+            if value is not None:
+                out.update({f"{alias}.{figure.name}": float(value) for alias in dimension_aliases(dimension)})
+    for figure in figures:
+        value = figure.read(run) if figure.read is not None else None
+        if value is not None:
+            out[figure.name] = float(value)
     return out
 
 

@@ -13,16 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from dialeval.gate.figure_registry import measured_by_dry_run
 from dialeval.gate.figures import resolve_dimension
 from dialeval.gate.rules import GateError, Regression, Rule, Threshold, joined
 from dialeval.report.results import RunData
 
 SHOWN_UNITS = 5  # unit ids named in a message
-
-
-def DRY_RUN_FIGURES(figure: str) -> bool:  # noqa: N802 (a predicate read like a set)
-    """Figures a dry run measures for real: its cost and call counts."""
-    return figure in ("cost.usd", "calls", "items") or figure.startswith("run.usage.")
 
 
 def is_dry_run(run: RunData) -> bool:
@@ -46,7 +42,7 @@ def check_runs(rules: list[Rule], run: RunData, baseline: RunData | None, *, all
     if baseline is not None and baseline.benchmark != run.benchmark:
         raise GateError(f"baseline {baseline.path} is a {baseline.benchmark!r} run and {run.path} a {run.benchmark!r} run: "
                         "a gate compares runs of one benchmark")
-    needs_scores = any(isinstance(r, Regression) or not DRY_RUN_FIGURES(r.figure) for r in rules if isinstance(r, (Threshold, Regression)))
+    needs_scores = any(isinstance(r, Regression) or not measured_by_dry_run(r.figure) for r in rules if isinstance(r, (Threshold, Regression)))
     reasons = [f"run {run.path}: {r}" for r in unfinished(run)]
     if baseline is not None:
         reasons += [f"baseline {baseline.path}: {r}" for r in unfinished(baseline)]

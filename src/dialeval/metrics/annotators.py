@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 
 from dialeval.metrics.ceiling import HUMANS, leave_one_out
+from dialeval.metrics.intervals import RESAMPLES
 from dialeval.metrics.judge_agreement import alpha_with_ci
 
 
 def annotator_agreement(table: dict[str, dict[str, float]], judges: dict[str, dict[str, float]] | None = None,
-                        *, resamples: int | None = None) -> dict[str, Any]:
+                        *, resamples: int = RESAMPLES) -> dict[str, Any]:
     """``table``: unit -> {annotator: score}; ``judges``: name -> unit -> score. Returns
     annotators, units, units with two or more labels, ``alpha`` (value and CI),
     ``per_annotator`` (n and its figures against the others), ``leave_one_out`` (the
@@ -34,7 +35,7 @@ def annotator_agreement(table: dict[str, dict[str, float]], judges: dict[str, di
                            "leave_one_out": None, "judges": {}}
     if multi < 2:
         return out
-    out["alpha"] = alpha_with_ci(data)
+    out["alpha"] = alpha_with_ci(data, resamples=resamples)
     loo = leave_one_out(table, judges, resamples=resamples)
     out.update(per_annotator=loo["per_annotator"], leave_one_out=loo[HUMANS], judges=loo["judges"])
     return out

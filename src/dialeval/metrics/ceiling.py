@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from dialeval.metrics.judge_agreement import SEED, STATISTICS, Interval, Paired, interval, weights_of
+from dialeval.metrics.intervals import RESAMPLES, SEED, unit_weights
+from dialeval.metrics.judge_agreement import STATISTICS, Interval, Paired, interval
 
 Table = dict[str, dict[str, float]]  # unit -> annotator -> score
 HUMANS = "humans"
@@ -40,7 +41,7 @@ def _empty() -> dict[str, Interval]:
 
 
 def leave_one_out(table: Table, judges: dict[str, dict[str, float]] | None = None, *, seed: int = SEED,
-                  resamples: int | None = None) -> dict[str, Any]:
+                  resamples: int = RESAMPLES) -> dict[str, Any]:
     """``table``: unit -> {annotator: score}; ``judges``: name -> unit -> score.
 
     Returns ``units`` (those with two or more labels: the others have nobody to compare
@@ -74,7 +75,7 @@ def leave_one_out(table: Table, judges: dict[str, dict[str, float]] | None = Non
     draws: dict[tuple[str, str], list[np.ndarray]] = {(side.who, name): [] for side in defined for name in STATISTICS}
     rows: dict[tuple[str, str], list[np.ndarray]] = {key: [] for key in draws}  # per batch: sides x resamples
     step = min(side.paired.step for side in defined)
-    for weights in weights_of(len(units), seed, resamples, step):
+    for weights in unit_weights(len(units), resamples, seed, step):
         for key in rows:
             rows[key] = []
         for side in defined:

@@ -15,6 +15,8 @@ from typing import Literal
 
 import numpy as np
 
+from dialeval.metrics.intervals import SEED, generator
+
 
 @dataclass(frozen=True)
 class Correlation:
@@ -81,7 +83,7 @@ def permutation_test(
     human: Sequence[float | None],
     *,
     permutations: int = 10_000,
-    seed: int | None = 0,
+    seed: int = SEED,
     alternative: Literal["two-sided", "greater"] = "two-sided",
 ) -> PermutationTest:
     """Paired permutation test for tau(a, human) - tau(b, human).
@@ -109,7 +111,7 @@ def permutation_test(
     h = np.array([r[2] for r in rows], dtype=float)
     observed = ta.tau - tb.tau
     tau = _tau_function(h)
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     extreme = 0
     tolerance = 1e-12
     for _ in range(permutations):

@@ -1,8 +1,9 @@
 """A judge's agreement with a reference per unit, each figure with a 95% bootstrap CI (pure).
 
 Spearman, Kendall tau-b and Krippendorff's alpha of paired scores, and a percentile
-bootstrap over units (fixed seed, :data:`RESAMPLES` draws; a draw where either side is
-constant is left out of the percentiles, which ``scipy.stats.bootstrap`` cannot do).
+bootstrap over units drawn by the one resampler (:mod:`dialeval.metrics.intervals`: its
+seed, count and interval method; a draw where either side is constant is left out of
+the percentiles).
 Why not recompute each statistic on each resample: alpha's package builds a units x
 values x values array per call (minutes and gigabytes at 10,000 units on a 0-100 scale).
 A resample here is a vector of unit counts; Spearman (weighted mid-ranks) and alpha
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -23,10 +24,8 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 from dialeval.metrics.alpha import ALPHA_LEVEL, Level, Reliability
+from dialeval.metrics.intervals import RESAMPLES, SEED, percentile_interval, step_for, unit_weights
 
-SEED = 0
-RESAMPLES = 999
-BATCH_CELLS = 2_000_000  # resample x unit counts held at once (float64: 16 MB)
 TABLE_CELLS = 40_000  # Kendall from contingency tables up to 200 x 200 distinct values, else scipy per resample
 STATISTICS = ("spearman", "kendall_tau_b", "krippendorff_alpha")
 Interval = dict[str, float | None]
@@ -34,20 +33,6 @@ Interval = dict[str, float | None]
 
 def _finite(x: Any) -> float | None:
     return None if x is None or not math.isfinite(float(x)) else float(x)
-
-
-def unit_draws(n: int, resamples: int | None = None, seed: int = SEED) -> np.ndarray:
-    """``resamples`` x ``n`` unit indices drawn with replacement, all at once: the same rows
-    as :func:`_draws` gives one at a time (numpy's generator draws them in the same order)."""
-    return np.random.default_rng(seed).integers(0, n, size=(resamples or RESAMPLES, n))
-
-
-def _draws(n: int, seed: int, resamples: int | None = None) -> Iterator[np.ndarray]:
-    """The bootstrap's resamples as unit indices, one at a time (the same stream as
-    ``rng.integers(0, n, n)`` per resample, so the figures do not depend on batching)."""
-    rng = np.random.default_rng(seed)
-    for _ in range(resamples or RESAMPLES):
-        yield rng.integers(0, n, n)
 
 
 def _one_hot(values: np.ndarray) -> tuple[sparse.csr_matrix, np.ndarray]:
@@ -120,8 +105,8 @@ class Paired:
 
     @property
     def step(self) -> int:
-        """Resamples per batch: at most :data:`BATCH_CELLS` weights (or table cells) at once."""
-        return max(1, BATCH_CELLS // max(self.n, self.shape[0] * self.shape[1] if self.tabled else 0))
+        """Resamples per batch: at most the resampler's batch of weights (or table cells) at once."""
+        return step_for(max(self.n, self.shape[0] * self.shape[1] if self.tabled else 0))
 
     def values(self) -> dict[str, float]:
         from scipy import stats
@@ -151,18 +136,8 @@ class Paired:
                     "krippendorff_alpha": np.where(ok, self.reliability.alpha(weights), np.nan)}
 
 
-def weights_of(n: int, seed: int = SEED, resamples: int | None = None, step: int | None = None) -> Iterator[np.ndarray]:
-    """The bootstrap's resamples of ``n`` units as count vectors, ``step`` rows at a time
-    (``resamples`` default: :data:`RESAMPLES`)."""
-    resamples = resamples or RESAMPLES
-    step = step or resamples
-    stream = _draws(n, seed, resamples)
-    for start in range(0, resamples, step):
-        yield np.stack([np.bincount(next(stream), minlength=n) for _ in range(min(step, resamples - start))]).astype(float)
-
-
 def paired_agreement(a: Sequence[float], b: Sequence[float], *, level: Level = ALPHA_LEVEL, seed: int = SEED,
-                     resamples: int | None = None) -> dict[str, Interval]:
+                     resamples: int = RESAMPLES) -> dict[str, Interval]:
     """Spearman, Kendall tau-b and alpha of ``a`` against ``b`` (same units, same order),
     each ``{"value", "ci_low", "ci_high"}``; ``None`` where undefined (under 3 units, or
     one side constant)."""
@@ -171,24 +146,23 @@ def paired_agreement(a: Sequence[float], b: Sequence[float], *, level: Level = A
     if paired is None or not paired.defined:
         return {name: dict(empty) for name in STATISTICS}
     draws: dict[str, list[np.ndarray]] = {name: [] for name in STATISTICS}
-    for weights in weights_of(paired.n, seed, resamples, paired.step):
+    for weights in unit_weights(paired.n, resamples, seed, paired.step):
         for name, drawn in paired.draws(weights).items():
             draws[name].append(drawn)
     values = paired.values()
     return {name: interval(values[name], np.concatenate(draws[name])) for name in STATISTICS}
 
 
-def alpha_with_ci(data: np.ndarray, level: Level = ALPHA_LEVEL, *, seed: int = SEED) -> Interval:
+def alpha_with_ci(data: np.ndarray, level: Level = ALPHA_LEVEL, *, seed: int = SEED, resamples: int = RESAMPLES) -> Interval:
     """Krippendorff's alpha of ``data`` (units x coders, NaN: no value) with a 95%
     percentile bootstrap CI over units (the annotators' own agreement)."""
     reliability = Reliability(data, level)
-    step = max(1, BATCH_CELLS // max(np.size(data), 1))
-    draws = [reliability.alpha(weights) for weights in weights_of(reliability.units, seed, step=step)]
+    step = step_for(int(np.size(data)))
+    draws = [reliability.alpha(weights) for weights in unit_weights(reliability.units, resamples, seed, step)]
     return interval(reliability.alpha()[0], np.concatenate(draws))
 
 
 def interval(value: float, draws: np.ndarray) -> Interval:
-    if not np.isfinite(draws).any():
-        return {"value": _finite(value), "ci_low": None, "ci_high": None}
-    low, high = np.nanpercentile(draws, [2.5, 97.5])
-    return {"value": _finite(value), "ci_low": _finite(low), "ci_high": _finite(high)}
+    """``{"value", "ci_low", "ci_high"}`` by the resampler's interval method."""
+    low, high = percentile_interval(draws) or (None, None)
+    return {"value": _finite(value), "ci_low": low, "ci_high": high}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from math import comb
 from typing import Any, Callable, Sequence
 
-from dialeval.metrics.intervals import RESAMPLES, SEED
+from dialeval.metrics.intervals import RESAMPLES, generator, percentile_interval
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float | None:
@@ -49,13 +49,13 @@ def trial_bootstrap(tasks: Sequence[tuple[int, int]], k: int,
     table = np.zeros((len(tasks), int(n.max()) + 1))  # table[task, successes] = the task's estimate
     for i, trials in enumerate(n):
         table[i, : trials + 1] = [estimate(int(trials), s, k) for s in range(int(trials) + 1)]
-    rng = np.random.default_rng(SEED)
+    rng = generator()  # the one resampler's seed and count; two levels, so its own draws
     drawn = rng.integers(0, len(tasks), size=(RESAMPLES, len(tasks)))
     successes = rng.binomial(n[drawn], c[drawn] / n[drawn])
     means = table[drawn, successes].mean(axis=1)
     point = float(table[np.arange(len(tasks)), c].mean())
     shift = float(means.mean()) - point  # the plug-in resamples' bias (p^k from c/n is not C(c,k)/C(n,k)), taken off
-    low, high = (float(np.clip(v - shift, 0.0, 1.0)) for v in np.percentile(means, [2.5, 97.5]))
+    low, high = (float(np.clip(v - shift, 0.0, 1.0)) for v in percentile_interval(means) or (point, point))
     low, high = min(low, point), max(high, point)
     if low == high:
         return None, f"every resample gave {low:.3f}: the data cannot bound it"

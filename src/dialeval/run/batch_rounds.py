@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
+from dialeval.models import calls as call_steps  # estimate, submit, collect: the client's public steps, as a live call takes them
 from dialeval.models.batch_queue import QueuedCall
 from dialeval.run.batch_state import Answer, BatchState, Chunk, read_rounds
 
@@ -60,15 +61,6 @@ class _Waiting:
     futures: list[tuple[str | None, asyncio.Future[Generation]]] = field(default_factory=list)
     attempts: int = 0
     last_error: str = ""
-
-
-def call_key(client: ModelClient, call: QueuedCall) -> str:
-    """The call's identity in the run folder: its response-cache key (computed when the cache is off)."""
-    if call.cache_key:
-        return call.cache_key
-    from dialeval.models.cache import cache_key
-
-    return cache_key(client.cache_parts(call.messages, call.schema, call.json_schema))
 
 
 def _default_provider(client: ModelClient) -> BatchProvider:
@@ -126,11 +118,11 @@ class BatchRounds:
     async def ask(self, client: ModelClient, call: QueuedCall) -> Generation:
         """Answer one batched call: from an answer already collected into the run folder,
         else from the next round."""
-        key = call_key(client, call)
+        key = call_steps.key_of(client, call)
         self.models.setdefault(client.label, client)
         answer = self.state.answers.get(key) if self.reuse_answers and not client.is_dry_run else None
         if answer is not None and answer.response is not None:
-            return self._generation(client, call, answer.response)
+            return call_steps.collect(client, call, answer.response)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Generation] = loop.create_future()
         waiting = self._pending.setdefault((client.label, key), _Waiting(client, call, key))
@@ -201,8 +193,7 @@ class BatchRounds:
             client = group[0].client
             if client.is_dry_run:  # each caller billed: real answers seldom repeat a prompt as placeholders do
                 for waiting in group:
-                    estimate = waiting.client.estimate(waiting.call.messages, waiting.call.placeholder, batched=True)
-                    self._resolve(waiting, estimate, bill_each=True)
+                    self._resolve(waiting, call_steps.estimate(waiting.client, waiting.call, batched=True), bill_each=True)
                 continue
             watched += await self._submit(label, client, group)
         if not watched:
@@ -230,11 +221,10 @@ class BatchRounds:
                 fresh.append(waiting)
         if not fresh:
             return [(label, chunk) for chunk in watched.values()]
-        from dialeval.models.batch import BatchLine, split_lines
-        from dialeval.models.batch.bodies import request_body
+        from dialeval.models.batch import split_lines
 
         # each call's own client: roles may share a spec with other settings (the system's temperature)
-        lines = [BatchLine(w.key, request_body(w.client, w.call.messages, w.call.schema, w.call.json_schema)) for w in fresh]
+        lines = [call_steps.submit(w.client, w.call, w.key) for w in fresh]
         for part in split_lines(lines, provider.max_lines, provider.max_bytes):
             keys = {line.custom_id: line.custom_id for line in part}  # a call's key is its custom id
             chunk = self.state.submitting(self.state.next_chunk_id(), label, self._round_base + self.rounds, keys)
@@ -309,16 +299,10 @@ class BatchRounds:
 
     # -- answering the callers -----------------------------------------------------------
 
-    def _generation(self, client: ModelClient, call: QueuedCall, response: dict[str, Any]) -> Generation:
-        from dialeval.models.batch.bodies import response_message
-
-        message = response_message(client, response, call.schema)
-        return client.answer_of(message, call.messages, call.cache_key, call.cache_path, price=client.batch_price)
-
     def _settle(self, waiting: _Waiting, answer: Answer) -> None:
         if answer.outcome == "ok" and answer.response is not None:
             try:
-                generation = self._generation(waiting.client, waiting.call, answer.response)
+                generation = call_steps.collect(waiting.client, waiting.call, answer.response)
             except Exception as err:  # an answer our code cannot read fails the call, as a live one would
                 self._fail(waiting, err)
                 return

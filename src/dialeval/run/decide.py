@@ -4,7 +4,7 @@ order and stop once an anytime-valid confidence sequence decides every pair of s
 Why: two systems scored on the same units usually differ clearly long before the last
 unit; a confidence sequence (:mod:`dialeval.metrics.sequential`) may be looked at after
 every unit, so stopping at the first decision keeps its 95% guarantee. The runner takes
-this module's options out of the benchmark's (:func:`split_options`), orders the items to
+its options out of the benchmark's (:mod:`dialeval.run.run_options`), orders the items to
 judge with :meth:`DecisionWatch.resume`, records each finished row through
 :meth:`DecisionWatch.recorder` (which halts the run once decided), and, when decided,
 leaves the units never judged out of the run and puts :meth:`DecisionWatch.summary` into
@@ -19,15 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dialeval.errors import ConfigError
+from dialeval.metrics.intervals import SEED, generator
+from dialeval.run.run_options import RunnerOptions
 
-OPTION, MARGIN, CRITERION, BASELINE = "stop_when_decided", "decision_margin", "decide_on", "decide_against"
 RUN, BASE = "run", "baseline"  # the two sides when the run is compared with a baseline run
-
-
-def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The benchmark's own options, and this module's (taken out: benchmarks forbid unknown keys)."""
-    ours = {k: options[k] for k in (OPTION, MARGIN, CRITERION, BASELINE) if k in options}
-    return {k: v for k, v in options.items() if k not in ours}, ours
+BASELINE = "decide_against"
 
 
 @dataclass
@@ -37,7 +33,7 @@ class DecisionWatch:
     bench: Any
     margin: float = 0.0
     criterion: str | None = None
-    seed: int = 0
+    seed: int = SEED  # the one resampler's seed (metrics/intervals.py)
     scores: dict[str, dict[str, float]] = field(default_factory=dict)  # system -> unit -> score
     order_of: list[str] = field(default_factory=list)  # units in the order both sides were scored
     ordered: set[str] = field(default_factory=set)
@@ -49,15 +45,11 @@ class DecisionWatch:
     sent: Counter[str] = field(default_factory=Counter)  # item id -> requests that left (cancelled in flight: spent)
 
     @classmethod
-    def from_options(cls, bench: Any, ours: dict[str, Any], seed: int = 0) -> DecisionWatch | None:
-        if ours.get(OPTION) in (None, False):
-            if set(ours) - {OPTION}:
-                raise ConfigError(f"options {', '.join(sorted(set(ours) - {OPTION}))} need {OPTION}=true")
+    def from_options(cls, bench: Any, runner: RunnerOptions, seed: int = SEED) -> DecisionWatch | None:
+        """The watch the runner's options ask for (``None``: judge every unit), its baseline read."""
+        if not runner.stop_when_decided:
             return None
-        margin = ours.get(MARGIN, 0.0)
-        if ours[OPTION] is not True or isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
-            raise ConfigError(f"option {OPTION} takes true, and {MARGIN} a number >= 0 (found {ours})")
-        watch = cls(bench, float(margin), ours.get(CRITERION), seed, baseline=ours.get(BASELINE))
+        watch = cls(bench, runner.decision_margin, runner.decide_on, seed, baseline=runner.decide_against)
         if watch.baseline is not None:
             watch.read_baseline()
         return watch
@@ -84,10 +76,8 @@ class DecisionWatch:
 
     def order(self, items: list[Any]) -> list[Any]:
         """The items with their units in a seeded random order (a unit's items together)."""
-        import numpy as np
-
         units = sorted({self.unit_of(i) for i in items})
-        rank = {u: r for r, u in enumerate(np.random.default_rng(self.seed).permutation(len(units)))}
+        rank = {u: r for r, u in enumerate(generator(self.seed).permutation(len(units)))}
         position = {u: rank[i] for i, u in enumerate(units)}
         return sorted(items, key=lambda i: position[self.unit_of(i)])
 

@@ -31,7 +31,7 @@ from dialeval.models.progress import call_bar, known_total
 from dialeval.models.usage import CallRecord, Ledger, current_ledger
 from dialeval.models.single_flight import Flights, current_flights
 from dialeval.run import provenance
-from dialeval.run.decide import DecisionWatch, split_options
+from dialeval.run.decide import DecisionWatch
 from dialeval.run.folder import CONFIG, RESULTS, RunLock, check_folder, check_run_id, drop_outdated_report, results_by_id
 from dialeval.run.identity import data_digest, identity, prepare_folder, referenced_files, resolved_config, run_id, unit_hash
 from dialeval.run.items import ItemJob, ItemRunner, limit_items, load_items, shard_items
@@ -45,6 +45,7 @@ from dialeval.run.preflight import (
     used_models,
     warm_clients,
 )
+from dialeval.run.run_options import RunnerOptions, check_option_names, split_options
 from dialeval.run.tally import RunTally
 
 
@@ -59,6 +60,7 @@ class PreparedRun:
     models: dict[str, Any]  # config field (``model``, ``models.<role>``) -> settings of each model it may call
     resolved: dict[str, Any]  # config.json as it will be written
     run_dir: Path
+    runner: RunnerOptions  # the runner's own options, taken out of the benchmark's
     watch: DecisionWatch | None = None  # stop_when_decided: judges units in a seeded order, stops once decided
 
 
@@ -78,9 +80,10 @@ def prepare_run(benchmark: str, data: str | Path, config: RunConfig | None = Non
     config = config or RunConfig()
     load_user_code(config)
     bench = get_benchmark(benchmark)
-    options, decide_options = split_options(config.options)  # stop_when_decided: see run/decide.py
-    watch = DecisionWatch.from_options(bench, decide_options)
-    if decide_options:
+    check_option_names(config.options, bench.options_model, bench.name)
+    options, runner = split_options(config.options)  # the runner's own (stop_when_decided: see run/decide.py)
+    watch = DecisionWatch.from_options(bench, runner)
+    if options != config.options:
         config = config.model_copy(update={"options": options})
     check_setup(bench, config)
     if config.run_id is not None:
@@ -104,7 +107,7 @@ def prepare_run(benchmark: str, data: str | Path, config: RunConfig | None = Non
 
         check_processes(config, bench, context)
     items = shard_items(bench, limit_items(bench, every_item, config.limit), config.shard_part)
-    return PreparedRun(bench, config, items, context, models, resolved, run_dir, watch)
+    return PreparedRun(bench, config, items, context, models, resolved, run_dir, runner, watch)
 
 
 async def execute(

@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from dialeval.metrics.judge_agreement import RESAMPLES, SEED, unit_draws  # the agreement figures' draws: one resampler
+from dialeval.metrics.intervals import RESAMPLES, SEED, percentile_interval, resampled  # the one resampler
+
 
 def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
@@ -20,11 +21,10 @@ def _finite(value: float) -> float | None:
 def summary(point: float, draws: np.ndarray) -> dict[str, float | None]:
     """The figure and its 95% percentile interval; resamples where it is undefined (all
     scores alike) are left out; ``None`` where the figure itself is undefined."""
-    kept = draws[np.isfinite(draws)]
-    if not math.isfinite(point) or not len(kept):
+    ci = percentile_interval(draws) if math.isfinite(point) else None
+    if ci is None:
         return {"value": _finite(point), "ci_low": None, "ci_high": None}
-    low, high = np.percentile(kept, [2.5, 97.5])
-    return {"value": float(point), "ci_low": float(low), "ci_high": float(high)}
+    return {"value": float(point), "ci_low": ci[0], "ci_high": ci[1]}
 
 
 def share(hits: list[float], weights: list[float] | None = None, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, float | None]:
@@ -33,10 +33,12 @@ def share(hits: list[float], weights: list[float] | None = None, resamples: int 
         return {"value": None, "ci_low": None, "ci_high": None}
     h = np.asarray(hits, dtype=float)
     w = np.ones_like(h) if weights is None else np.asarray(weights, dtype=float)
-    pick = unit_draws(len(h), resamples, seed)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        draws = h[pick].sum(axis=1) / w[pick].sum(axis=1)
-    return summary(float(h.sum() / w.sum()), draws)
+
+    def of(pick: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return h[pick].sum(axis=1) / w[pick].sum(axis=1)
+
+    return summary(float(h.sum() / w.sum()), resampled(len(h), of, cells_per_unit=2, resamples=resamples, seed=seed))
 
 
 def group_gap(values: list[float], inside: list[bool], resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, float | None]:
@@ -45,8 +47,10 @@ def group_gap(values: list[float], inside: list[bool], resamples: int = RESAMPLE
     v, g = np.asarray(values, dtype=float), np.asarray(inside, dtype=bool)
     if g.sum() < 2 or (~g).sum() < 2:
         return {"value": None, "ci_low": None, "ci_high": None}
-    pick = unit_draws(len(v), resamples, seed)
-    vs, gs = v[pick], g[pick]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        draws = (vs * gs).sum(axis=1) / gs.sum(axis=1) - (vs * ~gs).sum(axis=1) / (~gs).sum(axis=1)
-    return summary(float(v[g].mean() - v[~g].mean()), draws)
+
+    def of(pick: np.ndarray) -> np.ndarray:
+        vs, gs = v[pick], g[pick]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (vs * gs).sum(axis=1) / gs.sum(axis=1) - (vs * ~gs).sum(axis=1) / (~gs).sum(axis=1)
+
+    return summary(float(v[g].mean() - v[~g].mean()), resampled(len(v), of, cells_per_unit=3, resamples=resamples, seed=seed))

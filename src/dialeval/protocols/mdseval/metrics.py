@@ -1,7 +1,7 @@
 """Meta-evaluation figures of MDSEval, each with a 95% bootstrap interval over dialogues.
 
 Every figure is computed from *groups*, one per dialogue, holding only the readable
-judge answers; resampling dialogues (``scipy.stats.bootstrap``, percentile method)
+judge answers; resampling dialogues (the one resampler, :mod:`dialeval.metrics.intervals`)
 keeps the five summaries of a dialogue together, as the per-dialogue Spearman needs.
 
 - Spearman: per dialogue between judge scores and human means, averaged over the
@@ -14,21 +14,18 @@ keeps the five summaries of a dialogue together, as the per-dialogue Spearman ne
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dialeval.metrics.intervals import RESAMPLES, SEED
+from dialeval.metrics.intervals import percentile_interval, resampled  # the one resampler's draws and interval
 from dialeval.protocols.mdseval.data import FAITH_LABELS
-
-CONFIDENCE = 0.95  # resamples and seed: the one resampler's (metrics/intervals.py)
 
 
 class Figure:
     """A figure that adds up over dialogues: per-dialogue ``parts`` (a vector of sums) and
     ``combine`` from their total to the value. Resampling then only re-adds vectors,
-    which lets ``scipy.stats.bootstrap`` run vectorised over thousands of resamples."""
+    which lets the resampler run vectorised over thousands of resamples."""
 
     def __init__(self, parts: Callable[[Any], Sequence[float] | np.ndarray], combine: Callable[[np.ndarray], np.ndarray]):
         self.parts, self.combine = parts, combine
@@ -44,34 +41,18 @@ class Figure:
         return None if math.isnan(value) else value
 
 
-def bootstrap_ci(groups: Sequence[Any], figure: Figure, *, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float | None, float | None]:
+def bootstrap_ci(groups: Sequence[Any], figure: Figure) -> tuple[float | None, float | None]:
     """95% percentile interval of ``figure`` when the dialogues (groups) are resampled."""
-    from scipy.stats import bootstrap
-
     if len(groups) < 2:
         return None, None
     table = figure.table(groups)
 
-    def stat(index: np.ndarray, axis: int = -1) -> np.ndarray:
-        index = np.moveaxis(np.asarray(index, dtype=int), axis, -1)
+    def of(picks: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return figure.combine(table[index].sum(axis=-2))
+            return np.asarray(figure.combine(table[picks].sum(axis=1)))
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = bootstrap(
-            (np.arange(len(groups)),),
-            stat,
-            vectorized=True,
-            n_resamples=resamples,
-            confidence_level=CONFIDENCE,
-            method="percentile",
-            random_state=np.random.default_rng(seed),
-        )
-    low, high = result.confidence_interval
-    if math.isnan(low) or math.isnan(high):
-        return None, None
-    return float(low), float(high)
+    low, high = percentile_interval(resampled(len(groups), of, cells_per_unit=table.shape[1])) or (None, None)
+    return low, high
 
 
 def estimate(groups: Sequence[Any], figure: Figure, **extra: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from dialeval.config import parse_options as config_options
+from dialeval.metrics.intervals import SEED
 from dialeval.metrics.text import SPICE_ENV
 
 NO_ANSWER_STATUS = "no_answer"  # as recorded by dialeval.protocols.vdact.common
@@ -49,7 +50,7 @@ class VdactOptions(BaseModel):
     example_dialogue: str | None = Field(default=None, description="dial_id of the example in example_path (needed when it holds several)")
     human_scores: str | None = Field(default=None, description="JSON/JSONL file of human 1-3 scores per turn")
     permutations: int = Field(default=10_000, ge=1)
-    seed: int = 0
+    seed: int = SEED  # the one resampler's seed (metrics/intervals.py)
     spice_jar: str | None = Field(default=None, description=f"spice-1.0.jar with CoreNLP in lib/ (else env {SPICE_ENV})")
     bertscore_model: str | None = Field(default=None, description="local model folder for BERTScore")
     bertscore_layers: int | None = None
