@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dialeval.errors import ConfigError
-from dialeval.models.endpoint import checked_url
+from dialeval.endpoint import checked_url
 
 Messages = list[dict[str, Any]]  # OpenAI chat messages
 
@@ -161,7 +161,7 @@ def register_secrets(spec: BotSpecBase, where: str) -> None:
     """The spec's URLs and key variable are scrubbed from everything written from now on; a URL
     with ``user:password@`` and an ``api_key_env`` are refused: both would be the Authorization
     header, and one would silently replace the other."""
-    from dialeval.models.endpoint import EndpointError, redacted, split_base_url
+    from dialeval.endpoint import EndpointError, redacted, split_base_url
     from dialeval.secrets import register_key_env, register_url
 
     register_key_env(spec.key_env())
