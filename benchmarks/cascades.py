@@ -34,8 +34,8 @@ def card(folder: Path, conversations: int, every: int) -> dict:
     with OpenAIStub(respond=cj.respond) as server:
         judges = [{"model": {"spec": f"openai-compatible:{name}", "base_url": server.base_url, "price": cj.PRICES[name],
                              "max_retries": 0}, "name": name} for name in ("cheap", "strong")]
-        return dialeval.trust(data, labels, str(rubric), judges, cascades=True, probes=(), repeats=1,
-                              output_dir=folder / "trust", cache_path=str(folder / "cache.sqlite"))
+        return dialeval.trust_card(data, labels, str(rubric), judges, cascades=True, probes=(), repeats=1,
+                                   output_dir=folder / "trust", cache_path=str(folder / "cache.sqlite"))
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ import pytest
 from dialeval.config import ModelSettings, RunConfig
 from dialeval.models.backends.http import PreflightError
 from dialeval.models.client import ModelClient
-from dialeval.models.endpoint import EndpointError, redacted, split_base_url
+from dialeval.endpoint import EndpointError, redacted, split_base_url
 from dialeval.report.viewer import write_site
 from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub

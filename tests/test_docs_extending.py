@@ -129,7 +129,7 @@ def test_the_importer_example_registers_a_format_that_import_and_the_dialogue_lo
 
 @pytest.mark.timeout(120)
 def test_the_probe_example_builds_a_card_with_its_figure(tmp_path, monkeypatch, capsys):
-    from dialeval.trust.probe_registry import all_probes
+    from dialeval.trust.probe_catalog import all_probes
 
     monkeypatch.chdir(tmp_path)
     exec(compile(example("5. A trust probe"), "docs/extending.md#5", "exec"), {})

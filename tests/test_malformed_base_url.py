@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from dialeval.config import ModelSettings
-from dialeval.models.endpoint import EndpointError, checked_url, redacted
+from dialeval.endpoint import EndpointError, checked_url, redacted
 from dialeval.protocols.mdseval.common import Setup
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -79,6 +79,6 @@ def test_another_dialeval_version_is_another_run(tmp_path, monkeypatch):
     with OpenAIStub(respond=lambda body: GRADE) as server:
         config = http_config(tmp_path, {"spec": "openai-compatible:judge", "base_url": server.base_url}, limit=1)
         first = run("answers", ANSWERS, config, progress=False)
-        monkeypatch.setattr(dialeval, "__version__", "99.0")
+        monkeypatch.setattr(dialeval.version, "__version__", "99.0")
         second = run("answers", ANSWERS, config, progress=False)
     assert second.run_dir != first.run_dir and '"dialeval": "99.0"' in (second.run_dir / "config.json").read_text()

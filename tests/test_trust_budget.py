@@ -97,8 +97,8 @@ def test_the_python_api_refuses_a_nan_budget_before_reading_anything(files):
 
     tmp_path, chats, labels = files
     with pytest.raises(ConfigError, match="finite amount"):
-        dialeval.trust(chats, labels, str(tmp_path / "rubric.yaml"), [{"model": {"spec": "openai:gpt-4o", "price": [1, 1]}}],
-                       output_dir=tmp_path / "trust", budget=float("nan"))
+        dialeval.trust_card(chats, labels, str(tmp_path / "rubric.yaml"), [{"model": {"spec": "openai:gpt-4o", "price": [1, 1]}}],
+                            output_dir=tmp_path / "trust", budget=float("nan"))
 
 
 def test_a_card_without_a_pick_names_the_condition_each_candidate_failed(files):

@@ -64,23 +64,25 @@ def test_the_python_api_prices_a_card_without_calling(files, monkeypatch):
     labels = write_jsonl(tmp_path / "labels.jsonl", [
         {"id": f"c{i}", "turn": 2, "criterion": "helpfulness", "score": [i + 1, i + 2]} for i in range(4)
     ])
-    card = dialeval.trust(chats, labels, str(tmp_path / "rubric.yaml"), ["openai:gpt-4o-mini", {"model": "openai:gpt-4o", "name": "big"}],
-                          output_dir=tmp_path / "trust", dry_run=True, probes=("verbosity",))
+    card = dialeval.trust_card(chats, labels, str(tmp_path / "rubric.yaml"), ["openai:gpt-4o-mini", {"model": "openai:gpt-4o", "name": "big"}],
+                               output_dir=tmp_path / "trust", dry_run=True, probes=("verbosity",))
     assert card["dry_run"] is True and card["estimate"]["runs"] == 4  # base and padded, per candidate
     per = card["estimate"]["per_candidate"]
     assert set(per) == {"openai:gpt-4o-mini", "big"} and per["big"] > per["openai:gpt-4o-mini"] > 0
 
 
-def test_dialeval_trust_is_callable_in_a_fresh_process():
-    """The package stands in for a function: nothing else needs importing first."""
+def test_the_card_functions_need_no_other_import_in_a_fresh_process():
+    """``dialeval.trust_card`` and ``dialeval.trust.card`` are plain functions after ``import
+    dialeval`` alone, and importing the package patches nothing: it stays an ordinary module."""
     import subprocess
     import sys
     from pathlib import Path
 
     src = Path(__file__).resolve().parents[1] / "src"
-    code = "import dialeval; print(callable(dialeval.trust), dialeval.trust.card.__name__)"
+    code = ("import types, dialeval; print(dialeval.trust_card.__name__, dialeval.trust.card.__name__, "
+            "type(dialeval.trust) is types.ModuleType, callable(dialeval.trust))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(src)})
-    assert out.stdout.split() == ["True", "card"], out.stderr[-500:]
+    assert out.stdout.split() == ["trust_card", "card", "True", "False"], out.stderr[-500:]
 
 
 def test_another_systems_replies_go_to_the_position_probe_only(files):

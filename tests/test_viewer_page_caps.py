@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dialeval.protocols.view_rows import ConversationView, TurnRow
+from dialeval.report.view_rows import ConversationView, TurnRow
 from dialeval.report.results import ItemResult
 from dialeval.report.viewer.item_page import PAGE_TURNS, write_item
 from dialeval.report.viewer.render import FULL_PAGE

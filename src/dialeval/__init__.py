@@ -11,6 +11,7 @@ Public API::
     result.to_pandas()                                # one row per scored unit and dimension
     board = dialeval.sweep("answers", "answers.jsonl", ["openai:gpt-4o-mini", "openai:gpt-4o"])
     board.leaderboard["models"], board.sweep_dir      # ranks with ties, 95% intervals, cost, runs
+    card = dialeval.trust_card("chats.jsonl", "labels.jsonl", "rubric.yaml", ["openai:gpt-4o-mini"])
 
 ``evaluate()`` also works inside a running event loop (Jupyter): the run then goes on
 in a worker thread with its own loop.
@@ -30,50 +31,10 @@ if TYPE_CHECKING:
     from dialeval.evaluation import RunResult
     from dialeval.sweeps.runs import SweepResult
 
+from dialeval import trust  # light: the card's modules load on its first call
 from dialeval.version import __version__
-__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "sweep", "trust", "__version__"]
 
-
-def _config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
-    """Keyword overrides win, ``None`` included (``cache_path=None`` turns the cache off);
-    ``base_url=`` goes with ``model=``, as ``--base-url`` with ``--model``."""
-    from pydantic import ValidationError
-
-    from dialeval.config import ConfigError, RunConfig, describe_error, load_config, unknown_key
-
-    keywords = [*RunConfig.model_fields, "base_url"]  # base_url= goes into model=
-    for key in overrides:
-        if key not in keywords:
-            raise ConfigError(f"evaluate() arguments: field '{key}': {unknown_key(key, keywords)}")
-    if isinstance(config, RunConfig):
-        base = config.model_dump(exclude_unset=True)
-    elif isinstance(config, (str, Path)):
-        base = load_config(config).model_dump(exclude_unset=True)
-    else:
-        base = dict(config or {})
-    if "base_url" in overrides:
-        overrides = dict(overrides)
-        url = overrides.pop("base_url")
-        model = overrides.get("model", base.get("model"))
-        if model is None:
-            raise ConfigError("evaluate(): base_url= is the URL of the model= given with it; give model= too")
-        if not isinstance(model, dict):
-            model = {"spec": model} if isinstance(model, str) else model.model_dump(exclude_unset=True)
-        overrides["model"] = {**model, "base_url": url}
-    if "model" in overrides:
-        from dialeval.config import dry_run_over
-
-        overrides = {**overrides, "model": dry_run_over(overrides["model"], base.get("model"))}
-    where = str(config) if isinstance(config, (str, Path)) else "evaluate() arguments"
-    try:
-        result = RunConfig.model_validate({**base, **overrides})
-    except ValidationError as err:  # a misspelt keyword: the valid ones and the closest, as the CLI says it
-        raise ConfigError(f"{where}: {describe_error(err, RunConfig)}") from None
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
-    if isinstance(config, (str, Path)):
-        result._source = str(config)  # messages name the file
-    return result
+__all__ = ["evaluate", "aevaluate", "load_dataset", "read_run", "list_benchmarks", "sweep", "trust_card", "trust", "__version__"]
 
 
 def evaluate(
@@ -88,22 +49,10 @@ def evaluate(
     cannot nest; the call still blocks until the run ends. ``callbacks`` (LangChain callback
     handlers, e.g. a tracer) see every item's graph run and every model call in it.
     """
-    import asyncio
+    from dialeval.config import resolve_config
+    from dialeval.evaluation import run_here
 
-    from dialeval.evaluation import run
-
-    resolved = _config(config, overrides)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop here: the usual script or CLI case
-        return _warn_if_incomplete(run(benchmark, data, resolved, progress=False, callbacks=callbacks))
-    import contextvars
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialeval-evaluate") as pool:
-        result = pool.submit(contextvars.copy_context().run, run, benchmark, data, resolved, progress=False,
-                             callbacks=callbacks).result()  # collect_runs() and other context tracers come along
-    return _warn_if_incomplete(result)
+    return _warn_if_incomplete(run_here(benchmark, data, resolve_config(config, overrides), callbacks=callbacks))
 
 
 async def aevaluate(
@@ -111,9 +60,10 @@ async def aevaluate(
     callbacks: list[Any] | None = None, **overrides: Any,
 ) -> RunResult:
     """Async form of :func:`evaluate`, for notebooks and services with a running loop."""
+    from dialeval.config import resolve_config
     from dialeval.evaluation import run_async
 
-    result = await run_async(benchmark, data, _config(config, overrides), progress=False, callbacks=callbacks)
+    result = await run_async(benchmark, data, resolve_config(config, overrides), progress=False, callbacks=callbacks)
     return _warn_if_incomplete(result)
 
 
@@ -159,14 +109,12 @@ def read_run(path: str | Path) -> RunData:
     return results.read_run(path)
 
 
-def __getattr__(name: str) -> Any:
-    """``dialeval.trust(...)``: the trust package itself is callable (a submodule import
-    would replace a function of that name), loaded on first use."""
-    if name == "trust":
-        import importlib
-
-        return importlib.import_module("dialeval.trust")
-    raise AttributeError(f"module 'dialeval' has no attribute {name!r}")
+def trust_card(data: str | Path, labels: str | Path, rubric: str, judges: list[Any], **settings: Any) -> dict[str, Any]:
+    """The judge trust card (``dialeval trust``): candidate ``judges`` on the labelled
+    conversations ``data`` and ``labels`` under ``rubric``; ``settings`` are the card's
+    (``tolerance``, ``repeats``, ``probes``, ``output_dir``...: :func:`dialeval.trust.card`).
+    Returns card.json's content (its ``folder``)."""
+    return trust.card(data, labels, rubric, judges, **settings)
 
 
 def list_benchmarks() -> list[str]:

@@ -15,11 +15,9 @@ from pydantic import (
     Discriminator,
     Field,
     PrivateAttr,
-    SerializerFunctionWrapHandler,
     Tag,
     ValidationError,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -27,119 +25,15 @@ from dialeval import judge_spec
 from dialeval.errors import ConfigError  # its old home: `from dialeval.config import ConfigError` keeps working
 from dialeval.field_errors import describe_error, did_you_mean, field_message, unknown_key
 from dialeval.judge_spec import Cascade, Composite, Ensemble
-from dialeval.models.endpoint import checked_url
+from dialeval.model_settings import ModelSettings  # its old home: `from dialeval.config import ModelSettings` keeps working
 from dialeval.spec import ModelSpec
 
 DEFAULT_CACHE = "runs/.cache/responses.sqlite"
 O = TypeVar("O", bound=BaseModel)
-SMOLLM2_MAX_TOKENS = 192
-TOY_RATIONALE_CHARS = 240  # about two sentences: room for a reason, none for a loop
 API_CONCURRENCY = 64  # default items/requests in flight when every role uses an API model
 LOCAL_CONCURRENCY = 8  # otherwise: one local batch
 
 
-class ModelSettings(BaseModel):
-    """One model: a spec string (``openai:gpt-4o-mini``, ``smollm2``, ...) and its options."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    spec: str
-    base_url: str | None = None
-    api_key_env: str | None = Field(
-        default=None, description="name of the environment variable holding the key (never the key)"
-    )
-    temperature: float = 0.0
-    max_tokens: int = Field(default=512, gt=0)
-    timeout: float = Field(
-        default=60.0, gt=0, description="seconds to wait for an answer (connecting: at most 10)"
-    )
-    max_retries: int = Field(default=3, ge=0, description="retries on 429/5xx/time-outs, with backoff")
-    requests_per_second: float | None = Field(default=None, gt=0)
-    structured_output: bool = Field(
-        default=True,
-        description="native structured output (OpenAI JSON schema, Anthropic forced tool); local models decode under the JSON schema's grammar (xgrammar), or get the JSON answer started without it",
-    )
-    batch_size: int = Field(default=8, gt=0, description="local models: prompts generated together")
-    max_concurrency: int | None = Field(
-        default=None, gt=0, description="most requests in flight to this model (API default 64; local: batch_size)"
-    )
-    min_concurrency: int = Field(default=1, gt=0, description="fewest requests in flight after rate-limit back-off")
-    adaptive_concurrency: bool = Field(
-        default=True, description="halve requests in flight on HTTP 429 / Retry-After, grow back on success"
-    )
-    rationale_chars: int | None = Field(
-        default=None,
-        gt=0,
-        description="local models under a grammar: longest rationale/explanation string a structured answer may hold (toy models such as smollm2: 240 unless set; API models: never bounded)",
-    )
-    price_as: str | None = Field(
-        default=None, description="price table entry used for cost (dry-run: the model to estimate)"
-    )
-    price: tuple[float, float] | tuple[float, float, float] | tuple[float, float, float, float] | None = Field(
-        default=None,
-        description="USD per million tokens (input, output[, cached input[, cache write]]); overrides the price table",
-    )
-    batch: bool = Field(
-        default=False,
-        description="send this model's calls through the provider's batch API in rounds (half price, up to 24 h per round)",
-    )
-    seed: int | None = Field(default=None, description="sampling seed sent where the API takes one; part of the cache key")
-    logprobs: bool = Field(default=False, description="ask for token log-probabilities (OpenAI-compatible APIs): a verdict's probability")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_string(cls, value: Any) -> Any:
-        return {"spec": value} if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _small_model_budget(self) -> ModelSettings:
-        """SmolLM2-135M only repeats itself past a couple of hundred tokens: unless told
-        otherwise it gets a smaller answer budget, and a toy model's rationales are bounded
-        under the grammar, which keeps offline runs short and their verdicts readable."""
-        if self.parsed == ModelSpec("smollm2", "") and "max_tokens" not in self.model_fields_set:
-            self.max_tokens = SMOLLM2_MAX_TOKENS
-        if self.parsed.is_toy and "rationale_chars" not in self.model_fields_set:
-            self.rationale_chars = TOY_RATIONALE_CHARS
-        return self
-
-    @model_validator(mode="after")
-    def _batch_needs_an_api(self) -> ModelSettings:
-        """Only the OpenAI and Anthropic batch APIs exist; a dry run estimates one."""
-        spec = self.parsed
-        if self.batch and not (spec.is_api or spec.is_dry_run):
-            raise ValueError(
-                f"batch: true needs an openai, openai-compatible or anthropic model (or dry-run), not {self.spec!r}"
-            )
-        return self
-
-    @model_serializer(mode="wrap")
-    def _batch_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """``batch`` is written only when true, so runs configured before it existed keep their run ids."""
-        data = handler(self)
-        for key, unset in (("batch", False), ("seed", None), ("logprobs", False)):  # issue 49: likewise seed and logprobs
-            if isinstance(data, dict) and data.get(key, unset) == unset:
-                data.pop(key, None)
-        return data
-
-    @field_validator("spec")
-    @classmethod
-    def _known_backend(cls, spec: str) -> str:
-        ModelSpec.parse(spec)
-        return spec
-
-    @field_validator("base_url")
-    @classmethod
-    def _sendable_url(cls, url: str | None) -> str | None:
-        """A malformed URL stops here, shown redacted, not as a traceback at the first request."""
-        return None if url is None else checked_url(url)
-
-    @property
-    def parsed(self) -> ModelSpec:
-        """The typed spec (parsed once per distinct string)."""
-        return ModelSpec.parse(self.spec)
-
-
-judge_spec.bind(ModelSettings)
 # a role's model: one model, or an ensemble or cascade of them (issue 49; see judge_spec)
 RoleModel = Annotated[
     Union[Annotated[ModelSettings, Tag("model")], Annotated[Ensemble, Tag("ensemble")], Annotated[Cascade, Tag("cascade")]],
@@ -367,3 +261,41 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
         raise ConfigError(f"{source}: {err}") from None
     config._source = source
     return config
+
+
+def resolve_config(config: RunConfig | dict[str, Any] | str | Path | None, overrides: dict[str, Any]) -> RunConfig:
+    """The config of a Python call (``dialeval.evaluate``, the trust card's runs): ``config``
+    is a :class:`RunConfig`, a dict of its fields or a YAML file; keyword ``overrides`` win,
+    ``None`` included (``cache_path=None`` turns the cache off); ``base_url=`` goes with
+    ``model=``, as ``--base-url`` with ``--model``."""
+    keywords = [*RunConfig.model_fields, "base_url"]  # base_url= goes into model=
+    for key in overrides:
+        if key not in keywords:
+            raise ConfigError(f"evaluate() arguments: field '{key}': {unknown_key(key, keywords)}")
+    if isinstance(config, RunConfig):
+        base = config.model_dump(exclude_unset=True)
+    elif isinstance(config, (str, Path)):
+        base = load_config(config).model_dump(exclude_unset=True)
+    else:
+        base = dict(config or {})
+    if "base_url" in overrides:
+        overrides = dict(overrides)
+        url = overrides.pop("base_url")
+        model = overrides.get("model", base.get("model"))
+        if model is None:
+            raise ConfigError("evaluate(): base_url= is the URL of the model= given with it; give model= too")
+        if not isinstance(model, dict):
+            model = {"spec": model} if isinstance(model, str) else model.model_dump(exclude_unset=True)
+        overrides["model"] = {**model, "base_url": url}
+    if "model" in overrides:
+        overrides = {**overrides, "model": dry_run_over(overrides["model"], base.get("model"))}
+    where = str(config) if isinstance(config, (str, Path)) else "evaluate() arguments"
+    try:
+        result = RunConfig.model_validate({**base, **overrides})
+    except ValidationError as err:  # a misspelt keyword: the valid ones and the closest, as the CLI says it
+        raise ConfigError(f"{where}: {describe_error(err, RunConfig)}") from None
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    if isinstance(config, (str, Path)):
+        result._source = str(config)  # messages name the file
+    return result

@@ -157,6 +157,22 @@ def run(
         raise
 
 
+def run_here(benchmark: str, data: str | Path, config: RunConfig, *, callbacks: list[Any] | None = None) -> RunResult:
+    """A run started from Python (``dialeval.evaluate``, the trust card's runs), without a
+    progress bar. Inside a running event loop (a notebook cell) it goes to a worker thread,
+    since ``asyncio.run`` cannot nest; the call still blocks until the run ends."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop here: the usual script or CLI case
+        return run(benchmark, data, config, progress=False, callbacks=callbacks)
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dialeval-evaluate") as pool:
+        return pool.submit(contextvars.copy_context().run, run, benchmark, data, config, progress=False,
+                           callbacks=callbacks).result()  # collect_runs() and other context tracers come along
+
+
 def run_warnings(metrics: dict[str, object]) -> list[str]:
     """What the end of a run warns about, one line each: unknown cost, the system under test's
     failures, judges past the unreadable share, code that changed between sessions."""

@@ -6,18 +6,18 @@ A role in a config names a model, or one of these::
     judge: {cascade: [openai:gpt-4o-mini, openai:gpt-4o], escalate: {when: disagree, samples: 2}}
 
 They sit beside :mod:`dialeval.config` (which accepts them under ``models:``); what they do
-at run time is :mod:`dialeval.agents.ensemble`. Members are ordinary model settings, so
-each member call takes the one call path (cache, limits, accounting, traces).
+at run time is :mod:`dialeval.agents.ensemble`. Members are ordinary model settings
+(:mod:`dialeval.model_settings`), so each member call takes the one call path (cache,
+limits, accounting, traces).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-if TYPE_CHECKING:
-    from dialeval.config import ModelSettings
+from dialeval.model_settings import ModelSettings
 
 Combine = Literal["majority", "mean", "median"]
 When = Literal["disagree", "confidence", "calibrated"]
@@ -117,12 +117,6 @@ def kind_of(value: Any) -> str:
     if isinstance(value, (Ensemble, Cascade)):
         return "ensemble" if isinstance(value, Ensemble) else "cascade"
     return "model"
-
-
-def bind(model_settings: type) -> None:
-    """Resolve the member type once :class:`dialeval.config.ModelSettings` exists (config calls it)."""
-    for cls in (Ensemble, Cascade):
-        cls.model_rebuild(_types_namespace={"ModelSettings": model_settings, "Ensemble": Ensemble})
 
 
 def mapped(judge: Composite, change: Any) -> Composite:

@@ -23,6 +23,8 @@ import threading
 from typing import Any, TextIO
 from urllib.parse import quote
 
+from dialeval.endpoint import EndpointError, redacted, secrets_of, split_base_url
+
 DEFAULT_KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 MIN_SECRET_LENGTH = 6  # shorter values ("x", "none") are placeholders, not secrets
 
@@ -54,9 +56,7 @@ def encoded_forms(value: str) -> list[str]:
 def register_url(url: str | None) -> None:
     """Write ``url`` redacted from now on, and scrub what it carries besides the address: its
     user name and password (also as the ``Basic`` header's base64) and query values
-    (:func:`dialeval.models.endpoint.secrets_of`)."""
-    from dialeval.models.endpoint import EndpointError, redacted, secrets_of, split_base_url
-
+    (:func:`dialeval.endpoint.secrets_of`)."""
     if not url:
         return
     found = [v for v in secrets_of(url) if len(v) >= MIN_SECRET_LENGTH]

@@ -1,9 +1,9 @@
 """The judge layer at run time: an ensemble's or a cascade's verdict from its members' calls.
 
-A role resolves in one place (:meth:`dialeval.agents.base.AgentContext.for_role`) to a
-model, an ensemble or a cascade; :func:`dialeval.agents.base.ask` hands the last two here.
-Every member call is an ordinary :func:`ask` on the member's own client (cache, limits,
-ledger, stored prompt), so nothing takes a second route. The combined call records, for
+A role resolves in one place (:meth:`dialeval.agents.answers.AgentContext.for_role`) to a
+model, an ensemble or a cascade; :func:`dialeval.agents.base.ask` hands the last two here,
+with itself as the member asker: every member call is an ordinary ``ask`` on the member's
+own client (cache, limits, ledger, stored prompt), so nothing takes a second route. The combined call records, for
 the unit, which stage decided and why, every vote, and what each call cost.
 """
 
@@ -14,19 +14,17 @@ import dataclasses
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Awaitable, Callable
 
+from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
+from dialeval.agents.answers import AgentCall, AgentContext, Answer
 from dialeval.agents.logprobs import SCORE_FIELDS  # the fields a verdict is read from as one number
 from dialeval.config import ModelSettings
+from dialeval.errors import ConfigError
 from dialeval.judge_spec import Cascade, Composite, Ensemble
 from dialeval.models.client import get_client
-
-if TYPE_CHECKING:
-    from langchain_core.messages import BaseMessage
-
-    from dialeval.agents.base import AgentCall, AgentContext, Answer
 
 Score = Callable[[Any], "float | None"]
 
@@ -141,8 +139,6 @@ def label_of(judge: Composite) -> str:
 
 def _result(ctx: AgentContext, agent: str, judge: Composite, stages: list[Stage], decided: int,
             why: str, escalated: bool) -> Answer[Any]:
-    from dialeval.agents.base import AgentCall, Answer
-
     calls = [a for s in stages for _, _, a in s.answers]
     final = stages[decided]
     broken = next((s.error for s in stages if s.error is not None), None)
@@ -164,16 +160,14 @@ def _result(ctx: AgentContext, agent: str, judge: Composite, stages: list[Stage]
 
 
 async def ask_composite(ctx: AgentContext, agent: str, messages: list[BaseMessage], schema: type[BaseModel],
-                        score: Score | None, options: dict[str, Any]) -> Answer[Any]:
+                        score: Score | None, options: dict[str, Any],
+                        ask: Callable[..., Awaitable[Answer[Any]]]) -> Answer[Any]:
     """The ensemble's combined verdict, or the cascade's: the first stage's where it is sure,
-    else the next stage's. A member call that errors fails the unit (as any failed call)."""
-    from dialeval.agents.base import ask
-
+    else the next stage's. A member call that errors fails the unit (as any failed call).
+    ``ask`` asks one member (``agents.base.ask``, called with ``options``)."""
     judge = ctx.judge
     assert judge is not None
     if score is None and not any(name in schema.model_fields for name in SCORE_FIELDS):
-        from dialeval.errors import ConfigError
-
         raise ConfigError(f"role {ctx.role!r}: the answers of {agent} ({schema.__name__}) are not one verdict that an "
                           "ensemble or a cascade can combine; give this role a single model")
     read = score or default_score

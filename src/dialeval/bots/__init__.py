@@ -17,8 +17,9 @@ from typing import Any
 
 from dialeval.bots.isolation import Raised, run_isolated
 from dialeval.bots.replies import BotError, dig, fill, reply_messages
+from dialeval.bots.spec_reader import describe, parse
 from dialeval.bots.specs import (
-    KINDS, Bot, BotSpec, CallableBot, EndpointBot, GraphBot, HttpBot, Messages, describe, kind_of, parse, register_kind,
+    KINDS, Bot, BotSpec, CallableBot, EndpointBot, GraphBot, HttpBot, Messages, kind_of, register_kind,
 )
 from dialeval.errors import ConfigError
 

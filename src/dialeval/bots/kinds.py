@@ -21,7 +21,7 @@ from dialeval.bots.replies import BotError, dig, fill, reply_messages, text_of
 from dialeval.bots.specs import CallableBot, EndpointBot, GraphBot, HttpBot, Messages, register_kind
 from dialeval.errors import ConfigError
 from dialeval.models.backends.base import CONNECTION, classify_error, error_text
-from dialeval.models.endpoint import redacted
+from dialeval.endpoint import redacted
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 

@@ -136,7 +136,7 @@ def compare_runs(
     labels = [r.label for r in runs]
     human_rule = None
     if human is not None:
-        human_scores, ratings = read_human(bench, runs[0], human)
+        human_scores, ratings = read_human(bench, runs[0].data, runs[0].label, human)
         human_rule = str((runs[0].data.config.get("options") or {}).get("human_rule", "mean"))
         ceiling = ceiling_of(ratings, dict(zip(labels, scores)))
         scores.append(human_scores)

@@ -8,29 +8,27 @@ annotators the way they are held to each other.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dialeval.errors import CompareError
 from dialeval.metrics.alpha import ALPHA_LEVEL
+from dialeval.report.results import RunData
 from dialeval.report.tables import cell, markdown_table, num
-
-if TYPE_CHECKING:
-    from dialeval.report.compare import Run
 
 RANKED = ("spearman", "kendall_tau_b", "krippendorff_alpha")  # the ceiling's figures
 
 
-def human_scores(bench: Any, run: Run, path: str | Path) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
+def human_scores(bench: Any, run: RunData, label: str, path: str | Path) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
     """Human labels as scores per dimension and unit, read by the benchmark with the first
-    run's options, and per dimension each annotator's labels (where the benchmark gives
+    run's options (``label``: that run's name in the comparison), and per dimension each annotator's labels (where the benchmark gives
     them); a file an option named (a rubric) is the run's own copy of it (``option_files``
     in its metrics), not a path relative to the current folder."""
     import tempfile
 
     if bench.human_scores is None:
         raise CompareError(f"benchmark {bench.name!r} does not read human labels (Benchmark.human_scores)")
-    options = dict(run.data.config.get("options") or {})
-    saved = run.data.metrics.get("option_files") or {}
+    options = dict(run.config.get("options") or {})
+    saved = run.metrics.get("option_files") or {}
     with tempfile.TemporaryDirectory(prefix="dialeval-compare-") as folder:
         for key, copy in saved.items():
             if key in options and isinstance(copy, dict) and isinstance(copy.get("text"), str):
@@ -40,9 +38,9 @@ def human_scores(bench: Any, run: Run, path: str | Path) -> tuple[dict[str, dict
                 options[key] = str(written)
         scores = bench.human_scores(Path(path), options)
         ratings = bench.human_ratings(Path(path), options) if bench.human_ratings else {}
-    if not any(set(units) & set(run.data.scores().get(dim, {})) for dim, units in scores.items()):
+    if not any(set(units) & set(run.scores().get(dim, {})) for dim, units in scores.items()):
         named = sum(len(units) for units in scores.values())
-        raise CompareError(f"{path}: none of its {named} labelled units is a unit {run.label} scored "
+        raise CompareError(f"{path}: none of its {named} labelled units is a unit {label} scored "
                            "(ids are conversation ids; turns count every message from 1; criteria as in the rubric)")
     return scores, ratings
 

@@ -17,9 +17,10 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel
 
+import dialeval.version  # read at call time: a test may set another release
 from dialeval.config import RunConfig
 from dialeval.errors import ConfigError, RunError
-from dialeval.models.endpoint import redact_urls, redacted
+from dialeval.endpoint import redact_urls, redacted
 
 # fields that change how a run executes, not what it measures
 EXECUTION_ONLY = ("run_id", "limit", "concurrency", "processes", "shard", "output_dir", "cache_path", "fresh",
@@ -122,9 +123,7 @@ def endpoints(models: dict[str, Any]) -> dict[str, str]:
 
 def identity(templates: dict[str, str], models: dict[str, Any]) -> dict[str, Any]:
     """What decides results beyond the config's own fields."""
-    from dialeval import __version__
-
-    return {"dialeval": __version__, "templates": template_digests(templates), "endpoints": endpoints(models)}
+    return {"dialeval": dialeval.version.__version__, "templates": template_digests(templates), "endpoints": endpoints(models)}
 
 
 def resolved_config(

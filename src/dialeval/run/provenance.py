@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 from typing import Any, Iterable
 
+import dialeval.version  # read at call time: a test may set another release
+
 GIT_TIMEOUT_S = 5.0
 
 
@@ -51,11 +53,9 @@ def git_commit() -> str | None:
 def start(earlier: dict[str, Any] | None = None) -> dict[str, Any]:
     """Provenance of a run session that starts now; ``earlier`` is the folder's previous
     provenance (a resumed run keeps when it first started)."""
-    from dialeval import __version__
-
     began = now_utc()
     first = (earlier or {}).get("first_started") or (earlier or {}).get("started") or began
-    now = {"dialeval": __version__, "git_commit": git_commit()}
+    now = {"dialeval": dialeval.version.__version__, "git_commit": git_commit()}
     out: dict[str, Any] = {**now, "first_started": first, "started": began, "finished": None}
     if now["git_commit"] and git_checkout()[1]:
         out["git_modified"] = True  # the checkout had changes not in that commit: the commit alone does not say what ran

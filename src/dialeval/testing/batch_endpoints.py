@@ -28,13 +28,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import Any, Callable, Literal, Protocol
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from dialeval.testing.openai_server import OpenAIStub
-
 LinePredicate = Callable[[dict[str, Any]], bool]
+
+
+class Answering(Protocol):
+    """What the batch routes need of the server that holds them (an ``OpenAIStub``): the
+    answer to one request and the server's address; the server imports these routes, not back."""
+
+    @property
+    def root_url(self) -> str: ...
+
+    def answer(self, body: dict[str, Any], messages_api: bool, number: int) -> dict[str, Any]: ...
 EXPIRED_MESSAGE = "This request could not be executed before the completion window expired."
 
 
@@ -84,7 +91,7 @@ def _multipart(content_type: str, data: bytes) -> dict[str, tuple[str | None, by
 class BatchEndpoints:
     """The batch routes of one :class:`OpenAIStub`, with the test controls described above."""
 
-    def __init__(self, stub: OpenAIStub):
+    def __init__(self, stub: Answering):
         self.stub = stub
         self.enabled = True
         self.reject: str | None = None

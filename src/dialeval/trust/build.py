@@ -17,12 +17,15 @@ from typing import Any, Callable
 
 from dialeval.config import DEFAULT_CACHE, ModelSettings
 from dialeval.models.usage import priced_cost
-from dialeval.trust import PROBES, cascades, dialogue, perturb, probes, recommend
-from dialeval.trust.probe_registry import Measuring, Planning, Probe, all_probes, get_probe
+from dialeval.trust import cascades, dialogue, perturb, probes, recommend
+from dialeval.trust.probe_catalog import all_probes, get_probe
+from dialeval.trust.probe_registry import PROBES, Measuring, Planning, Probe
 from dialeval.trust.agreement import agreement, headline
 from dialeval.trust.candidates import Candidate
 from dialeval.trust.corpus import corpus_estimates, corpus_run
-from dialeval.trust.runs import PlannedRun, RunOutcome, check_candidates, execute, members_of, per_thousand, price_of, unreadable
+from dialeval.trust.runs import (
+    PlannedRun, RunOutcome, check_candidates, every_unit, execute, members_of, per_thousand, price_of, unreadable, without_versus,
+)
 from dialeval.trust.stats import RESAMPLES
 
 SCHEMA = "dialeval.trust/1"
@@ -104,12 +107,6 @@ def chosen_probes(settings: TrustSettings) -> list[Probe]:
     return [probe for name, probe in all_probes().items() if name in settings.probes]
 
 
-def without_versus(options: dict[str, Any]) -> dict[str, Any]:
-    """The user's options without ``versus``: another system's replies go to the position
-    probe only (it replaces the padded copy there), never into the runs that score."""
-    return {k: v for k, v in options.items() if k != "versus"}
-
-
 def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
     """The dialogue options of a candidate's plain run: the labelled criteria, no fact checks,
     and (``judge_only=labelled``, unless the options say ``all``) only the labelled units:
@@ -118,12 +115,6 @@ def base_options(settings: TrustSettings, inputs: Inputs) -> dict[str, Any]:
     if options.setdefault("judge_only", "labelled") == "labelled":
         options["human_scores"] = str(Path(settings.labels).resolve())
     return options
-
-
-def every_unit(options: dict[str, Any]) -> dict[str, Any]:
-    """The options of a run over units the labels do not name (the corpus run, the needle
-    probe's planted conversations): every unit judged, no labels read."""
-    return {**{k: v for k, v in options.items() if k != "human_scores"}, "judge_only": "all"}
 
 
 def candidate_card(candidate: Candidate, outcomes: dict[str, RunOutcome], inputs: Inputs, needles: dict[str, int],

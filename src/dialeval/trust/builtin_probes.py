@@ -8,7 +8,7 @@ from dialeval.config import ModelSettings
 from dialeval.trust import dialogue, perturb, probes
 from dialeval.trust.candidates import family_of
 from dialeval.trust.probe_registry import Measuring, Planning, register_probe
-from dialeval.trust.runs import PlannedRun
+from dialeval.trust.runs import PlannedRun, every_unit, without_versus
 
 
 def _position_runs(p: Planning) -> list[PlannedRun]:
@@ -54,8 +54,6 @@ def self_preference(m: Measuring) -> dict[str, Any]:
 
 
 def _needle_runs(p: Planning) -> list[PlannedRun]:
-    from dialeval.trust.build import every_unit, without_versus
-
     if not p.needle_records:
         return []
     rubric = p.data / "needle_rubric.yaml"
@@ -67,7 +65,7 @@ def _needle_runs(p: Planning) -> list[PlannedRun]:
     return [p.run("needle", needle_data, options)]
 
 
-@register_probe("needle", probes.DESCRIPTIONS["needle"], limit=probes.LIMITS["needle"], title="needle (caught)", higher_is_bad=False, runs=_needle_runs)
+@register_probe("needle", probes.DESCRIPTIONS["needle"], limit=probes.LIMITS["needle"], title="needle (caught)", higher_is_bad=probes.HIGHER_IS_BAD["needle"], runs=_needle_runs)
 def needle(m: Measuring) -> dict[str, Any]:
     if "needle" not in m.outcomes:
         return probes.not_measured("needle", f"no labelled conversation has {m.settings.needle_min_replies} assistant replies")

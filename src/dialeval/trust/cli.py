@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from dialeval.trust import PROBES
+from dialeval.trust.probe_registry import PROBES
 from dialeval.subcommands import Subcommands
 
 
@@ -66,7 +66,7 @@ def command(args: argparse.Namespace, options: dict[str, object]) -> int:
     from dialeval.trust.candidates import candidates_of
 
     from dialeval.plugins import load_plugins
-    from dialeval.trust.probe_registry import all_probes
+    from dialeval.trust.probe_catalog import all_probes
 
     load_plugins(args.plugin)  # modules that register probes of their own
     probes = tuple(p.strip() for p in args.probes.split(",") if p.strip())

@@ -56,9 +56,9 @@ def load_rubric(ref: str) -> Any:
 
 def load_conversations(path: str | Path) -> list[Any]:
     """The data file's conversations, checked as a dialogue run checks them."""
-    from dialeval import load_dataset
+    from dialeval.benchmarks import get_benchmark
 
-    return load_dataset("dialogue", path)
+    return get_benchmark("dialogue").load(Path(path), {})
 
 
 

@@ -1,9 +1,10 @@
 """Probes by name, like benchmarks: each plans the dialogue runs it needs per candidate and
 reads its figure from their outcomes (docs/extending.md shows one of your own).
 
-``dialeval trust --probes`` and the card read this registry; the built-in probes register
-in :mod:`dialeval.trust.builtin_probes`, loaded on first use, and installed packages
-register theirs from a ``dialeval.plugins`` entry point.
+``dialeval trust --probes`` and the card read this registry through
+:mod:`dialeval.trust.probe_catalog`, which loads the built-in probes
+(:mod:`dialeval.trust.builtin_probes`) and installed packages' (a ``dialeval.plugins``
+entry point); this module only holds what they register, so probes import it downwards.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from dialeval.trust.runs import PlannedRun, RunOutcome
 
 Scores = dict[str, dict[str, float]]  # criterion -> unit -> score
+PROBES = ("position", "verbosity", "self_preference", "needle", "consistency")  # the built-in ones: the card's default
 
 
 @dataclass
@@ -99,19 +101,6 @@ def register_probe(name: str, description: str, *, limit: float, higher_is_bad: 
     return decorate
 
 
-def all_probes() -> dict[str, Probe]:
-    """Every probe: the built-in ones, those registered in code and installed packages'."""
-    import dialeval.trust.builtin_probes  # noqa: F401  (registers the built-in probes)
-    from dialeval.plugins import load_entry_points
-
-    load_entry_points()
+def registered() -> dict[str, Probe]:
+    """Every probe registered so far, in the order of registration."""
     return dict(_REGISTRY)
-
-
-def get_probe(name: str) -> Probe:
-    probes = all_probes()
-    if name not in probes:
-        from dialeval.errors import ConfigError
-
-        raise ConfigError(f"unknown probe {name!r}; choose from {', '.join(probes)}")
-    return probes[name]

@@ -15,6 +15,7 @@ import numpy as np
 
 from dialeval.metrics.alpha import krippendorff_alpha
 from dialeval.trust import stats
+from dialeval.trust.probe_registry import registered
 
 # the built-in probes' limits (registered in builtin_probes): the figure that a judge without the bias stays on the good side of
 LIMITS = {
@@ -35,15 +36,19 @@ HIGHER_IS_BAD = {"position": True, "verbosity": True, "self_preference": True, "
 Scores = dict[str, dict[str, float]]  # criterion -> unit -> score
 
 
+def limit_of(name: str) -> tuple[float, bool]:
+    """A probe's limit and whether higher is bad: as registered (a probe of your own), or a
+    built-in's from the tables above (which its registration reads) when it is not registered."""
+    probe = registered().get(name)
+    return (probe.limit, probe.higher_is_bad) if probe is not None else (LIMITS[name], HIGHER_IS_BAD[name])
+
+
 def result(name: str, figure: dict[str, float | None], n: int, **extra: Any) -> dict[str, Any]:
     """A probe's record: its figure, n, limit, whether it fails (``None``: not measured)."""
-    from dialeval.trust.probe_registry import get_probe
-
-    probe = get_probe(name)  # a registered probe's limit and direction, built-in or not
-    limit = probe.limit
+    limit, higher_is_bad = limit_of(name)
     if figure["value"] is None:
         fails = None
-    elif probe.higher_is_bad:
+    elif higher_is_bad:
         fails = figure["ci_low"] is not None and figure["ci_low"] > limit
     else:
         fails = figure["ci_high"] is not None and figure["ci_high"] < limit

@@ -9,7 +9,7 @@ from dialeval.trust.cascades import card_lines
 from dialeval.figures import Bars, Figure
 from dialeval.metrics.alpha import ALPHA_LEVEL
 from dialeval.report.tables import cell, markdown_table, num
-from dialeval.trust.probe_registry import get_probe
+from dialeval.trust.probe_catalog import get_probe
 from dialeval.trust.recommend import fixed
 
 NAMES = {"spearman": "Spearman", "kendall_tau_b": "Kendall tau-b", "krippendorff_alpha": f"alpha ({ALPHA_LEVEL})",
@@ -174,7 +174,7 @@ def figures(card: dict[str, Any]) -> list[Figure]:
 def write_card(card: dict[str, Any], folder: Path) -> None:
     """card.json, card.md and plots/ in ``folder``."""
     from dialeval.jsonsafe import dumps
-    from dialeval.models.endpoint import redact_urls
+    from dialeval.endpoint import redact_urls
     from dialeval.report.plots import draw
     from dialeval.secrets import scrub
 

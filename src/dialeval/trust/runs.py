@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dialeval.config import ModelSettings, as_dry_run, primary
+from dialeval.config import ModelSettings, as_dry_run, primary, resolve_config
 from dialeval.judge_spec import Composite, mapped
 from dialeval.trust.candidates import Candidate
 from dialeval.trust.dialogue import LabelWarning
@@ -79,7 +79,8 @@ def execute(plan: list[PlannedRun], root: Path, cache_path: str | None, *, dry_r
             on_run: Any = None) -> list[RunOutcome]:
     """Run (or, ``dry_run``, price) every planned run in order; a run with failed items is
     kept with its count, so the card can say so and a re-run retries it."""
-    import dialeval
+    from dialeval.evaluation import run_here
+    from dialeval.report.results import read_run
 
     out = []
     for planned in plan:
@@ -90,12 +91,24 @@ def execute(plan: list[PlannedRun], root: Path, cache_path: str | None, *, dry_r
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # failed items are counted on the card
             warnings.simplefilter("ignore", LabelWarning)  # the card warned of its labels once, before the runs
-            result = dialeval.evaluate("dialogue", planned.data, config)
-        run = dialeval.read_run(result.run_dir)
+            result = run_here("dialogue", planned.data, resolve_config(config, {}))
+        run = read_run(result.run_dir)
         calls = [c for item in run.items for c in item.calls]
         usage = (result.metrics.get("run") or {}).get("usage") or {}
         out.append(RunOutcome(planned, result.run_dir, result.records, usage, calls, result.failed + result.not_evaluated))
     return out
+
+
+def without_versus(options: dict[str, Any]) -> dict[str, Any]:
+    """The user's options without ``versus``: another system's replies go to the position
+    probe only (it replaces the padded copy there), never into the runs that score."""
+    return {k: v for k, v in options.items() if k != "versus"}
+
+
+def every_unit(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of a run over units the labels do not name (the corpus run, the needle
+    probe's planted conversations): every unit judged, no labels read."""
+    return {**{k: v for k, v in options.items() if k != "human_scores"}, "judge_only": "all"}
 
 
 def members_of(model: ModelSettings | Composite) -> list[ModelSettings]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from dialeval.models.backends.base import RATE_LIMIT, ApiBackend
 from dialeval.models.backends.http import PreflightError, check_models_route
 from dialeval.models.concurrency import AdaptiveLimit
-from dialeval.models.endpoint import redacted, split_base_url
+from dialeval.endpoint import redacted, split_base_url
 from dialeval.models.prompt_cache import with_cache_breakpoints
 
 if TYPE_CHECKING:

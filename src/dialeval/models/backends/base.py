@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dialeval.models.concurrency import AdaptiveLimit
-from dialeval.models.endpoint import Endpoint, split_base_url
+from dialeval.endpoint import Endpoint, split_base_url
 from dialeval.spec import ModelSpec
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class Backend:
             (os.environ[v] for v in self.url_vars if os.environ.get(v)), self.default_endpoint
         )
 
-    # --- issue 33: a base_url's credentials and query (models/endpoint.py) ---
+    # --- issue 33: a base_url's credentials and query (endpoint.py) ---
     @property
     def endpoint_parts(self) -> Endpoint | None:
         """:attr:`endpoint` split into URL, query and credentials (``None`` without one)."""
@@ -214,7 +214,7 @@ class ApiBackend(Backend):
     def requirements(self) -> None:
         """A URL that can be sent as given; subclasses add key and URL."""
         from dialeval.models.backends.http import PreflightError
-        from dialeval.models.endpoint import EndpointError, checked_url
+        from dialeval.endpoint import EndpointError, checked_url
 
         try:  # issue 33: a '#fragment' is refused before the first call
             if self.endpoint and not self.settings.base_url:  # an SDK variable's URL: the config's was checked when read

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from dialeval.models.backends.base import ApiBackend
 from dialeval.models.backends.http import PreflightError, async_http, check_models_route, http_timeout, sync_http
 from dialeval.models.concurrency import AdaptiveLimit
-from dialeval.models.endpoint import redacted, split_base_url
+from dialeval.endpoint import redacted, split_base_url
 from dialeval.models.generation import finish_reason
 from dialeval.spec import SpecError
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dialeval.conversation.toolcalls import arguments_text
-from dialeval.protocols.view_rows import ConversationView, Facts, ToolCallRow, TurnRow, Verdict, image_label
+from dialeval.report.view_rows import ConversationView, Facts, ToolCallRow, TurnRow, Verdict, image_label
 
 __all__ = ["conversation_view", "image_label"]
 

@@ -22,7 +22,7 @@ from dialeval.agents.roles import Role, RoleTable
 from dialeval.config import EvalContext
 from dialeval.protocols.mdseval.data import ASPECTS, SCALES, MdsDialogue
 from dialeval.data.images import ImageRef
-from dialeval.models.endpoint import checked_url
+from dialeval.endpoint import checked_url
 
 Evaluator = Literal["pointwise", "pairwise", "faithfulness", "image_prompt", "checklist"]
 FaithfulnessLevel = Literal["summary", "sentence"]

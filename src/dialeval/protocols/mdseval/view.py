@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dialeval.protocols.view_rows import ConversationView, Section, TurnRow, Verdict
+from dialeval.report.view_rows import ConversationView, Section, TurnRow, Verdict
 
 
 def _image_source(image: Any) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dialeval.protocols.view_rows import ConversationView, TurnRow, score_verdicts
+from dialeval.report.view_rows import ConversationView, TurnRow, score_verdicts
 
 
 def conversation_view(record: dict[str, Any], item: Any = None) -> ConversationView | None:

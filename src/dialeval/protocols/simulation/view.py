@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from dialeval.protocols.simulation.transcript import bot_text
-from dialeval.protocols.view_rows import ConversationView, TurnRow, Verdict
+from dialeval.report.view_rows import ConversationView, TurnRow, Verdict
 
 OUTCOME_WORDS = {"success": "success", "failure": "failure", "bot_failure": "bot failure",
                  "simulator_failure": "simulator failure", "judge_failure": "judge failure"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dialeval.protocols.view_rows import ConversationView, TurnRow, score_verdicts
+from dialeval.report.view_rows import ConversationView, TurnRow, score_verdicts
 
 
 def _rationales(record: dict[str, Any], turns: int) -> list[str | None]:

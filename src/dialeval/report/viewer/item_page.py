@@ -55,7 +55,7 @@ def write_item(out: Path, number: int, total: int, row: ItemResult, run: dict[st
                conversation: Any, thumb: Callable[[str], str | None], data: Any = None) -> Path:
     """``items/<number>.html`` (and ``<number>-calls-<k>.html`` for calls past the first twenty);
     ``data`` is the item as the data file gives it, shown where no conversation view is."""
-    from dialeval.report.frame import labeller
+    from dialeval.report.results import labeller
 
     calls = row.calls
     words = labeller(str(run.get("benchmark"))) if row.scores and row.detail else None

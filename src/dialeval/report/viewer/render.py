@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from dialeval.protocols.view_rows import image_label
+from dialeval.report.view_rows import image_label
 from dialeval.report.tables import num, pct
 
 CLIP = 1500  # characters of a long text shown in place; the rest is one click away

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from dialeval.report.viewer.index import refresh as default_refresh
 from dialeval.report.viewer.site import VIEW
 
 
@@ -33,14 +34,12 @@ def make_server(runs_dir: str | Path = "runs", port: int = 8765, refresh: Callab
     nothing outside ``runs_dir`` and no run file the pages do not show is ever readable;
     and it answers only requests addressed to ``127.0.0.1:<port>`` or ``localhost:<port>``,
     so a web page that rebinds its own domain name to 127.0.0.1 gets nothing. Before a page
-    is sent, ``refresh(path)`` (default: :func:`dialeval.report.viewer.refresh`) rewrites it
+    is sent, ``refresh(path)`` (default: :func:`dialeval.report.viewer.index.refresh`) rewrites it
     when its run changed, so new and running runs show without a restart.
     """
     import functools
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
     from urllib.parse import unquote, urlsplit
-
-    from dialeval.report.viewer import refresh as default_refresh
 
     root = Path(runs_dir).resolve()
     update = refresh or (lambda path: default_refresh(root, path))  # one rewrite per run at a time (site.rebuilding)
