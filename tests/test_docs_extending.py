@@ -141,7 +141,7 @@ def test_the_probe_example_builds_a_card_with_its_figure(tmp_path, monkeypatch, 
 
 @pytest.mark.timeout(120)
 def test_the_gate_figure_example_gates_a_run_on_its_own_figure(tmp_path, monkeypatch, capsys):
-    from dialeval.gate.figure_registry import all_figures
+    from dialeval.gate.figure_catalog import all_figures
     from dialeval.gate.figures import run_figures
     from dialeval.report.results import read_run
 

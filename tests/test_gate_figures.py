@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dialeval.cli import main
-from dialeval.gate.figure_registry import all_figures, measured_by_dry_run
+from dialeval.gate.figure_catalog import all_figures, measured_by_dry_run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.gate_helpers import grade_by_answer, run_answers
 

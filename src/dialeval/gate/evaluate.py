@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dialeval.gate.figures import dimension_names, did_you_mean, resolve_dimension, run_figures
-from dialeval.gate.figure_registry import dry_run_figures, measured_by_dry_run
+from dialeval.gate.figure_catalog import dry_run_figures, measured_by_dry_run
 from dialeval.gate.judgeable import check_runs, check_same_units, is_dry_run
 from dialeval.gate.rules import GateError, Regression, Rule, Threshold
 from dialeval.report.results import RunData

@@ -7,7 +7,7 @@ folder: ``read(run) -> float | None``, ``None`` where the run does not have it (
 price gives no cost, never a 0 that passes). A criterion figure (``<criterion>.mean``)
 reads one number from a criterion's unit scores, ``of(scores) -> float | None``, and is
 named for every criterion the run scored. The built-in figures register in
-:mod:`dialeval.gate.builtin_figures`, loaded on first use; ``--plugin`` modules and
+:mod:`dialeval.gate.builtin_figures`, which :mod:`dialeval.gate.figure_catalog` loads; ``--plugin`` modules and
 installed packages (``dialeval.plugins`` entry point) register theirs the same way.
 """
 
@@ -73,22 +73,7 @@ def _add(figure: GateFigure) -> None:
     _REGISTRY[figure.label] = figure
 
 
-def all_figures() -> dict[str, GateFigure]:
-    """Every figure by label: the built-in ones, those registered in code and installed packages'."""
-    import dialeval.gate.builtin_figures  # noqa: F401  (registers the built-in figures)
-    from dialeval.plugins import load_entry_points
-
-    load_entry_points()
+def registered() -> dict[str, GateFigure]:
+    """What is registered so far, by label (:mod:`dialeval.gate.figure_catalog` loads the
+    built-in and installed figures first)."""
     return dict(_REGISTRY)
-
-
-def dry_run_figures() -> list[str]:
-    """The figures a dry run measures for real, as a message lists them."""
-    return [label for label, figure in all_figures().items() if figure.dry_run] + ["run.usage.*"]
-
-
-def measured_by_dry_run(figure: str) -> bool:
-    """Whether a dry run measures ``figure`` for real: a run figure registered so, or its usage
-    in ``metrics.json`` (``run.usage.*``)."""
-    registered = all_figures().get(figure)
-    return figure.startswith("run.usage.") or (registered is not None and registered.dry_run)

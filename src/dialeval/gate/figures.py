@@ -13,6 +13,7 @@ import difflib
 import re
 from typing import Any
 
+from dialeval.gate.figure_catalog import all_figures
 from dialeval.report.results import RunData
 
 SCALE = re.compile(r"\s*\([^)]*\)\s*$")  # "score (1-5)" is also "score"
@@ -49,9 +50,7 @@ def flatten(value: Any, prefix: str = "") -> dict[str, float]:
 
 def run_figures(run: RunData) -> dict[str, float]:
     """Dotted name -> value for every figure of ``run``: the numbers of its ``metrics.json``,
-    then every registered figure (:mod:`dialeval.gate.figure_registry`) the run has."""
-    from dialeval.gate.figure_registry import all_figures
-
+    then every registered figure (:mod:`dialeval.gate.figure_catalog`) the run has."""
     out = flatten(run.metrics)
     figures = list(all_figures().values())
     for dimension, units in run.scores().items():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dialeval.gate.figure_registry import measured_by_dry_run
+from dialeval.gate.figure_catalog import measured_by_dry_run
 from dialeval.gate.figures import resolve_dimension
 from dialeval.gate.rules import GateError, Regression, Rule, Threshold, joined
 from dialeval.report.results import RunData
