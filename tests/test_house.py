@@ -131,10 +131,6 @@ def test_no_import_circle_at_run_time():
     assert _circles(_import_graph(every=False)) == []
 
 
-# the model client and its batch queue, breaker and batch costs name each other's types: under rework (issue 48)
-KNOWN_CIRCLES = [{"dialeval.models.client", "dialeval.models.batch_queue", "dialeval.models.breaker", "dialeval.models.batch.costs"}]
-
-
 def test_no_import_circle_even_through_functions_or_type_hints():
-    """A lazy or type-only import back up is a circle too, only hidden: none beyond the known one."""
-    assert [c for c in _circles(_import_graph(every=True)) if c not in KNOWN_CIRCLES] == []
+    """A lazy or type-only import back up is a circle too, only hidden: there is none."""
+    assert _circles(_import_graph(every=True)) == []

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from pydantic import BaseModel
 
-    from dialeval.models.client import ModelClient
+    from dialeval.models.client_view import ClientView
     from dialeval.models.generation import Generation
 
 
@@ -34,7 +34,7 @@ class QueuedCall:
 class BatchQueue(Protocol):
     """What the runner's rounds offer the client: a call in, its answer out (or the error a live call would raise)."""
 
-    async def ask(self, client: ModelClient, call: QueuedCall) -> Generation: ...
+    async def ask(self, client: ClientView, call: QueuedCall) -> Generation: ...
 
 
 batch_queue: contextvars.ContextVar[BatchQueue | None] = contextvars.ContextVar("dialeval_batch_queue", default=None)

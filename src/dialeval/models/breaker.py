@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from dialeval.models.backends.base import STOPPING_KINDS, error_text
 
 if TYPE_CHECKING:
-    from dialeval.models.client import ModelClient
+    from dialeval.models.client_view import ClientView
 
 
 class RunStopped(RuntimeError):
@@ -38,7 +38,7 @@ class CircuitBreaker:
         with self._lock:
             self.streak = 0
 
-    def failed(self, client: ModelClient, err: BaseException) -> None:
+    def failed(self, client: ClientView, err: BaseException) -> None:
         kind = client.impl.classify(err)
         with self._lock:
             if kind not in STOPPING_KINDS:

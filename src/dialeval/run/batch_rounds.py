@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from dialeval.models import calls as call_steps  # estimate, submit, collect: the client's public steps, as a live call takes them
 from dialeval.models.batch_queue import QueuedCall
+from dialeval.models.client import ModelClient
 from dialeval.run.batch_state import Answer, BatchState, Chunk, read_rounds
 
 if TYPE_CHECKING:
     from dialeval.models.batch.providers import BatchProvider
-    from dialeval.models.client import ModelClient
+    from dialeval.models.client_view import ClientView
     from dialeval.models.generation import Generation
 
 MAX_TURNS = 10_000  # event-loop turns every other task gets before a round is flushed
@@ -115,9 +116,11 @@ class BatchRounds:
             self._running -= 1
             self._check()
 
-    async def ask(self, client: ModelClient, call: QueuedCall) -> Generation:
+    async def ask(self, client: ClientView, call: QueuedCall) -> Generation:
         """Answer one batched call: from an answer already collected into the run folder,
         else from the next round."""
+        if not isinstance(client, ModelClient):  # the queue sees the client through a Protocol (models/client_view.py)
+            raise TypeError(f"a batch round takes a ModelClient's calls, not {type(client).__name__}")
         key = call_steps.key_of(client, call)
         self.models.setdefault(client.label, client)
         answer = self.state.answers.get(key) if self.reuse_answers and not client.is_dry_run else None

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from dialeval.models.pricing import Price, batch_price
 
 if TYPE_CHECKING:
-    from dialeval.models.client import ModelClient
+    from dialeval.models.client_view import ClientView
 
 
-def batch_price_for(client: ModelClient) -> Price | None:
+def batch_price_for(client: ClientView) -> Price | None:
     """``client``'s batch price, following the order its live price follows: the model's
     own ``price:`` (at the provider's published discount), then ``price_as``, then the
     table. A dry run is priced as the model it stands for; ``source`` says where the
