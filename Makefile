@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# processes for mypy and pytest
+JOBS   ?= 2
 
 .PHONY: setup demo examples test test-fast bench clean
 
@@ -54,25 +56,28 @@ demo: setup
 	  --option predictions='"src/dialeval/fixtures/kgds_demo_predictions.jsonl"'
 
 # every other offline example of docs/running.md, end to end on SmolLM2 (about 9 minutes
-# of CPU): exits 1 when one fails, fills no table or rests on unreadable answers. The suite
-# runs each protocol on SmolLM2 in a short form; CI runs this after make test and make demo.
+# of CPU): exits 1 when one fails, fills no table or rests on unreadable answers; then the
+# suite's long tier (`-m long`: the SmolLM2 tests of the protocols these examples run, and
+# the KGDS demo's checks), which make test leaves out. make test keeps one short SmolLM2
+# run per protocol family; CI runs this after make test and make demo.
 examples: setup
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/offline_examples.py answers mdseval mmrc mmdu dialogue
+	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(JOBS) --dist worksteal -m long
 
 # the type checker first (settings in pyproject's [tool.mypy]; JOBS worker processes: a fresh
-# clone's check took 51-54 s on one, 33 s on two), then every test, each under
+# clone's check took 51-54 s on one, 33 s on two), then every test but the long tier
+# (`-m long`, which make examples runs), each under
 # pytest-timeout's limit, in JOBS processes (pytest-xdist; worksteal: the few long
 # SmolLM2 tests do not end up queued behind each other); --durations shows where the time went.
 # Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set: otherwise every worker
 # rewrites the assertions of every test file again (10 of a collection's 24 s here).
-JOBS ?= 2
 test: setup
 	$(BIN)/mypy --num-workers $(JOBS)
-	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(JOBS) --dist worksteal --durations=10
+	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(JOBS) --dist worksteal -m "not long" --durations=10
 
 test-fast: setup
 	$(BIN)/mypy --num-workers $(JOBS)
-	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(JOBS) --dist worksteal -m "not slow"
+	HF_HUB_OFFLINE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(JOBS) --dist worksteal -m "not slow and not long"
 
 bench: setup
 	$(BIN)/python benchmarks/runner_overhead.py

@@ -1,5 +1,9 @@
 """The dialogue benchmark on the bundled SmolLM2-135M (CPU): a user's conversation is judged
-turn by turn offline, and every verdict is read or counted, never defaulted."""
+turn by turn offline, and every verdict is read or counted, never defaulted.
+
+The long tier (``-m long``): ``make examples`` runs it after the documented dialogue example,
+in CI; ``make test`` keeps one short SmolLM2 run per protocol family, for judging a
+conversation turn by turn test_vdact_smollm2.py and test_mmdu_smollm2.py."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.evaluation import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "dialogue_demo.jsonl"
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
 
 
 def test_one_conversation_is_judged_on_smollm2(tmp_path):

@@ -4,7 +4,9 @@ Short on purpose: one bundled dialogue with two of its one-sentence summaries, o
 and rationales bounded to 80 characters, so every judge (pointwise, pairwise in both
 orders, summary- and sentence-level faithfulness) answers in one batch of eight. The
 documented offline example (configs/mdseval-offline.yaml, 25 calls) is run and checked by
-``make examples`` (benchmarks/offline_examples.py), which CI runs.
+``make examples`` (benchmarks/offline_examples.py), which CI runs, and so is this test (the
+long tier, ``-m long``): ``make test`` keeps one short SmolLM2 run per protocol family, for
+summaries test_kgds_smollm2.py.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.evaluation import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mdseval_demo.json"
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
 
 
 def test_each_judge_scores_or_counts_each_summary_unreadable(tmp_path):

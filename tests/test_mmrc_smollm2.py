@@ -1,4 +1,9 @@
-"""MMRC on the bundled SmolLM2-135M (CPU): the run finishes and every answer is accounted for."""
+"""MMRC on the bundled SmolLM2-135M (CPU): the run finishes and every answer is accounted for.
+
+The long tier (``-m long``): ``make examples`` runs it after the documented MMRC example, in
+CI; ``make test`` keeps one short SmolLM2 run per protocol family, for a model under test
+answering turn after turn test_simulation_smollm2.py (and MMRC's batches on a tiny model,
+test_mmrc_local_batches.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.evaluation import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmrc_demo.json"
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
 
 
 def test_the_demo_conversation_runs_on_smollm2(tmp_path):

@@ -5,7 +5,9 @@ decoding only) and that the demo configs change only named settings. The MDSEval
 and MMDU examples themselves (one to two minutes of CPU each) are run end to end by
 ``make examples`` (benchmarks/offline_examples.py), which CI runs after ``make test`` and
 which fails when an example's tables are empty or rest on unreadable answers; the suite
-runs each protocol on SmolLM2 in a short form (test_<protocol>_smollm2.py).
+runs each protocol on SmolLM2 in a short form (test_<protocol>_smollm2.py): ``make test`` one
+per protocol family, ``make examples`` the others and the KGDS demo's checks below (the long
+tier, ``-m long``).
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ def filled(run_dir: Path) -> dict:
     return metrics
 
 
+@pytest.mark.long  # `make demo` runs this command; `make examples` runs this test, which checks its tables
 @slow_on_smollm2
 def test_kgds_demo_scores_the_bundled_summaries(tmp_path):
     config = RunConfig.model_validate(

@@ -1,6 +1,7 @@
 """The viewer's server on a big run that keeps changing: a rewrite touches only the pages
 whose item changed, and the index (and every page already there) is served while a run's
-pages are being rewritten. The run folder is generated: 50,000 records."""
+pages are being rewritten. The run folder is generated: 10,000 records, above the size
+(``site.SMALL_RESULTS``) past which the index no longer waits for a run's pages."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.helpers import scripted
 from tests.viewer_helpers import serving
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "answers_demo.jsonl"
-ITEMS = 50_000
+ITEMS = 10_000
 
 
 def record(number: int) -> str:
@@ -31,11 +32,12 @@ def record(number: int) -> str:
 
 @pytest.fixture(scope="module")
 def big_run(tmp_path_factory) -> Path:
-    """A real run's folder (config, metrics, report) whose results hold 50,000 records."""
+    """A real run's folder (config, metrics, report) whose results hold 10,000 records: a big run."""
     root = tmp_path_factory.mktemp("big")
     settings, _ = scripted(respond=lambda messages: '{"rationale": "fine", "score": 4}')
     result = run("answers", DATA, RunConfig(model=settings, output_dir=str(root / "runs"), cache_path=None, run_id="big"), progress=False)
     (result.run_dir / "results.jsonl").write_text("".join(record(n) + "\n" for n in range(ITEMS)))
+    assert not site.small(result.run_dir)  # big to the viewer: its pages are rewritten in the background
     return result.run_dir
 
 
