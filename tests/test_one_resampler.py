@@ -63,3 +63,27 @@ def test_every_random_draw_in_the_package_comes_from_the_resampler():
         if path != Path(intervals.__file__) and re.search(r"default_rng|RandomState|np\.random\.|^SEED\s*=|RESAMPLES\s*=", text, re.M):
             found.append(str(path.relative_to(SRC)))
     assert found == []
+
+
+@pytest.mark.parametrize("n", [3, 40, 500])
+def test_mmrcs_vectorised_interval_equals_the_statistic_taken_resample_by_resample(n):
+    """MMRC's mean of ability means is computed for a whole batch of resamples at once; it
+    must give the interval that calling the statistic once per resample gives."""
+    from dialeval.metrics.intervals import statistic_with_interval
+    from dialeval.protocols.mmrc.data import ABILITIES
+    from dialeval.protocols.mmrc.metrics import overall_interval
+
+    rng = np.random.default_rng(n)
+    questions = [{"ability": ABILITIES[int(rng.integers(0, 4 if n == 3 else len(ABILITIES)))],
+                  "score": [0.0, 1.0, None, 0.5][int(rng.integers(0, 4))]} for _ in range(n)]
+    scored = [q for q in questions if q["score"] is not None]
+    ability = np.array([ABILITIES.index(q["ability"]) for q in scored])
+    scores = np.array([q["score"] for q in scored])
+
+    def one_resample(units):
+        means = [scores[units][ability[units] == k].mean() for k in range(len(ABILITIES)) if (ability[units] == k).any()]
+        return float(np.mean(means)) if means else None
+
+    expected = statistic_with_interval(len(scored), one_resample)[1]
+    assert expected is not None
+    assert overall_interval(questions) == pytest.approx(expected, abs=1e-12)

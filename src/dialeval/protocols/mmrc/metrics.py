@@ -145,7 +145,15 @@ def overall_interval(questions: list[dict[str, Any]]) -> list[float] | None:
         present = counts > 0
         return float((sums[present] / counts[present]).mean()) if present.any() else None
 
-    return statistic_with_interval(len(scored), mean_of_means)[1]
+    def rows_of_means(picks: Any) -> Any:  # every resample of a batch at once: counts and sums per (row, ability)
+        rows, k = len(picks), len(ABILITIES)
+        cells = (ability[picks] + k * np.arange(rows)[:, None]).ravel()
+        counts = np.bincount(cells, minlength=rows * k).reshape(rows, k)
+        sums = np.bincount(cells, weights=scores[picks].ravel(), minlength=rows * k).reshape(rows, k)
+        present = counts > 0
+        return np.where(present, sums / np.maximum(counts, 1), 0.0).sum(axis=1) / present.sum(axis=1)
+
+    return statistic_with_interval(len(scored), mean_of_means, per_batch=rows_of_means, cells_per_unit=3)[1]
 
 
 def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
