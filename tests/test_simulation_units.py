@@ -209,6 +209,8 @@ def test_the_dialogue_judges_own_checks_run_at_load(tmp_path):
         get_benchmark("simulation").load(suite(tmp_path, bad_scale), {"bot": "tests.simulation_helpers:reply"})
     with pytest.raises(DataError, match="contxt"):
         get_benchmark("simulation").load(suite(tmp_path), {"bot": "tests.simulation_helpers:reply", "judging": {"contxt": "notes"}})
+    with pytest.raises(DataError, match=r"record 1 \(id='refund'\), field 'success.criteria \(or option judging\)'.*'politeness' is not a criterion"):
+        get_benchmark("simulation").load(suite(tmp_path), {"bot": "tests.simulation_helpers:reply", "judging": {"criteria": ["politeness"]}})
 
 
 def test_a_bot_that_does_not_answer_in_time_fails_its_conversation(tmp_path, monkeypatch):
