@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from dialeval.config import EvalContext, parse_options
@@ -21,19 +22,18 @@ from dialeval.conversation.rubric import Rubric, built_in_text, parse_rubric
 from dialeval.errors import ConfigError, DataError
 from dialeval.protocols.simulation.bots import EndpointBot, parse_bot
 from dialeval.protocols.simulation.common import SimulationOptions
-from dialeval.protocols.simulation.scenario import Scenario
+from dialeval.protocols.simulation.environment import check_state
+from dialeval.protocols.simulation.nodes import context_of, item_id, session_id
+from dialeval.protocols.simulation.rules import actions_of, checks_of, criterion_passes, outcome, stop_reason
+from dialeval.protocols.simulation.scenario import Scenario, scenario_of
 from dialeval.protocols.simulation.transcript import dialogue_turns
 
-_GRAPH: list[Any] = []
-
-
 def dialogue_graph() -> Any:
-    """The dialogue benchmark's compiled graph, by name from the registry (built once)."""
-    if not _GRAPH:
-        from dialeval.benchmarks import get_benchmark
+    """The dialogue benchmark's compiled graph, by name from the registry: built once with
+    the simulation graph, whose judge node holds it (so LangGraph sees it as a subgraph)."""
+    from dialeval.benchmarks import get_benchmark
 
-        _GRAPH.append(get_benchmark("dialogue").graph())
-    return _GRAPH[0]
+    return get_benchmark("dialogue").graph()
 
 
 def general_criteria(ref: str | None) -> list[dict[str, Any]]:
@@ -126,8 +126,9 @@ def check_judging(scenarios: list[Scenario], options: SimulationOptions, suite: 
                             field="success.criteria (or option judging)") from None
 
 
-async def judge_conversation(context: EvalContext, scenario: Scenario, conversation_id: str, turns: list[dict[str, Any]]) -> dict[str, Any]:
-    """The dialogue graph's output over the conversation (empty when there is nothing to judge)."""
+async def judge_conversation(dialogue: Any, context: EvalContext, scenario: Scenario, conversation_id: str,
+                             turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``dialogue`` graph's output over the conversation (empty when there is nothing to judge)."""
     options = SimulationOptions.of(context)
     rubric = scenario_rubric(scenario, options)
     shown = dialogue_turns(turns)
@@ -138,4 +139,30 @@ async def judge_conversation(context: EvalContext, scenario: Scenario, conversat
     spec = parse_bot(options.bot) if options.bot is not None else None
     system = spec.system if isinstance(spec, EndpointBot) else ""  # the bot's own system prompt, where the run knows it
     conversation = {"id": conversation_id, "system": system, "turns": shown, "metadata": {"scenario": scenario.id, "rubric": rubric}}
-    return dict(await dialogue_graph().ainvoke(conversation, context=judged))
+    return dict(await dialogue.ainvoke(conversation, context=judged))
+
+
+def judge_node(dialogue: Any) -> Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]]:
+    """The simulation's ``judge`` node over the compiled ``dialogue`` graph: the node holds it
+    as a closure variable, which is how LangGraph finds a subgraph called from a node (its
+    nodes show in Studio and ``get_graph(xray=True)``, its steps stream with ``subgraphs=True``)."""
+
+    async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+        """Record why it stopped, judge the conversation (unless the simulator failed) and decide the outcome."""
+        context = context_of(runtime)
+        scenario = scenario_of(state)
+        turns, audits = state.get("turns", []), state.get("audits", [])
+        reason = stop_reason(scenario, turns, audits) or "max_turns"
+        checks = checks_of(scenario, turns)
+        actions = actions_of(scenario.success.actions, turns)
+        judged: dict[str, Any] = {}
+        final_state = None
+        if outcome(reason, checks, [], audits) != "simulator_failure":
+            judged = await judge_conversation(dialogue, context, scenario, item_id(state), turns)
+            if scenario.success.state and not context.default_model.parsed.is_dry_run:  # a dry run never called the bot
+                final_state = await check_state(scenario.success.state, session_id(state))
+        criteria = criterion_passes(scenario, judged.get("conversation_units", []))
+        return {"stop_reason": reason, "checks": checks, "actions": actions, "final_state": final_state, "criteria": criteria,
+                "judged": judged, "outcome": outcome(reason, checks, criteria, audits, actions, final_state)}
+
+    return judge
