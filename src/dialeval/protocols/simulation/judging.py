@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from dialeval.config import EvalContext, parse_options
@@ -27,6 +27,7 @@ from dialeval.protocols.simulation.nodes import context_of, item_id, session_id
 from dialeval.protocols.simulation.rules import actions_of, checks_of, criterion_passes, outcome, stop_reason
 from dialeval.protocols.simulation.scenario import Scenario, scenario_of
 from dialeval.protocols.simulation.transcript import dialogue_turns
+
 
 def dialogue_graph() -> Any:
     """The dialogue benchmark's compiled graph, by name from the registry: built once with
