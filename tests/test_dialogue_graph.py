@@ -43,3 +43,17 @@ def test_a_conversation_carries_its_rubric_as_an_object_unless_the_run_names_one
     run_rubric = own.model_copy(update={"options": {"rubric": "dialogue", "criteria": ["relevance"]}})
     judged = asyncio.run(build_graph().ainvoke(record, context=run_rubric))
     assert [u["criterion"] for u in judged["turn_units"]] == ["relevance"] and judged["conversation_units"] == []
+
+
+def test_a_rubric_read_back_from_a_langgraph_checkpoint_is_the_rubric_handed_in():
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from dialeval.conversation.rubric import conversation_rubric, parse_rubric
+    from dialeval.protocols.dialogue.common import DialogueOptions
+
+    rubric = parse_rubric({"criteria": [{"name": "solved", "level": "conversation", "description": "d", "scale": ["yes", "no"]},
+                                        {"name": "tone", "description": "d", "scale": [1, 5]},
+                                        {"name": "calls", "match": {"mode": "subset"}}]}, "for scenario 'refund'")
+    serde = JsonPlusSerializer()  # what a checkpointer (Studio's) stores the judge subgraph's state with
+    metadata = serde.loads_typed(serde.dumps_typed({"rubric": rubric}))
+    assert conversation_rubric(DialogueOptions(), metadata) == rubric
