@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dialeval.errors import ConfigError
@@ -54,3 +56,21 @@ def test_labels_read_as_numbers_and_back():
 def test_a_misspelt_criteria_list_gets_a_suggestion():
     with pytest.raises(ConfigError, match=r"expected a mapping with a 'criteria' list \(did you mean 'criteria'\?\)"):
         parse_rubric({"critera": [criterion()]}, "my.yaml")
+
+
+def test_a_conversation_may_carry_its_rubric_itself_and_a_bad_one_stops_the_load(tmp_path):
+    from dialeval.benchmarks import get_benchmark
+    from dialeval.errors import DataError
+
+    own = {"criteria": [{"name": "solved", "level": "conversation", "description": "the problem is solved", "scale": ["yes", "no"]}]}
+    record = {"id": "c1", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+              "metadata": {"rubric": own}}
+    data = tmp_path / "chats.jsonl"
+    data.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    [conversation] = get_benchmark("dialogue").load(data, {})
+    assert conversation.metadata["rubric"] == own
+
+    bad = {**record, "metadata": {"rubric": {"criteria": [{**own["criteria"][0], "scale": [5, 1]}]}}}
+    data.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"record 1 \(id='c1'\), field 'metadata.rubric'.*low to high"):
+        get_benchmark("dialogue").load(data, {})

@@ -209,6 +209,8 @@ def test_the_dialogue_judges_own_checks_run_at_load(tmp_path):
         get_benchmark("simulation").load(suite(tmp_path, bad_scale), {"bot": "tests.simulation_helpers:reply"})
     with pytest.raises(DataError, match="contxt"):
         get_benchmark("simulation").load(suite(tmp_path), {"bot": "tests.simulation_helpers:reply", "judging": {"contxt": "notes"}})
+    with pytest.raises(DataError, match=r"record 1 \(id='refund'\), field 'success.criteria \(or option judging\)'.*'politeness' is not a criterion"):
+        get_benchmark("simulation").load(suite(tmp_path), {"bot": "tests.simulation_helpers:reply", "judging": {"criteria": ["politeness"]}})
 
 
 def test_a_bot_that_does_not_answer_in_time_fails_its_conversation(tmp_path, monkeypatch):
@@ -402,3 +404,27 @@ def test_the_planted_fault_corpus_is_the_generators_and_its_clean_conversations_
                                                  "messages": [{"role": "assistant", "content": t["text"]}]} for t in item["turns"]]
         flagged += [(item["id"], t["number"]) for i, t in enumerate(turns) if t["role"] == "user" and code_findings(scenario, turns[: i + 1])]
     assert len(corpus) > 60 and flagged == []
+
+
+def test_the_dialogue_judge_is_a_subgraph_studio_and_the_stream_show():
+    import asyncio
+
+    from dialeval.config import EvalContext
+    from dialeval.protocols.simulation.graph import build_graph
+    from dialeval.testing.scripted import prompt_text
+    from tests.helpers import scripted
+
+    graph = build_graph()
+    judge_nodes = {n for n in get_benchmark("dialogue").graph().get_graph().nodes if not n.startswith("__")}
+    assert judge_nodes and {f"judge:{n}" for n in judge_nodes} <= set(graph.get_graph(xray=True).nodes)
+
+    settings, _ = scripted(respond=lambda messages: models({"messages": [{"role": "user", "content": prompt_text(messages)}]}))
+    context = EvalContext(default_model=settings, cache_path=None, options={"bot": "tests.simulation_helpers:reply"})
+
+    async def steps() -> list[tuple[tuple[str, ...], str]]:
+        return [(namespace, node) async for namespace, update in graph.astream(dict(REFUND), context=context, subgraphs=True)
+                for node in update]
+
+    seen = asyncio.run(steps())
+    inside = [node for namespace, node in seen if namespace and namespace[0].startswith("judge:")]
+    assert "judge_conversation" in inside and ((), "judge") in seen

@@ -149,6 +149,8 @@ class Criterion(BaseModel):
     def _scale(cls, value: Any) -> Any:
         if isinstance(value, Scale):
             return value
+        if isinstance(value, dict) and set(value) == {"low", "high", "labels"}:  # a Scale as dumped (read back from a checkpoint)
+            value = list(value["labels"]) if value["low"] is None else [value["low"], value["high"]]
         if not isinstance(value, list) or len(value) < 2:
             raise ValueError("a scale is [low, high] (integers) or a list of at least two labels, e.g. [yes, no]")
         numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -243,14 +245,20 @@ def built_in_text(name: str) -> str:
     return resources.files("dialeval.conversation").joinpath("rubrics", f"{name}.json").read_text(encoding="utf-8")
 
 
-def rubric_ref(options: Any, metadata: dict[str, Any]) -> str:
+def conversation_rubric(options: Any, metadata: dict[str, Any]) -> Rubric:
     """The rubric a conversation is judged on: the run's ``rubric`` option when given, else the
-    conversation's own ``metadata.rubric`` (a simulation's conversations name their scenario's
-    rubric), else the default."""
+    conversation's own ``metadata.rubric`` (a :class:`Rubric` handed in, as the simulation hands
+    each scenario's; a mapping with ``criteria``; or a path, as its written files name it), else
+    the default."""
     own = metadata.get("rubric")
-    if "rubric" not in options.model_fields_set and isinstance(own, str) and own:
-        return own
-    return str(options.rubric)
+    if "rubric" not in options.model_fields_set:
+        if isinstance(own, Rubric):  # one read back from a LangGraph checkpoint holds its criteria as dicts
+            return own if all(isinstance(c, Criterion) for c in own.criteria) else Rubric.model_validate(dict(own))
+        if isinstance(own, dict):
+            return parse_rubric(own, "metadata.rubric")
+        if isinstance(own, str) and own:
+            return load_rubric(own)
+    return load_rubric(str(options.rubric))
 
 
 def load_rubric(ref: str) -> Rubric:

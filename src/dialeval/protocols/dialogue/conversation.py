@@ -17,7 +17,7 @@ from dialeval.protocols.dialogue.context import build_view
 from dialeval.conversation.data import Conversation, conversation_of
 from dialeval.protocols.dialogue.judge import criterion_values, expected_text, labelled_only, missing, relevant_notes, selected, trajectory_template
 from dialeval.protocols.dialogue.notetaker import open_store
-from dialeval.conversation.rubric import Criterion, load_rubric, rubric_ref
+from dialeval.conversation.rubric import Criterion, conversation_rubric
 from dialeval.protocols.dialogue.trajectory import conversation_trajectory
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, scorer, not_applicable, placeholder, unit
 
@@ -64,7 +64,7 @@ def conversation_judge():
     async def node(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = DialogueOptions.of(context)
         conv = conversation_of(state)
-        rubric = load_rubric(rubric_ref(options, conv.metadata))
+        rubric = conversation_rubric(options, conv.metadata)
         criteria = labelled_only(selected(rubric.at("conversation") + rubric.at("summary"), options), options, conv.id, rubric)
         store = await asyncio.to_thread(open_store, context) if options.context == "notes" and criteria else None
 

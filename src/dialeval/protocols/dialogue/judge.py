@@ -18,7 +18,7 @@ from dialeval.protocols.dialogue.context import build_view, turn_text
 from dialeval.conversation.data import Conversation, Turn, conversation_of
 from dialeval.conversation.labels import labelled_units
 from dialeval.protocols.dialogue.notetaker import exchange_of, open_store, take_note
-from dialeval.conversation.rubric import Criterion, Rubric, dimension, load_rubric, rubric_ref
+from dialeval.conversation.rubric import Criterion, Rubric, conversation_rubric, dimension, load_rubric
 from dialeval.conversation.toolcalls import ToolCall, reference_lines, tools_text
 from dialeval.protocols.dialogue.trajectory import turn_trajectory
 from dialeval.protocols.dialogue.verdict import Verdict, checker, json_schema, scorer, not_applicable, placeholder, scale_values, shown, unit
@@ -105,7 +105,7 @@ def criterion_judge():
     async def node(state: dict[str, Any], context: EvalContext) -> dict[str, Any]:
         options = DialogueOptions.of(context)
         conv = conversation_of(state)
-        rubric = load_rubric(rubric_ref(options, conv.metadata))
+        rubric = conversation_rubric(options, conv.metadata)
         criteria = selected(rubric.at("turn"), options)
         store = None
         if options.context == "notes":

@@ -12,7 +12,7 @@ from dialeval.protocols.dialogue.common import DialogueOptions
 from dialeval.conversation.data import Conversation, Turn, load_conversations, with_versus
 from dialeval.protocols.dialogue.human import load_labels
 from dialeval.conversation.labels import LabelWarning, only_labelled
-from dialeval.conversation.rubric import load_rubric
+from dialeval.conversation.rubric import load_rubric, parse_rubric
 from dialeval.conversation.votes import holds_votes, read_votes
 from dialeval.protocols.dialogue.view import image_label
 
@@ -55,8 +55,8 @@ def load(path: Path, options: dict[str, Any]) -> list[Conversation]:
 
 
 def own_rubrics(conversations: list[Conversation], path: Path) -> list[Conversation]:
-    """Conversations that name their own rubric (``metadata.rubric``, a path relative to the
-    data file, as a simulation run writes them), with it resolved and read before any call."""
+    """Conversations that carry their own rubric (``metadata.rubric``: a path relative to the
+    data file, as a simulation run writes them, or the rubric itself), resolved and read before any call."""
     out = []
     for index, conv in enumerate(conversations):
         own = conv.metadata.get("rubric")
@@ -65,6 +65,10 @@ def own_rubrics(conversations: list[Conversation], path: Path) -> list[Conversat
             continue
         where = (path.parent / str(own)).resolve()
         try:
+            if isinstance(own, dict):
+                parse_rubric(own, "metadata.rubric")
+                out.append(conv)
+                continue
             load_rubric(str(where))
         except ConfigError as err:
             raise DataError(path, str(err), record=f"{index} (id={conv.id!r})", field="metadata.rubric") from None

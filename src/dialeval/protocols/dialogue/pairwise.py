@@ -22,7 +22,7 @@ from dialeval.protocols.dialogue.common import ROLES, DialogueOptions
 from dialeval.protocols.dialogue.context import View, prompt_tokens, turn_line
 from dialeval.conversation.data import Conversation, Turn, conversation_of
 from dialeval.protocols.dialogue.judge import grounding_text, labelled_only, missing, selected
-from dialeval.conversation.rubric import Criterion, load_rubric, rubric_ref
+from dialeval.conversation.rubric import Criterion, conversation_rubric
 
 
 class Preference(BaseModel):
@@ -117,7 +117,7 @@ def pairwise_judge():
         conv = conversation_of(state)
         if conv.versus is None:
             return {"pairwise_units": []}
-        rubric = load_rubric(rubric_ref(options, conv.metadata))
+        rubric = conversation_rubric(options, conv.metadata)
         # a reference is one system's turn; criteria that need one are not compared
         usable = [c for c in selected(rubric.criteria, options)
                   if "reference" not in c.needs and c.match is None and not missing(c, conv, None)]  # match: no model to ask

@@ -18,11 +18,10 @@ from dialeval.config import EvalContext
 from dialeval.protocols.simulation import nodes  # noqa: F401  (registers the agents, also when Studio loads this file alone)
 from dialeval.protocols.simulation.audit import audit_conversation
 from dialeval.protocols.simulation.common import ROLES, SimulationOptions
-from dialeval.protocols.simulation.judging import judge_conversation
-from dialeval.protocols.simulation.environment import check_state
-from dialeval.protocols.simulation.nodes import bot_node, context_of, item_id, session_id
+from dialeval.protocols.simulation.judging import dialogue_graph, judge_node
+from dialeval.protocols.simulation.nodes import bot_node, context_of, item_id
 from dialeval.protocols.simulation.replay import restore
-from dialeval.protocols.simulation.rules import SIMULATOR_REASONS, actions_of, checks_of, criterion_passes, outcome, stop_reason
+from dialeval.protocols.simulation.rules import SIMULATOR_REASONS, stop_reason
 from dialeval.protocols.simulation.scenario import scenario_of
 
 
@@ -81,25 +80,6 @@ async def resimulate(state: dict[str, Any], runtime: Any) -> Command[Any]:
                                                               "resimulated": [spoiled], "conversation_audited": False})
 
 
-async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
-    """Record why it stopped, judge the conversation (unless the simulator failed) and decide the outcome."""
-    context = context_of(runtime)
-    scenario = scenario_of(state)
-    turns, audits = state.get("turns", []), state.get("audits", [])
-    reason = stop_reason(scenario, turns, audits) or "max_turns"
-    checks = checks_of(scenario, turns)
-    actions = actions_of(scenario.success.actions, turns)
-    judged: dict[str, Any] = {}
-    final_state = None
-    if outcome(reason, checks, [], audits) != "simulator_failure":
-        judged = await judge_conversation(context, scenario, item_id(state), turns)
-        if scenario.success.state and not context.default_model.parsed.is_dry_run:  # a dry run never called the bot
-            final_state = await check_state(scenario.success.state, session_id(state))
-    criteria = criterion_passes(scenario, judged.get("conversation_units", []))
-    return {"stop_reason": reason, "checks": checks, "actions": actions, "final_state": final_state, "criteria": criteria,
-            "judged": judged, "outcome": outcome(reason, checks, criteria, audits, actions, final_state)}
-
-
 async def resume(state: dict[str, Any], runtime: Any) -> Command[Any]:
     """A conversation the run met before starts from its bot journal (:mod:`replay`): its bot
     turns are never called again; one cut by a crash is sent again with its key."""
@@ -116,7 +96,7 @@ def build_graph():
     builder.add_node("bot", bot_node)
     builder.add_node("resimulate", resimulate, destinations=(ROLES.node("user_simulator"), "judge"))
     builder.add_node("audit_conversation", audit_conversation, destinations=("resimulate", "judge"))
-    builder.add_node("judge", judge)
+    builder.add_node("judge", judge_node(dialogue_graph()))  # the dialogue graph, built once, as its subgraph
     builder.add_node("resume", resume, destinations=(ROLES.node("user_simulator"), "bot", "resimulate", "audit_conversation"))
     builder.add_edge(START, "resume")
     builder.add_edge(ROLES.node("user_simulator"), ROLES.node("simulation_auditor"))

@@ -3,37 +3,38 @@
 DESIGN keeps every benchmark in its own folder and no benchmark imports another, so
 the dialogue judge is reached through the benchmark registry (``get_benchmark``): its
 compiled graph runs here as a subgraph over the conversation, with the run's models,
-agents and templates and the ``judging`` options (rubric, context mode, budget, notes).
-The scenario's success criteria are written as a rubric file beside the run (one per
-scenario), merged with the ``judging.rubric`` the run names, if any.
+agents and templates and the ``judging`` options (context mode, budget, notes).
+The scenario's success criteria, merged with the ``judging.rubric`` the run names, if
+any, make a :class:`Rubric` the conversation carries to the judge; a copy is written under
+the run's ``rubrics/`` only for ``dialeval run dialogue`` over ``conversations.jsonl``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from dialeval.config import EvalContext
-from dialeval.conversation.rubric import built_in_text
+from dialeval.config import EvalContext, parse_options
+from dialeval.conversation.rubric import Rubric, built_in_text, parse_rubric
 from dialeval.errors import ConfigError, DataError
 from dialeval.protocols.simulation.bots import EndpointBot, parse_bot
 from dialeval.protocols.simulation.common import SimulationOptions
-from dialeval.protocols.simulation.scenario import Scenario
+from dialeval.protocols.simulation.environment import check_state
+from dialeval.protocols.simulation.nodes import context_of, item_id, session_id
+from dialeval.protocols.simulation.rules import actions_of, checks_of, criterion_passes, outcome, stop_reason
+from dialeval.protocols.simulation.scenario import Scenario, scenario_of
 from dialeval.protocols.simulation.transcript import dialogue_turns
-
-_GRAPH: list[Any] = []
 
 
 def dialogue_graph() -> Any:
-    """The dialogue benchmark's compiled graph, by name from the registry (built once)."""
-    if not _GRAPH:
-        from dialeval.benchmarks import get_benchmark
+    """The dialogue benchmark's compiled graph, by name from the registry: built once with
+    the simulation graph, whose judge node holds it (so LangGraph sees it as a subgraph)."""
+    from dialeval.benchmarks import get_benchmark
 
-        _GRAPH.append(get_benchmark("dialogue").graph())
-    return _GRAPH[0]
+    return get_benchmark("dialogue").graph()
 
 
 def general_criteria(ref: str | None) -> list[dict[str, Any]]:
@@ -72,25 +73,31 @@ def rubric_name(scenario_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", scenario_id) + ".yaml"
 
 
-def rubric_file(scenario: Scenario, options: SimulationOptions, run_dir: str | None) -> Path | None:
-    """The scenario's rubric written as YAML (under the run folder: it judges the
-    dialogue-format file again); None when there is nothing to judge."""
+def scenario_rubric(scenario: Scenario, options: SimulationOptions) -> Rubric | None:
+    """The scenario's rubric as the dialogue judge takes it; None when there is nothing to judge."""
     rubric = rubric_of(scenario, options)
-    if not rubric["criteria"]:
-        return None
-    folder = Path(run_dir) / "rubrics" if run_dir else Path(tempfile.gettempdir()) / "dialeval-simulation-rubrics"
+    return parse_rubric(rubric, f"for scenario {scenario.id!r}") if rubric["criteria"] else None
+
+
+def write_rubric(scenario: Scenario, options: SimulationOptions, run_dir: str | None) -> None:
+    """The scenario's rubric as YAML under the run folder: the judge never reads it, but
+    ``dialeval run dialogue`` over the run's ``conversations.jsonl`` does (``metadata.rubric``)."""
+    rubric = rubric_of(scenario, options)
+    if not run_dir or not rubric["criteria"]:
+        return
+    folder = Path(run_dir) / "rubrics"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / rubric_name(scenario.id)
     text = json.dumps(rubric, ensure_ascii=False, indent=1)  # JSON is YAML
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")
-    return path
 
 
-def judging_for(scenario: Scenario, options: SimulationOptions, rubric: Path) -> dict[str, Any]:
-    """The dialogue options a scenario's conversations are judged with: the run's ``judging``,
-    its rubric file, and the success criteria always among the ``criteria`` judged."""
-    out = {**options.judging_options(), "rubric": str(rubric)}
+def judging_for(scenario: Scenario, options: SimulationOptions) -> dict[str, Any]:
+    """The dialogue options a scenario's conversations are judged with: the run's ``judging``
+    less its rubric (merged into the scenario's, which the conversation carries), and the
+    success criteria always among the ``criteria`` judged."""
+    out = {key: value for key, value in options.judging_options().items() if key != "rubric"}
     if out.get("criteria") is not None:
         out["criteria"] = list(dict.fromkeys([*out["criteria"], *(c.name for c in scenario.success.criteria)]))
     return out
@@ -98,34 +105,65 @@ def judging_for(scenario: Scenario, options: SimulationOptions, rubric: Path) ->
 
 def check_judging(scenarios: list[Scenario], options: SimulationOptions, suite: Path) -> None:
     """Stop before the first call when the dialogue judge would refuse a scenario's rubric or
-    the ``judging`` options: each is handed to the dialogue benchmark's own loader."""
+    the ``judging`` options: each is checked by the dialogue benchmark's options model and the
+    :class:`Rubric` it takes."""
     from dialeval.benchmarks import get_benchmark
 
-    dialogue = get_benchmark("dialogue")
-    with tempfile.TemporaryDirectory() as folder:
-        sample = Path(folder) / "check.jsonl"
-        sample.write_text(json.dumps({"id": "check", "messages": [{"role": "user", "content": "hi"},
-                                                                 {"role": "assistant", "content": "hello"}]}) + "\n", encoding="utf-8")
-        for index, scenario in enumerate(scenarios):
-            rubric = rubric_file(scenario, options, folder)
-            if rubric is None:
-                continue
-            try:
-                dialogue.load(sample, judging_for(scenario, options, rubric))
-            except ConfigError as err:
-                raise DataError(suite, f"the dialogue judge refuses it: {err}", record=f"{index} (id={scenario.id!r})",
-                                field="success.criteria (or option judging)") from None
+    model = get_benchmark("dialogue").options_model
+    assert model is not None  # the dialogue benchmark declares its options
+    for index, scenario in enumerate(scenarios):
+        rubric = rubric_of(scenario, options)
+        if not rubric["criteria"]:
+            continue
+        try:
+            judged = parse_rubric(rubric, f"for scenario {scenario.id!r}")
+            chosen = getattr(parse_options(model, judging_for(scenario, options), "dialogue"), "criteria", None)
+            names = [c.name for c in judged.criteria]
+            unknown = next((name for name in chosen or [] if name not in names), None)
+            if unknown is not None:
+                raise ConfigError(f"dialogue option 'criteria': {unknown!r} is not a criterion of the rubric {judged.source} ({', '.join(names)})")
+        except ConfigError as err:
+            raise DataError(suite, f"the dialogue judge refuses it: {err}", record=f"{index} (id={scenario.id!r})",
+                            field="success.criteria (or option judging)") from None
 
 
-async def judge_conversation(context: EvalContext, scenario: Scenario, conversation_id: str, turns: list[dict[str, Any]]) -> dict[str, Any]:
-    """The dialogue graph's output over the conversation (empty when there is nothing to judge)."""
+async def judge_conversation(dialogue: Any, context: EvalContext, scenario: Scenario, conversation_id: str,
+                             turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``dialogue`` graph's output over the conversation (empty when there is nothing to judge)."""
     options = SimulationOptions.of(context)
-    rubric = rubric_file(scenario, options, context.run_dir)
+    rubric = scenario_rubric(scenario, options)
     shown = dialogue_turns(turns)
     if rubric is None or not any(t["role"] == "assistant" for t in shown):
         return {}
-    judged = context.model_copy(update={"options": judging_for(scenario, options, rubric)})
+    write_rubric(scenario, options, context.run_dir)
+    judged = context.model_copy(update={"options": judging_for(scenario, options)})
     spec = parse_bot(options.bot) if options.bot is not None else None
     system = spec.system if isinstance(spec, EndpointBot) else ""  # the bot's own system prompt, where the run knows it
-    conversation = {"id": conversation_id, "system": system, "turns": shown, "metadata": {"scenario": scenario.id}}
-    return dict(await dialogue_graph().ainvoke(conversation, context=judged))
+    conversation = {"id": conversation_id, "system": system, "turns": shown, "metadata": {"scenario": scenario.id, "rubric": rubric}}
+    return dict(await dialogue.ainvoke(conversation, context=judged))
+
+
+def judge_node(dialogue: Any) -> Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]]:
+    """The simulation's ``judge`` node over the compiled ``dialogue`` graph: the node holds it
+    as a closure variable, which is how LangGraph finds a subgraph called from a node (its
+    nodes show in Studio and ``get_graph(xray=True)``, its steps stream with ``subgraphs=True``)."""
+
+    async def judge(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+        """Record why it stopped, judge the conversation (unless the simulator failed) and decide the outcome."""
+        context = context_of(runtime)
+        scenario = scenario_of(state)
+        turns, audits = state.get("turns", []), state.get("audits", [])
+        reason = stop_reason(scenario, turns, audits) or "max_turns"
+        checks = checks_of(scenario, turns)
+        actions = actions_of(scenario.success.actions, turns)
+        judged: dict[str, Any] = {}
+        final_state = None
+        if outcome(reason, checks, [], audits) != "simulator_failure":
+            judged = await judge_conversation(dialogue, context, scenario, item_id(state), turns)
+            if scenario.success.state and not context.default_model.parsed.is_dry_run:  # a dry run never called the bot
+                final_state = await check_state(scenario.success.state, session_id(state))
+        criteria = criterion_passes(scenario, judged.get("conversation_units", []))
+        return {"stop_reason": reason, "checks": checks, "actions": actions, "final_state": final_state, "criteria": criteria,
+                "judged": judged, "outcome": outcome(reason, checks, criteria, audits, actions, final_state)}
+
+    return judge
