@@ -17,9 +17,14 @@ marginal: the CPU of a run of ``--items`` minus a run of a tenth of them, over t
 difference, so start-up (imports, ~2-4 s) and the report cancel out; it is the whole
 process tree's (workers included). ``--only guard`` is the 1 s-latency guard instead: 1,000 items at a
 1 s model, 64 in flight, whole runs, as a ratio to the floor (1,000 / 64 x 1 s = 15.6 s).
+``--only cpu`` measures CPU per request inside one process instead, with no start-up in either
+run: ``dialeval.evaluate`` of 200 items (a warm-up), of 200 again and of ``--items`` + 200, the
+CPU of the last minus the second over ``--items``, for this checkout and ``--before``
+alternated, with the share of it the garbage collector took (``gc.callbacks``). It varies
+less from run to run than the command line's marginal CPU, whose start-up swings by half a second.
 The load average is printed with each figure: on a shared machine read it first.
 
-Usage: python benchmarks/client_throughput.py [--items 800] [--rounds 3] [--only rate,guard] [--cpus 0,1]
+Usage: python benchmarks/client_throughput.py [--items 800] [--rounds 3] [--only rate,guard,cpu] [--cpus 0,1]
        [--modes one,two,bare] [--before SRC]
 """
 
@@ -57,6 +62,29 @@ async def main():
     print(time.perf_counter() - wall, time.process_time() - cpu)
     await client.close()
 asyncio.run(main())
+"""
+
+WARM = """
+import gc, sys, time, warnings
+warnings.simplefilter("ignore")
+import dialeval
+url, small, large, out = sys.argv[1:5]
+config = dict(model={"spec": "openai-compatible:stub", "base_url": url, "max_concurrency": 64}, concurrency=64, cache_path=None)
+dialeval.evaluate("answers", small, config, output_dir=out + "/warm")
+collecting, started = [0.0], [0.0]
+def timed(phase, info):
+    if phase == "start":
+        started[0] = time.process_time()
+    else:
+        collecting[0] += time.process_time() - started[0]
+c0 = time.process_time()
+dialeval.evaluate("answers", small, config, output_dir=out + "/small")
+c1, g1 = time.process_time(), collecting[0]
+gc.callbacks.append(timed)
+dialeval.evaluate("answers", large, config, output_dir=out + "/large")
+c2 = time.process_time()
+extra = sum(1 for _ in open(large)) - sum(1 for _ in open(small))
+print(((c2 - c1) - (c1 - c0)) / extra * 1000, collecting[0] / (extra + 200) * 1000)
 """
 
 
@@ -146,6 +174,27 @@ def guard(args: argparse.Namespace, tmp: Path) -> None:
         print(f"  1,000 requests at 1 s, bare SDK loop (its start-up included): {wall:.2f} s = {wall / floor:.2f}x ({load()})")
 
 
+def cpu(args: argparse.Namespace, tmp: Path) -> None:
+    """Marginal CPU per request in one warm process, this checkout and ``--before`` alternated."""
+    checkouts = {"after": SRC, **({"before": os.pathsep.join([args.before, *SRC.split(os.pathsep)[1:]])} if args.before else {})}
+    found: dict[str, list[tuple[float, float]]] = {who: [] for who in checkouts}
+    with PinnedStub(0.02, args.server_cpus) as stub:
+        small, large = write_items(tmp, 200), write_items(tmp, args.items + 200)
+        for n in range(args.rounds):
+            for who, src in (list(checkouts.items()) if n % 2 == 0 else list(reversed(checkouts.items()))):
+                env = {**os.environ, "PYTHONPATH": src, "HF_HUB_OFFLINE": "1"}
+                done = subprocess.run([sys.executable, "-c", WARM, stub.base_url, str(small), str(large), str(tmp / f"cpu-{who}-{n}")],
+                                      check=True, capture_output=True, text=True, env=env)
+                ms, collector = (float(v) for v in done.stdout.split()[-2:])
+                found[who].append((ms, collector))
+                print(f"  round {n + 1} {who:6}: {ms:.2f} ms CPU per request, of which collector {collector:.3f} ms ({load()})",
+                      flush=True)
+    for who, values in found.items():
+        ms = [v[0] for v in values]
+        print(f"{who}: median {statistics.median(ms):.2f} ms CPU per request ({min(ms):.2f}-{max(ms):.2f}), "
+              f"collector {statistics.median(v[1] for v in values):.3f} ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=800)
@@ -153,7 +202,7 @@ def main() -> None:
     ap.add_argument("--only", default="rate,guard")
     ap.add_argument("--cpus", help="cores for the clients, e.g. 0,1 (the stub server gets the others)")
     ap.add_argument("--modes", default="one,two,bare", help="clients measured (rate): one, two, bare")
-    ap.add_argument("--before", help="src folder of another checkout, measured as `one` is (rate)")
+    ap.add_argument("--before", help="src folder of another checkout, measured as `one` is (rate, cpu)")
     args = ap.parse_args()
     args.server_cpus = None
     if args.cpus:
@@ -166,6 +215,8 @@ def main() -> None:
             rate(args, Path(folder))
         if "guard" in args.only:
             guard(args, Path(folder))
+        if "cpu" in args.only:
+            cpu(args, Path(folder))
 
 
 if __name__ == "__main__":
