@@ -87,6 +87,13 @@ def test_a_process_with_higher_thresholds_keeps_them(default_thresholds):
     assert gc.get_threshold() == (50_000, 5, 20)
 
 
+def test_a_process_that_switched_collection_off_keeps_it_off(default_thresholds):
+    gc.set_threshold(0, 10, 10)
+    with fewer_collections():
+        assert gc.get_threshold() == (0, 10, 10)
+    assert gc.get_threshold() == (0, 10, 10)
+
+
 class Grade(BaseModel):
     score: int
 

@@ -25,13 +25,15 @@ _saved: tuple[int, ...] = ()
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """The collector's thresholds raised to :data:`RUN_THRESHOLDS` (never lowered: a process
-    that set higher ones keeps them) for the block, then what they were; the first run
-    to enter saves them and the last to leave restores them."""
+    that set higher ones, or switched collection off with a threshold of 0, keeps them) for
+    the block, then what they were; the first run to enter saves them and the last to leave
+    restores them."""
     global _active, _saved
     with _lock:
         if _active == 0:
             _saved = gc.get_threshold()
-            gc.set_threshold(*(max(mine, theirs) for mine, theirs in zip(RUN_THRESHOLDS, _saved)))
+            if _saved[0] != 0:  # 0: the process switched automatic collection off; it stays off
+                gc.set_threshold(*(max(mine, theirs) for mine, theirs in zip(RUN_THRESHOLDS, _saved)))
         _active += 1
     try:
         yield
