@@ -156,6 +156,8 @@ class ModelClient:
         loop = asyncio.get_running_loop()
         with self._lock:
             model = self._per_loop.pop(loop, None)
+        if model is not None:
+            self.impl.forget(model)
         await self.impl.close(model)  # also what the backend keeps per loop without a chat model
 
     def _cost(

@@ -199,7 +199,17 @@ class ItemRunner:
         cancelled (Ctrl-C), every item still running is cancelled. Awaited by the task
         that built the runner (the run's request slots and breaker live in its context)."""
         from dialeval.models.client import current_breaker, request_slots
+        from dialeval.run.collector import fewer_collections
 
+        try:
+            with fewer_collections():  # the collector runs less often while requests are in flight
+                await self._drain()
+        finally:
+            request_slots.reset(self._tokens[0])
+            current_breaker.reset(self._tokens[1])
+
+    async def _drain(self) -> None:
+        """:meth:`run`'s wait, and the cancellation of what is left when it ends."""
         try:
             while self._bug is None and not self.stopped and (self._pending or not self._closed):
                 self._wake.clear()
@@ -217,8 +227,6 @@ class ItemRunner:
             for task in self._pending:
                 task.cancel()
             await asyncio.gather(*self._pending, return_exceptions=True)
-            request_slots.reset(self._tokens[0])
-            current_breaker.reset(self._tokens[1])
 
 
 def load_items(bench: Benchmark, data: str, config: RunConfig) -> list[Any]:

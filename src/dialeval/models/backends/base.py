@@ -81,6 +81,7 @@ class Backend:
     def __init__(self, spec: ModelSpec, settings: ModelSettings):
         self.spec = spec
         self.settings = settings
+        self._bound: dict[tuple[int, type], tuple[Any, Any]] = {}  # (id(model), schema) -> (model, bound)
 
     def build(self, limit: AdaptiveLimit | None = None) -> BaseChatModel:
         """A LangChain chat model; ``limit`` (API backends) hears every HTTP response."""
@@ -163,12 +164,33 @@ class Backend:
         """``model`` set up to answer in ``schema`` (the backend's native way, if any)."""
         return model
 
+    def bound(self, model: Any, schema: type[BaseModel] | None, json_schema: dict[str, Any] | None) -> Any:
+        """``model`` as a call for ``schema`` sends it (:meth:`structured` where structured output
+        is on), bound once per chat model and schema: binding builds a runnable and, for some
+        backends, converts the schema, on every call otherwise (docs/performance.md). A call's
+        own narrowed ``json_schema`` is bound for that call."""
+        if schema is None or not self.settings.structured_output:
+            return model
+        if json_schema is not None:
+            return self.structured(model, schema, json_schema)
+        key = (id(model), schema)  # the entry holds the model: its id is not reused while it is kept
+        kept = self._bound.get(key)
+        if kept is None:
+            if len(self._bound) >= 256:  # a bound on what a long session keeps of models no longer used
+                self._bound.clear()
+            kept = self._bound[key] = (model, self.structured(model, schema, None))
+        return kept[1]
+
+    def forget(self, model: Any) -> None:
+        """Drop what :meth:`bound` keeps for ``model`` (its event loop's run ended)."""
+        for key in [key for key, (kept, _) in list(self._bound.items()) if kept is model]:
+            self._bound.pop(key, None)
+
     async def send(
         self, model: Any, messages: list[BaseMessage], schema: type[BaseModel] | None, json_schema: dict[str, Any] | None
     ) -> Any:
         """One request: the chat model's ``ainvoke`` (bound to ``schema`` where structured output is on)."""
-        bound = model if schema is None or not self.settings.structured_output else self.structured(model, schema, json_schema)
-        return await bound.ainvoke(messages)
+        return await self.bound(model, schema, json_schema).ainvoke(messages)
 
     def warm(self, client: Any) -> None:
         """Build what ``client``'s first request will need (the SDK import), during set-up."""
