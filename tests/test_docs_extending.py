@@ -154,3 +154,22 @@ def test_the_gate_figure_example_gates_a_run_on_its_own_figure(tmp_path, monkeyp
     assert capsys.readouterr().out.startswith("gate 'score.low_share == 0' failed: score.low_share = 0.125")
     (tmp_path / "gates.yaml").write_text('rules:\n  - "score.low_share <= 0.2"\n')
     assert main(["gate", str(scope["result"].run_dir), "--rules", str(tmp_path / "gates.yaml")]) == 0
+
+
+@pytest.mark.timeout(120)
+def test_the_bot_kind_example_answers_from_its_program_and_a_spec_names_it(capsys):
+    from dialeval import bots
+    from dialeval.errors import ConfigError
+
+    scope: dict = {}
+    exec(compile(example("7. A bot kind"), "docs/extending.md#7", "exec"), scope)
+    assert capsys.readouterr().out.strip() == "[{'role': 'assistant', 'content': 'You said: hello'}]"
+    assert "command" in bots.KINDS and bots.describe(bots.parse({"command": ["my-bot"]})) == "command my-bot"
+    with pytest.raises(ConfigError, match="'graph', 'command'; got keys"):
+        bots.parse({"commands": ["my-bot"]})
+    import asyncio
+    import sys
+
+    stuck = bots.load({"command": [sys.executable, "-c", "import time; time.sleep(60)"], "timeout": 1})
+    record = asyncio.run(stuck.turn([{"role": "user", "content": "hi"}], "s1", "t1"))
+    assert record["failure"].startswith("time-out") and record["seconds"] < 30

@@ -17,7 +17,10 @@ from dialeval.bots.specs import KINDS, BotSpec, BotSpecBase, kind_of
 from dialeval.endpoint import EndpointError, redacted, split_base_url
 from dialeval.errors import ConfigError
 from dialeval.field_errors import describe_error
+from dialeval.plugins import load_entry_points
 from dialeval.secrets import register_key_env, register_url
+
+BUILT_IN_KEYS = ("model", "url", "callable", "graph")
 
 
 def parse(value: Any, where: str = "simulation option 'bot'") -> BotSpec:
@@ -28,10 +31,14 @@ def parse(value: Any, where: str = "simulation option 'bot'") -> BotSpec:
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: a \"module:function\" string or an object (see docs/simulation.md)")
     keys = [k for k in KINDS if k in value]
+    if not keys:  # a kind an installed package registers (the dialeval.plugins entry point) loads when named
+        load_entry_points()
+        keys = [k for k in KINDS if k in value]
     if len(keys) != 1:
+        others = "".join(f", '{k}'" for k in KINDS if k not in BUILT_IN_KEYS)
         raise ConfigError(
             f"{where}: give exactly one of 'model' (+ base_url: an OpenAI-compatible endpoint), "
-            f"'url' (an HTTP JSON endpoint), 'callable' or 'graph'; got keys {sorted(value)}"
+            f"'url' (an HTTP JSON endpoint), 'callable', 'graph'{others}; got keys {sorted(value)}"
         )
     model = KINDS[keys[0]].spec
     try:
