@@ -15,6 +15,7 @@ from pydantic import Field
 from typing_extensions import NotRequired, TypedDict  # LangGraph reads schemas from these on 3.11
 
 from dialeval.config import EvalContext
+from dialeval.conversation.data import Turn
 from dialeval.protocols.dialogue import conversation, grounding, judge, pairwise  # noqa: F401  (registers the agents, also when Studio loads this file alone)
 from dialeval.protocols.dialogue.common import ROLES
 
@@ -25,7 +26,7 @@ class DialogueInput(TypedDict):
     id: NotRequired[Annotated[str, Field(description="the conversation's id")]]
     messages: NotRequired[Annotated[list[dict[str, Any]], Field(description="OpenAI-style turns: {role: system|user|assistant|tool, content, tool_calls}")]]
     conversations: NotRequired[Annotated[list[dict[str, Any]], Field(description="ShareGPT-style turns: {from: human|gpt, value} (instead of messages)")]]
-    turns: NotRequired[Annotated[list[dict[str, Any]], Field(description="the loaded form runs pass: {number, role, text} (give messages or conversations instead)")]]
+    turns: NotRequired[Annotated[list[Turn], Field(description="the loaded form runs and the simulation pass: {number, role, text, ...} (give messages or conversations instead)")]]
     system: NotRequired[Annotated[str, Field(description="the system prompt the assistant had")]]
     grounding: NotRequired[Annotated[list[str], Field(description="facts the assistant should stay faithful to")]]
     documents: NotRequired[Annotated[list[str], Field(description="documents the assistant could read (grounding)")]]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.config import EvalContext, parse_options
+from dialeval.conversation.data import Turn
 from dialeval.conversation.rubric import Rubric, built_in_text, parse_rubric
 from dialeval.errors import ConfigError, DataError
 from dialeval.protocols.simulation.bots import EndpointBot, parse_bot
@@ -132,8 +133,8 @@ async def judge_conversation(dialogue: Any, context: EvalContext, scenario: Scen
     """The ``dialogue`` graph's output over the conversation (empty when there is nothing to judge)."""
     options = SimulationOptions.of(context)
     rubric = scenario_rubric(scenario, options)
-    shown = dialogue_turns(turns)
-    if rubric is None or not any(t["role"] == "assistant" for t in shown):
+    shown = [Turn.model_validate(turn) for turn in dialogue_turns(turns)]  # typed: the dialogue judge's own turn model
+    if rubric is None or not any(t.role == "assistant" for t in shown):
         return {}
     write_rubric(scenario, options, context.run_dir)
     judged = context.model_copy(update={"options": judging_for(scenario, options)})
