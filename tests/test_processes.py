@@ -113,7 +113,20 @@ def _cli(server: OpenAIStub, data: Path, out: Path, run_id: str, *extra: str) ->
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT)}
+    # PYTHONFAULTHANDLER: a process that does not end in time is made to print every thread's stack
+    return {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + str(ROOT), "PYTHONFAULTHANDLER": "1"}
+
+
+def _communicate_or_show_stacks(process: subprocess.Popen) -> tuple[str, str]:
+    """The process's output once it ends; one still running after PATIENCE fails the test with
+    the stack of each of its threads (SIGABRT makes the fault handler print them), so a hang
+    seen once on a busy machine says where it hung."""
+    try:
+        return process.communicate(timeout=PATIENCE)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        _, err = process.communicate(timeout=PATIENCE)
+        pytest.fail(f"still running {PATIENCE:g} s after Ctrl-C; its threads:\n{err[-6000:]}")
 
 
 RUN_TIME = {"provenance", "latency_s", "latency_mean_s", "latency_p95_s", "seconds"}  # when and how fast, not what
@@ -339,7 +352,7 @@ def test_ctrl_c_stops_every_process_keeps_what_finished_and_says_how_to_resume(t
             workers = _children(process.pid)
             assert len(workers) == 2
             os.killpg(process.pid, signal.SIGINT)
-            _, err = process.communicate(timeout=PATIENCE)
+            _, err = _communicate_or_show_stacks(process)
         finally:
             release.set()
             if process.poll() is None:
