@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 SHARED = Path(os.environ.get("DIALEVAL_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+
+
+@pytest.fixture
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """A suite started in the background (``make test &``, a CI step under ``nohup``) has
+    SIGINT ignored, and a child started from it would ignore Ctrl-C too. While a handler is
+    installed here the child starts with the default, as from a terminal."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

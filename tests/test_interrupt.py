@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 
@@ -27,14 +27,7 @@ GRADE = '{"rationale": "agrees", "score": 4}'
 PATIENCE = 20.0  # generous: the machine is busy; an interrupted run takes well under a second
 
 
-@pytest.fixture(autouse=True)
-def _ctrl_c_reaches_the_cli() -> Iterator[None]:
-    """A suite started in the background (``make test &``, a CI step under ``nohup``) has
-    SIGINT ignored, and a child started from it would ignore Ctrl-C too. While a handler is
-    installed here the child starts with the default, as from a terminal."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
+pytestmark = pytest.mark.usefixtures("ctrl_c_reaches_children")  # the CLI's children get Ctrl-C as from a terminal
 
 
 def _wait_for(condition, seconds: float = 60.0) -> None:

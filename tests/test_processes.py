@@ -338,6 +338,7 @@ def test_a_relayed_event_reaches_the_handler_as_langchain_would_call_it(caplog):
 
 @needs_proc
 @pytest.mark.timeout(240)
+@pytest.mark.usefixtures("ctrl_c_reaches_children")  # in a background CI step SIGINT is inherited ignored
 def test_ctrl_c_stops_every_process_keeps_what_finished_and_says_how_to_resume(tmp_path):
     data = answers_data(tmp_path, 12)
     respond, release = _answer_then_hold(4)
