@@ -18,6 +18,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
+from dialeval.endpoint import redacted
 from dialeval.models.backends import Backend, backend_for, spec_backend
 from dialeval.models.backends.base import API_MAX_CONCURRENCY, error_kind
 from dialeval.models.backends.dry_run import DryRunBackend
@@ -26,7 +27,6 @@ from dialeval.models.backends.local import LOCAL_DECODING, local_decoding
 from dialeval.models.batch_queue import QueuedCall, batch_queue
 from dialeval.models.breaker import CircuitBreaker, RunStopped, current_breaker
 from dialeval.models.concurrency import AdaptiveLimit
-from dialeval.models.endpoint import redacted
 from dialeval.models.generation import Generation, finish_reason, logprobs_of, message_payload, refusal_of, text_of
 from dialeval.models.pricing import Price
 from dialeval.spec import API_BACKENDS, BACKENDS, ModelSpec, SpecError, parse_spec

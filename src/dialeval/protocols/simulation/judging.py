@@ -74,21 +74,21 @@ def rubric_name(scenario_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", scenario_id) + ".yaml"
 
 
-def scenario_rubric(scenario: Scenario, options: SimulationOptions) -> Rubric | None:
-    """The scenario's rubric as the dialogue judge takes it; None when there is nothing to judge."""
+def scenario_rubric(scenario: Scenario, options: SimulationOptions) -> tuple[dict[str, Any], Rubric | None]:
+    """The scenario's rubric as data (what :func:`write_rubric` writes) and as the dialogue
+    judge takes it; ``None`` when there is nothing to judge."""
     rubric = rubric_of(scenario, options)
-    return parse_rubric(rubric, f"for scenario {scenario.id!r}") if rubric["criteria"] else None
+    return rubric, parse_rubric(rubric, f"for scenario {scenario.id!r}") if rubric["criteria"] else None
 
 
-def write_rubric(scenario: Scenario, options: SimulationOptions, run_dir: str | None) -> None:
-    """The scenario's rubric as YAML under the run folder: the judge never reads it, but
+def write_rubric(scenario_id: str, rubric: dict[str, Any], run_dir: str | None) -> None:
+    """A scenario's rubric as YAML under the run folder: the judge never reads it, but
     ``dialeval run dialogue`` over the run's ``conversations.jsonl`` does (``metadata.rubric``)."""
-    rubric = rubric_of(scenario, options)
     if not run_dir or not rubric["criteria"]:
         return
     folder = Path(run_dir) / "rubrics"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / rubric_name(scenario.id)
+    path = folder / rubric_name(scenario_id)
     text = json.dumps(rubric, ensure_ascii=False, indent=1)  # JSON is YAML
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")
@@ -132,11 +132,11 @@ async def judge_conversation(dialogue: Any, context: EvalContext, scenario: Scen
                              turns: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``dialogue`` graph's output over the conversation (empty when there is nothing to judge)."""
     options = SimulationOptions.of(context)
-    rubric = scenario_rubric(scenario, options)
+    data, rubric = scenario_rubric(scenario, options)
     shown = [Turn.model_validate(turn) for turn in dialogue_turns(turns)]  # typed: the dialogue judge's own turn model
     if rubric is None or not any(t.role == "assistant" for t in shown):
         return {}
-    write_rubric(scenario, options, context.run_dir)
+    write_rubric(scenario.id, data, context.run_dir)
     judged = context.model_copy(update={"options": judging_for(scenario, options)})
     spec = parse_bot(options.bot) if options.bot is not None else None
     system = spec.system if isinstance(spec, EndpointBot) else ""  # the bot's own system prompt, where the run knows it
