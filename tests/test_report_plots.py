@@ -140,6 +140,32 @@ def test_a_dry_run_draws_no_figures(tmp_path):
     assert "## Figures" not in result.report_path.read_text()
 
 
+def test_no_figures_draws_none_keeps_the_run_id_and_a_later_report_draws_none_either(tmp_path, capsys):
+    """``--no-figures`` (``figures: false``): a run read by a program, such as a trust card's
+    runs, spends no CPU on PNGs. Not part of the run's identity: the same command with the
+    flag resumes the same folder."""
+    from dialeval.cli import main
+
+    with OpenAIStub(respond=lambda body: '{"rationale": "fine", "score": 4}') as server:
+        argv = ["run", "answers", "--data", str(DATA), "--model", "openai-compatible:judge", "--base-url", server.base_url,
+                "--output-dir", str(tmp_path / "runs"), "--no-cache", "--no-progress"]
+        assert main([*argv, "--no-figures"]) == 0
+        [folder] = (tmp_path / "runs").iterdir()
+        metrics = json.loads((folder / "metrics.json").read_text())
+        assert metrics["run"]["figures"] == {} and metrics["systems"]["demo-bot"]["scored"] == 3
+        assert not (folder / "plots").exists() and "## Figures" not in (folder / "report.md").read_text()
+        assert json.loads((folder / "config.json").read_text())["figures"] is False
+
+        assert main(["report", str(folder)]) == 0  # the run's own setting, read back from config.json
+        assert not (folder / "plots").exists()
+
+        assert main(argv) == 0  # without the flag: the same run id, and this time the histogram
+        assert [p.name for p in (tmp_path / "runs").iterdir()] == [folder.name]
+        assert sorted(p.name for p in (folder / "plots").iterdir()) == ["score-hist-score-1-5.png"]
+        assert len(server.requests) == 3  # the second run judged nothing again
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize("benchmark", ["answers", "kgds", "vdact", "mmrc", "mmdu", "mdseval", "dialogue"])
 def test_every_benchmark_declares_figures_it_can_build_from_its_golden_metrics(benchmark):
     bench = get_benchmark(benchmark)

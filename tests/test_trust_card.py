@@ -201,6 +201,9 @@ def test_the_viewer_page_shows_the_card_and_links_its_runs(card):
     page = (card["folder"] / "view" / "index.html").read_text()
     assert "<h1>Judge trust card card</h1>" in page and "Use <strong>good</strong>" in page
     assert 'href="../runs/flipper-position/view/index.html"' in page and 'src="../plots/trust-alpha.png"' in page
+    # the card draws its own two plots; its runs, read by the card, draw none (figures: false)
+    assert sorted(p.name for p in (card["folder"] / "plots").iterdir()) == ["trust-alpha.png", "trust-probes.png"]
+    assert list(card["folder"].glob("runs/*/plots")) == [] and len(list(card["folder"].glob("runs/*/report.md"))) >= 12
 
 
 def test_compare_takes_a_cards_folder_as_its_candidates_runs(card, capsys):

@@ -68,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-preflight", action="store_true", help="skip the reachability check of API models before the first item")
     r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    r.add_argument("--no-figures", action="store_true", help="draw no PNG figures (plots/) for the report: "
+                   "a run a program reads spends no time on them")
     r.add_argument("--fail-on", action="append", default=[], metavar="'FIGURE OP NUMBER'", help="exit 1 when this holds "
                    "at the end, e.g. 'unparsed.share > 0.1' (any figure a gate rule can name; docs/gate.md)")
     r.add_argument(
@@ -147,6 +149,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         options=option_pairs(args.option) or None,
         fresh=True if args.fresh else None,
         preflight=False if args.no_preflight else None,
+        figures=False if args.no_figures else None,
     )
     from dialeval.gate.cli import measured_exit, parse_rule
     fail_on = [parse_rule(text, "--fail-on") for text in args.fail_on]  # a bad expression stops before any call

@@ -158,6 +158,9 @@ class RunConfig(BaseModel):
         default=3, gt=0, description="stop the run after this many connection/auth errors in a row"
     )
     preflight: bool = Field(default=True, description="check every API model answers before the first item")
+    figures: bool = Field(
+        default=True, description="draw the report's PNG figures into plots/ (false: none, for runs read by a program)"
+    )
     _source: str = PrivateAttr(default="config")
 
     @property

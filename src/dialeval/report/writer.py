@@ -111,7 +111,8 @@ def finish_run(
     }
     run_info.update(judgeable(run_info, rows, resolved, units_measured(bench, records)))
     run_info.update(_provenance_and_cautions(bench, metrics, usage, calls, resolved, run_info))
-    run_info["figures"] = _figures(run_dir, bench, records, metrics, options) if records and not dry_run else {}
+    drawn = records and not dry_run and resolved.get("figures", True)  # a run folder from before the setting draws them
+    run_info["figures"] = _figures(run_dir, bench, records, metrics, options) if drawn else {}
     batches = read_rounds(run_dir)
     if batches:  # only batch runs say it: other runs' metrics.json stay as they were
         run_info["batches"] = batches

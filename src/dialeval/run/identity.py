@@ -24,7 +24,7 @@ from dialeval.endpoint import redact_urls, redacted
 
 # fields that change how a run executes, not what it measures
 EXECUTION_ONLY = ("run_id", "limit", "concurrency", "processes", "shard", "output_dir", "cache_path", "fresh",
-                  "max_consecutive_errors", "preflight", "provenance")
+                  "max_consecutive_errors", "preflight", "provenance", "figures")
 CONTEXT_EXECUTION_ONLY = ("cache_path", "refresh_cache", "run_dir")
 
 
