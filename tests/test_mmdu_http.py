@@ -54,7 +54,8 @@ def _judge_or_answer(body: dict) -> str:
 
 def _config(tmp_path: Path, settings: ModelSettings, **options) -> RunConfig:
     options = {"image_root": str(FIXTURES), **options}  # the data is a copy (see _shapes); its pictures stay here
-    return RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, options=options)
+    # figures: false: these tests read results and requests; test_report_plots draws MMDU's figures
+    return RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, options=options, figures=False)
 
 
 def _shapes(tmp_path: Path, name: str = "mmdu_demo.json") -> Path:

@@ -117,10 +117,12 @@ def running_data(tmp_path) -> Path:
     return path
 
 
-def _run(tmp_path, data, respond, **options):
+def _run(tmp_path, data, respond, figures=False, **options):
+    """An MMRC run on the scripted model; its figures (nine PNGs, about 0.8 s of CPU) only where asked."""
     settings, model = scripted(respond=respond)
     register_client(settings.model_copy(update={"max_tokens": 256}), model)  # the responder's paper cap
-    config = RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, parse_retries=0, options=options)
+    config = RunConfig(model=settings, output_dir=str(tmp_path / "runs"), cache_path=None, parse_retries=0, options=options,
+                       figures=figures)
     return run("mmrc", data, config, progress=False), model
 
 
@@ -312,7 +314,7 @@ def test_item_scores_are_per_conversation_ability_and_condition(tmp_path, runnin
 
 
 def test_notes_reach_the_responder_only_with_note_taking_on(tmp_path, running_data):
-    result, model = _run(tmp_path, running_data, world())
+    result, model = _run(tmp_path, running_data, world(), figures=True)
 
     prompts = _question_prompts(model)
     with_notes = [p for p in prompts if NOTES_MARK in prompt_text(p)]

@@ -42,7 +42,8 @@ def _judge(tmp_path, name: str, respond, data: Path = PREDICTIONS, **options):
     model = ScriptedChatModel(respond=respond)
     settings = ModelSettings(spec=f"openai:scripted-vdact-{name}")
     register_client(settings, model)
-    config = RunConfig(model=settings, cache_path=None, output_dir=str(tmp_path), options=options, parse_retries=1)
+    # figures: false: these tests read the judges' results; test_report_plots draws VDAct's figures
+    config = RunConfig(model=settings, cache_path=None, output_dir=str(tmp_path), options=options, parse_retries=1, figures=False)
     return run("vdact", data, config, progress=False), model
 
 
