@@ -1,4 +1,10 @@
-"""MMDU on the bundled SmolLM2-135M (CPU): generation and judging finish offline, every turn accounted for."""
+"""MMDU on the bundled SmolLM2-135M (CPU): generation and judging finish offline, every turn accounted for.
+
+The long tier (``-m long``): ``make examples`` runs MMDU's documented offline example
+(configs/mmdu-offline.yaml, checked by benchmarks/offline_examples.py) and then this test;
+``make test`` keeps one short SmolLM2 run per protocol family, for conversations judged
+turn by turn test_vdact_smollm2.py (15 s of CPU here, of the suite's 6.5 minutes).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from dialeval.cli import main
 
 # one dialogue, one image, one turn: the whole path (responder, judge, metrics) in well under a minute
 ONE_TURN = Path(__file__).resolve().parent / "fixtures" / "mmdu_one_turn.json"
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
 
 
 def test_a_one_turn_dialogue_runs_on_smollm2(tmp_path, capsys):
