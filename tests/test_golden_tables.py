@@ -42,6 +42,7 @@ def test_benchmark_tables_keep_their_layout(benchmark):
     check_golden(benchmark, get_benchmark(benchmark).tables(metrics) + "\n")
 
 
+@pytest.mark.figures  # the golden report has its Figures section
 def test_the_report_keeps_its_layout(tmp_path):
     settings = ModelSettings(spec="openai:golden-judge")
     register_client(settings, ScriptedChatModel(respond=_grade))

@@ -313,6 +313,7 @@ def test_item_scores_are_per_conversation_ability_and_condition(tmp_path, runnin
 # ------------------------------------------------------------------ NOTE-TAKING and the rest
 
 
+@pytest.mark.figures  # the radar
 def test_notes_reach_the_responder_only_with_note_taking_on(tmp_path, running_data):
     result, model = _run(tmp_path, running_data, world(), figures=True)
 

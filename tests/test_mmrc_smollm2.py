@@ -18,7 +18,7 @@ from dialeval.config import ModelSettings, RunConfig
 from dialeval.evaluation import run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures" / "mmrc_demo.json"
-pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.figures, pytest.mark.timeout(600)]  # loads SmolLM2 on a busy machine; reads the radar
 
 
 def test_the_demo_conversation_runs_on_smollm2(tmp_path):

@@ -17,6 +17,8 @@ from dialeval.evaluation import run
 from dialeval.testing.openai_server import OpenAIStub
 from tests.test_runner import DATA
 
+pytestmark = pytest.mark.figures  # these tests read the PNGs (elsewhere the suite renders none: conftest.py)
+
 GOLDEN = Path(__file__).parent / "golden"
 FIXTURES = Path(__file__).resolve().parents[1] / "src" / "dialeval" / "fixtures"
 SIZE = (int(WIDTH_IN * DPI), int(HEIGHT_IN * DPI))
@@ -167,11 +169,17 @@ def test_no_figures_draws_none_keeps_the_run_id_and_a_later_report_draws_none_ei
 
 
 @pytest.mark.parametrize("benchmark", ["answers", "kgds", "vdact", "mmrc", "mmdu", "mdseval", "dialogue"])
-def test_every_benchmark_declares_figures_it_can_build_from_its_golden_metrics(benchmark):
+def test_every_benchmark_declares_figures_it_can_build_from_its_golden_metrics(benchmark, tmp_path):
+    """And draws them: the rest of the suite builds its runs' figures but renders none."""
     bench = get_benchmark(benchmark)
     metrics = json.loads((GOLDEN / f"{benchmark}.metrics.json").read_text())
     figures = bench.figures([], metrics, {}) if bench.figures else []
     assert all(isinstance(f, (Bars, Scatter, Histogram, Radar)) and f.name for f in figures)
+    written = draw(figures, tmp_path)
+    assert len(written) == len(figures)
+    for path in written.values():
+        with Image.open(tmp_path / path) as png:
+            assert png.size[0] >= SIZE[0] and png.size[1] >= SIZE[1]
 
 
 def test_dialogue_sets_the_judge_against_the_human_labels_it_was_given(tmp_path):

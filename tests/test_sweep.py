@@ -48,6 +48,7 @@ def _sweep_file(folder: Path, base_url: str, **extra) -> Path:
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.figures  # the leaderboard's plot
 def test_three_judges_are_ranked_with_intervals_and_ties(tmp_path):
     data = _data(tmp_path)
     with OpenAIStub(respond=grade) as server:

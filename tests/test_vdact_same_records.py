@@ -114,6 +114,7 @@ def _with_an_unanswered_turn(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.figures  # the pinned metrics.json lists the run's figures
 @pytest.mark.parametrize("case", sorted(PINNED))
 def test_a_run_sends_records_and_scores_what_it_did_before(case, tmp_path):
     options, pinned = PINNED[case]
@@ -132,6 +133,7 @@ def test_the_varied_judge_exercises_every_kind_of_answer(tmp_path):
     assert {call["value"]["rating"] for call in calls if call["value"]} == {1, 2, 3}
 
 
+@pytest.mark.figures  # the pinned metrics.json lists the run's figures
 def test_the_released_file_sends_records_and_scores_what_it_did_before(shared_data, tmp_path):
     data = shared_data / "vdact" / "predictions" / "test-videollama2-8f.json"
     assert recorded(data, {"judge": "session"}, tmp_path / "runs", limit=40) == SHARED_PINNED
