@@ -118,11 +118,11 @@ def paired_scores(run: RunData, baseline: RunData, dimension: str) -> tuple[dict
 def sequential_detail(base: dict[str, float], new: dict[str, float], margin: float, dimension: str, bound: float) -> dict[str, Any]:
     """When the anytime-valid sequence would have decided, judging the shared units in a seeded
     random order: ``decision``, ``units_used`` of ``units`` (see :mod:`dialeval.metrics.sequential`)."""
-    from dialeval.metrics.intervals import generator
+    from dialeval.metrics.intervals import unit_order
     from dialeval.metrics.sequential import first_decision
 
     units = sorted(set(base) & set(new))
-    order = generator().permutation(len(units))
+    order = unit_order(len(units))
     diffs = [new[units[i]] - base[units[i]] for i in order]
     return first_decision(diffs, margin=margin, gate=True, bound=bound)
 

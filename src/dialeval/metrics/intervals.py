@@ -10,7 +10,9 @@ Units are resampled whole (a KGDS sample, an MMDU dialogue, an MMRC question, a 
 unit of the trust card): :func:`mean_with_interval` for a mean of per-unit values,
 :func:`statistic_with_interval` for a figure computed from the units in another way,
 :func:`resampled` for a statistic computed on a whole batch of resamples at once;
-:func:`unit_weights` gives the same resamples as counts per unit (agreement statistics).
+:func:`unit_weights` gives the same resamples as counts per unit (agreement statistics);
+:func:`trial_draws` resamples units and then each unit's repeated trials (pass^k), and
+:func:`unit_order` is the seeded order of units a run judges in when it may stop early.
 """
 
 from __future__ import annotations
@@ -57,6 +59,23 @@ def unit_weights(n: int, resamples: int = RESAMPLES, seed: int = SEED, step: int
         rows = len(picks)
         flat = (picks + n * np.arange(rows)[:, None]).ravel()
         yield np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(float)
+
+
+def trial_draws(trials: np.ndarray, successes: np.ndarray, resamples: int = RESAMPLES,
+                seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Two-level resamples of units that each hold repeated trials: rows of unit indices
+    drawn with replacement, then for every drawn unit its trials drawn again (a binomial
+    draw of its successes at its observed rate). ``(picks, successes per pick)``; both
+    levels come from one generator, so the second never replays the first's stream."""
+    rng = generator(seed)
+    picks = rng.integers(0, len(trials), size=(resamples, len(trials)))
+    return picks, rng.binomial(trials[picks], successes[picks] / trials[picks])
+
+
+def unit_order(n: int, seed: int = SEED) -> np.ndarray:
+    """The seeded random order of ``n`` units in which a run judges them when it may stop
+    once decided, and in which the gate replays a finished pair: one order for both."""
+    return generator(seed).permutation(n)
 
 
 def resampled(n: int, statistic: Callable[[np.ndarray], Any], *, cells_per_unit: int = 1,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from math import comb
 from typing import Any, Callable, Sequence
 
-from dialeval.metrics.intervals import RESAMPLES, generator, percentile_interval
+from dialeval.metrics.intervals import percentile_interval, trial_draws
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float | None:
@@ -49,9 +49,7 @@ def trial_bootstrap(tasks: Sequence[tuple[int, int]], k: int,
     table = np.zeros((len(tasks), int(n.max()) + 1))  # table[task, successes] = the task's estimate
     for i, trials in enumerate(n):
         table[i, : trials + 1] = [estimate(int(trials), s, k) for s in range(int(trials) + 1)]
-    rng = generator()  # the one resampler's seed and count; two levels, so its own draws
-    drawn = rng.integers(0, len(tasks), size=(RESAMPLES, len(tasks)))
-    successes = rng.binomial(n[drawn], c[drawn] / n[drawn])
+    drawn, successes = trial_draws(n, c)  # the one resampler's seed, count and two-level draws
     means = table[drawn, successes].mean(axis=1)
     point = float(table[np.arange(len(tasks)), c].mean())
     shift = float(means.mean()) - point  # the plug-in resamples' bias (p^k from c/n is not C(c,k)/C(n,k)), taken off

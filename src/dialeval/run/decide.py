@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dialeval.errors import ConfigError
-from dialeval.metrics.intervals import SEED, generator
+from dialeval.metrics.intervals import SEED, unit_order
 from dialeval.run.run_options import RunnerOptions
 
 RUN, BASE = "run", "baseline"  # the two sides when the run is compared with a baseline run
@@ -77,7 +77,7 @@ class DecisionWatch:
     def order(self, items: list[Any]) -> list[Any]:
         """The items with their units in a seeded random order (a unit's items together)."""
         units = sorted({self.unit_of(i) for i in items})
-        rank = {u: r for r, u in enumerate(generator(self.seed).permutation(len(units)))}
+        rank = {u: r for r, u in enumerate(unit_order(len(units), self.seed))}
         position = {u: rank[i] for i, u in enumerate(units)}
         return sorted(items, key=lambda i: position[self.unit_of(i)])
 

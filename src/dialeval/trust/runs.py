@@ -47,7 +47,7 @@ class PlannedRun:
             "output_dir": str(root),
             "run_id": self.run_id,
             "cache_path": cache_path if self.cached else None,
-            "figures": False,  # the card reads results.jsonl; a run's histograms cost 0.15 s of CPU each
+            "figures": False,  # the card reads results.jsonl; a figure costs about 0.1 s of CPU to render
         }
 
 
